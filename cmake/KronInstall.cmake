@@ -1,0 +1,16 @@
+# make install PREFIX=DIR: the kron binary, headers, libraries, pkg-config file and CMake package.
+include(CMakePackageConfigHelpers)
+install(DIRECTORY include/kron DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS ${KRON_INSTALL_TARGETS} EXPORT kronTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT kronTargets NAMESPACE kron:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kron)
+configure_package_config_file(cmake/kronConfig.cmake.in ${PROJECT_BINARY_DIR}/kronConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kron)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/kronConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/kronConfig.cmake ${PROJECT_BINARY_DIR}/kronConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kron)
+configure_file(cmake/kron.pc.in ${PROJECT_BINARY_DIR}/kron.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/kron.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

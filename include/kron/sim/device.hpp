@@ -1,0 +1,70 @@
+// What `kron sim` drives: a device model seen from its pins. The MultiKron II (models/mk2), the first
+// MultiKron (models/mk1) and the PCI toolkit board (models/pcib) each implement it; the script
+// interpreter (src/sim) knows only this interface.
+//
+// Time: a device owns its clock. Every call that takes time (write, read, tick, drain) advances the
+// node-clock count that now() returns, by events rather than by stepping idle clocks.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kron/format/classic.hpp"
+
+namespace kron::sim {
+
+// One sample leaving the device on its collection-network output (or, for the board, reaching its
+// memory or cable), reported when its last byte goes out.
+struct SampleOut {
+  std::uint64_t clock;                  // node clocks since the last hardware reset
+  std::span<const std::uint8_t> bytes;  // the classic sample exactly as sent (20/84 or 16/80 bytes)
+};
+
+// A processor access refused by the model's configuration (not by the chip: a chip never refuses).
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual classic::Chip chip() const = 0;  // the sample format it emits
+
+  // ---- pins and configuration ----
+  virtual void set_clocks(std::uint64_t node_hz, std::uint64_t ts_hz) = 0;  // throws ConfigError
+  virtual void hardware_reset() = 0;                                        // RESETB
+  virtual void set_cpu(unsigned cpu) = 0;                                   // active CPU ID line
+  virtual void set_test_mode(bool on) = 0;                                  // TESTB asserted
+  virtual void set_wait_states(unsigned n) = 0;                             // latched at reset
+  virtual void set_net_ready(bool ready) = 0;                               // NETRDY
+  virtual void set_external(unsigned counter, bool level) = 0;              // X0-X15
+
+  // ---- processor bus: both return when the device acknowledges ----
+  virtual void write(std::uint32_t addr, std::uint64_t data) = 0;
+  virtual std::uint64_t read(std::uint32_t addr) = 0;
+  // A read without side effects (status displays, debugging): never clears or copies anything.
+  virtual std::uint64_t peek(std::uint32_t addr) const = 0;
+
+  // ---- time ----
+  virtual void tick(std::uint64_t node_clocks) = 0;
+  virtual void drain() = 0;  // until nothing is queued in the FIFO, shadow registers or output
+  virtual std::uint64_t now() const = 0;
+
+  // ---- observation ----
+  std::function<void(const SampleOut&)> on_sample;               // each sample that leaves
+  std::function<void(std::uint64_t, classic::NetElement)> on_element;  // each 10-bit element and its clock
+
+  // Script commands beyond the common set (the board's `memdump`); returns false if `cmd` is unknown.
+  virtual bool command(std::string_view cmd, const std::vector<std::string>& args, std::string& error) {
+    (void)cmd, (void)args, (void)error;
+    return false;
+  }
+};
+
+}  // namespace kron::sim

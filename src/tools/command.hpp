@@ -1,0 +1,41 @@
+// The `kron` command's subcommand table. Each src/tools/cmd_*.cpp registers itself with one
+// KRON_COMMAND(...) at namespace scope: an Args struct filled by CLI11, a run function doing the work
+// through the library. main.cpp knows no subcommand by name.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kron::tools {
+
+// Configures the subcommand's options on `app` and returns the action to run when it is chosen.
+// The action returns the process exit status.
+using Setup = std::function<std::function<int()>(CLI::App& app)>;
+
+struct CommandInfo {
+  std::string name;
+  std::string summary;
+  int order;  // position in `kron --help`
+  Setup setup;
+};
+
+std::vector<CommandInfo>& command_table();
+
+struct CommandRegistrar {
+  CommandRegistrar(std::string name, std::string summary, int order, Setup setup) {
+    command_table().push_back({std::move(name), std::move(summary), order, std::move(setup)});
+  }
+};
+
+// Exit statuses shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;      // the work ran and found a failure (a failed expect, a failed test)
+inline constexpr int kExitBadInput = 2;    // bad input or usage: the message names file and offset/line
+
+}  // namespace kron::tools
+
+#define KRON_CAT2(a, b) a##b
+#define KRON_CAT(a, b) KRON_CAT2(a, b)
+#define KRON_COMMAND(name, summary, order, setup) \
+  static const ::kron::tools::CommandRegistrar KRON_CAT(kron_command_, __LINE__){name, summary, order, setup}
