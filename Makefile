@@ -46,6 +46,7 @@ demo: build
 	@scripts/demo.sh $(BUILD)
 
 bench: build
+	@if [ -f deps/bench-packages.txt ]; then scripts/install-deps.sh deps/bench-packages.txt; fi
 	@scripts/bench.sh $(BUILD)
 
 install: build
