@@ -1,0 +1,1 @@
+#include "mk2_fixture.hpp"
