@@ -62,34 +62,4 @@ std::uint64_t apply_write(const RegisterInfo& r, std::uint64_t old, std::uint64_
   return old;
 }
 
-std::string_view name(Source s) {
-  switch (s) {
-    case Source::Nop: return "nop";
-    case Source::Clock: return "clk";
-    case Source::Software: return "software";
-    case Source::ExternalEnable: return "external-enable";
-    case Source::External: return "external";
-  }
-  return "?";
-}
-std::string_view name(Clock c) {
-  switch (c) {
-    case Clock::Nop: return "nop";
-    case Clock::Node: return "node";
-    case Clock::NodeDiv10: return "node/10";
-    case Clock::NodeDiv100: return "node/100";
-    case Clock::Timestamp: return "ts";
-  }
-  return "?";
-}
-std::string_view name(EnableCode e) {
-  switch (e) {
-    case EnableCode::Nop: return "nop";
-    case EnableCode::Disable: return "disable";
-    case EnableCode::Enable: return "enable";
-    case EnableCode::ResetEnable: return "reset-enable";
-  }
-  return "?";
-}
-
 }  // namespace kron::mk2

@@ -164,8 +164,4 @@ enum class EnableCode : std::uint8_t { Nop = 0, Disable = 1, Enable = 2, ResetEn
 inline constexpr EnableCode enable_of(unsigned enable_field) { return static_cast<EnableCode>(enable_field & 3); }
 inline constexpr bool enabled(unsigned enable_field) { return enable_of(enable_field) >= EnableCode::Enable; }
 
-std::string_view name(Source s);
-std::string_view name(Clock c);
-std::string_view name(EnableCode e);
-
 }  // namespace kron::mk2
