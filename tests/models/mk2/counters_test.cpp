@@ -19,29 +19,69 @@ class Counters : public Mk2Test {
 };
 
 // ---- Table B6: the clocks a CLK counter counts -------------------------------------------------------
+// With node 50 MHz and ts 10 MHz every clock is the node clock divided: by 1, 10, 100, or 5 (the timestamp
+// clock, ERRATUM E19). A counter enabled at node clock a and disabled at b counts the edges in (a, b].
 struct ClockRow {
   unsigned code;
-  std::uint64_t per_10000;  // counts over 10000 node clocks (node 50 MHz, ts 10 MHz)
+  std::uint64_t divisor;
 };
 class ClockSelect : public Counters, public ::testing::WithParamInterface<ClockRow> {};
 TEST_P(ClockSelect, TableB6Row) {
   SCOPED_TRACE("000 Table B6, code " + std::to_string(GetParam().code));
+  const std::uint64_t d = GetParam().divisor;
   chip.write(kMode, fld(0, 1));                    // Table B5 x001 CLK
   chip.write(kClock, fld(0, GetParam().code));
-  chip.tick(10000 - chip.now() % 100);             // line up with the /100 divider
+  chip.tick(1234);
   chip.write(kEnable, fld(0, 3));                  // Table B7 xx11 Reset & Enable
-  const std::uint64_t t0 = chip.now() - 1;         // the enable acted at its ACKB clock (ERRATUM E7)
-  chip.tick(10000 - (chip.now() - t0));
-  chip.write(kEnable, fld(0, 1));                  // Disable at its ACKB clock: t0 + 10000 + 1
-  // Counting covers (t0, t0 + 10001]; the dividers' edges fall on multiples of 10 / 100 from RESETB.
-  EXPECT_NEAR(static_cast<double>(low32(kCounter)), static_cast<double>(GetParam().per_10000), 1.0);
+  const std::uint64_t a = chip.now() - 1;          // acts at its ACKB clock (ERRATUM E7)
+  chip.tick(9876);
+  chip.write(kEnable, fld(0, 1));                  // xx01 Disable
+  const std::uint64_t b = chip.now() - 1;
+  EXPECT_EQ(low32(kCounter), b / d - a / d) << "peek shows the live counter";
   chip.tick(1000);
-  EXPECT_EQ(low32(kCounter), counter(0)) << "disabled: no more counts";
+  EXPECT_EQ(counter(0), b / d - a / d) << "disabled: no more counts";
 }
 INSTANTIATE_TEST_SUITE_P(Codes, ClockSelect,
-                         ::testing::Values(ClockRow{1, 10000}, ClockRow{2, 1000}, ClockRow{3, 100}, ClockRow{4, 2000},
-                                           ClockRow{5, 10000}, ClockRow{6, 1000}, ClockRow{7, 100},
-                                           ClockRow{0xc, 2000}));
+                         ::testing::Values(ClockRow{1, 1}, ClockRow{2, 10}, ClockRow{3, 100}, ClockRow{4, 5},
+                                           ClockRow{5, 1}, ClockRow{6, 10}, ClockRow{7, 100}, ClockRow{0xc, 5}),
+                         [](const auto& p) { return "Code" + std::to_string(p.param.code); });
+
+// ---- Table B5: counting sources, one vector per encoding -----------------------------------------------
+// The same stimulus for each Mode code of counter 3 (clock: node): three software increments, X3 high
+// for 50 node clocks, then one more rising edge with no clock while high; the count tells the source.
+struct ModeRow {
+  unsigned code;
+  const char* row;
+  std::uint64_t count;  // kAllClocks: every node clock from the enable to the copy
+};
+constexpr std::uint64_t kAllClocks = ~std::uint64_t{0};
+class ModeEncoding : public Counters, public ::testing::WithParamInterface<ModeRow> {};
+TEST_P(ModeEncoding, TableB5Row) {
+  SCOPED_TRACE(std::string("000 Table B5 row ") + GetParam().row);
+  chip.write(kClock, fld(3, 1));
+  chip.write(kMode, fld(3, GetParam().code));
+  chip.write(kEnable, fld(3, 3));
+  const std::uint64_t enabled_at = chip.now() - 1;  // ACKB clock of the enable (ERRATUM E7)
+  for (int i = 0; i < 3; ++i) chip.write(kIncrement + 3, 0);
+  chip.set_external(3, true);
+  chip.tick(50);
+  chip.set_external(3, false);
+  chip.set_external(3, true);
+  chip.set_external(3, false);
+  chip.tick(100);
+  const std::uint64_t copied_at = chip.now() + 1;   // ACKB clock of the read-with-copy
+  const std::uint64_t want = GetParam().count == kAllClocks ? copied_at - enabled_at : GetParam().count;
+  EXPECT_EQ(chip.read(kCounter + 3) & 0xffff'ffff, want);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Codes, ModeEncoding,
+    ::testing::Values(ModeRow{0x0, "x000 NOP (the reset setting x100 External stays)", 2},
+                      ModeRow{0x8, "x000 NOP, precision bit set (ERRATUM E13)", 2},
+                      ModeRow{0x1, "x001 CLK", kAllClocks}, ModeRow{0x2, "x010 Software", 3},
+                      ModeRow{0x3, "x011 External Enable", 50}, ModeRow{0x4, "x100 External Signal", 2},
+                      ModeRow{0x5, "x101 (same as CLK)", kAllClocks}, ModeRow{0x6, "x110 (same as Software)", 3},
+                      ModeRow{0x7, "x111 (same as External Enable)", 50}),
+    [](const auto& p) { return "Code" + std::to_string(p.param.code); });
 
 // ---- Table B5: counting sources ----------------------------------------------------------------------
 // x010 Software: "Writing to a Resource Counter's increment address (address 80-95) will cause the
@@ -117,7 +157,7 @@ TEST_F(Counters, DoublePrecisionPairTableB5) {
   chip.write(kIncrement + 9, 0);  // the odd increment address increments the pair too
   EXPECT_EQ(counter(8), 0x0000'0002u);
   EXPECT_EQ(counter(9), 0x0000'0008u);
-  chip.write(kMode, fld(9, 0x8));  // the precision bit of an odd field does nothing
+  chip.write(kMode, fld(9, 0x9));  // the precision bit of an odd field does nothing
   chip.write(kMode, fld(8, 0x2));  // single precision again: two 32-bit counters
   chip.write(kCounter + 8, 0xffff'ffff);
   chip.write(kIncrement + 8, 0);

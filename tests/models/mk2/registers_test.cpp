@@ -94,6 +94,18 @@ TEST_F(Registers, ControlFieldsZeroLeavesUnchanged) {
   }
 }
 
+// 000 Tables B5-B7: x000 / xx00 is the NOP whatever the don't-care bits (ERRATUM E13).
+TEST_F(Registers, ControlFieldNopCodesTablesB5B7) {
+  chip.write(kMode, 0x8888'8888'8888'8888);
+  chip.write(kClock, 0x8888'8888'8888'8888);
+  chip.write(kEnable, 0xcccc'cccc'cccc'cccc);
+  EXPECT_EQ(chip.peek(kMode), kModeReset);
+  EXPECT_EQ(chip.peek(kClock), kClockReset);
+  EXPECT_EQ(chip.peek(kEnable), kEnableReset);
+  chip.write(kEnable, 0x6);  // 0110: code 10 Enable, stored as written
+  EXPECT_EQ(chip.peek(kEnable) & 0xf, 0x6u);
+}
+
 // 000 Table B4 "*": test-mode addresses "do nothing when written to in non-Test mode" (Appendix A Testing).
 TEST_F(Registers, TestOnlyAddressesIgnoredOutsideTestModeTableB4) {
   chip.tick(100);
