@@ -35,8 +35,6 @@ inline constexpr unsigned kResourceBytes = 84;           // 000 Table B2
 inline constexpr unsigned kNodeClocksPerNetClock = 2;    // NETCLK is half the Node clock (000 NETWORK OUTPUT)
 inline constexpr std::uint64_t kTimestampMask = (std::uint64_t{1} << 56) - 1;  // 56-bit counter
 inline constexpr std::uint64_t kNever = ~std::uint64_t{0};
-inline constexpr std::uint64_t kDefaultNodeHz = 50'000'000;  // 000: "targetted a Node clock of 50 MHz
-inline constexpr std::uint64_t kDefaultTsHz = 10'000'000;    //       and a Timestamp frequency of 10 MHz"
 
 // One FIFO level: 160 bits as five 32-bit groups (A = most significant, carrying the header byte) and
 // the 161st bit, which marks a Resource sample whose counters follow from the shadow registers
@@ -124,7 +122,7 @@ class Mk2 final : public sim::Device {
 
   // ---- state ----
   // Clocks and time.
-  std::uint64_t node_hz_ = kDefaultNodeHz, ts_hz_ = kDefaultTsHz;
+  std::uint64_t node_hz_ = sim::kDefaultNodeHz, ts_hz_ = sim::kDefaultTsHz;
   std::uint64_t now_ = 0;                  // node clocks since the last hardware reset
   std::uint64_t ts_epoch_clock_ = 0, ts_epoch_edges_ = 0;  // ts_edges() across clock changes
   // $02 Timestamp: value_ at ts edge count base_edges_ (frozen in test mode).
