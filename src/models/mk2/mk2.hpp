@@ -74,6 +74,12 @@ class Mk2 final : public sim::Device {
   unsigned access_clocks() const { return 2 + wait_states_latched_; }
 
  private:
+  // A stored register by name (Table B4); for Source Address Registers the first of the eight.
+  std::uint64_t& reg(Reg r) { return stored_[address_of(r)]; }
+  std::uint64_t reg(Reg r) const { return stored_[address_of(r)]; }
+  bool csr_control(unsigned bit) const { return reg(Reg::Csr) >> bit & 1; }
+  unsigned control_field(Reg r, unsigned counter) const { return field(reg(r), counter); }
+
   // ---- mk2.cpp: resets, time, timestamp ----
   void reset_state(std::uint64_t t);       // what both resets do, at node clock t (000 Software Reset)
   void advance(std::uint64_t t);           // run the network up to node clock t, then now_ = t
@@ -98,7 +104,7 @@ class Mk2 final : public sim::Device {
   unsigned lead(unsigned j) const;         // the even counter of a double-precision pair, else j
   bool is_pair(unsigned j) const;
   void add_counts(unsigned j, std::uint64_t n);  // saturating (000 "will not count beyond their maximum")
-  void write_control(Reg reg, std::uint64_t data, std::uint64_t t);
+  void write_control(const RegisterInfo& r, std::uint64_t data, std::uint64_t t);
   void write_counter(unsigned j, std::uint32_t value, std::uint64_t t);
   void increment_counter(unsigned j, std::uint64_t t);
   void copy_to_shadow(std::uint64_t t);
