@@ -30,11 +30,20 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The device would hold the processor (or a `drain`) forever: e.g. waiting for a FIFO level while
+// NETRDY is low. On silicon the machine hangs; a model says why instead.
+class HangError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
 
   virtual classic::Chip chip() const = 0;  // the sample format it emits
+  // Word addresses the device decodes are 0 .. address_limit()-1 (MultiKron II: 128, 000 Table B4).
+  virtual std::uint32_t address_limit() const = 0;
 
   // ---- pins and configuration ----
   virtual void set_clocks(std::uint64_t node_hz, std::uint64_t ts_hz) = 0;  // throws ConfigError
@@ -45,7 +54,7 @@ class Device {
   virtual void set_net_ready(bool ready) = 0;                               // NETRDY
   virtual void set_external(unsigned counter, bool level) = 0;              // X0-X15
 
-  // ---- processor bus: both return when the device acknowledges ----
+  // ---- processor bus: both return when the device acknowledges (HangError if it never would) ----
   virtual void write(std::uint32_t addr, std::uint64_t data) = 0;
   virtual std::uint64_t read(std::uint32_t addr) = 0;
   // A read without side effects (status displays, debugging): never clears or copies anything.
@@ -53,7 +62,7 @@ class Device {
 
   // ---- time ----
   virtual void tick(std::uint64_t node_clocks) = 0;
-  virtual void drain() = 0;  // until nothing is queued in the FIFO, shadow registers or output
+  virtual void drain() = 0;  // until nothing is queued in the FIFO, shadow registers or output; throws HangError
   virtual std::uint64_t now() const = 0;
 
   // ---- observation ----

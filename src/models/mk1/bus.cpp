@@ -5,19 +5,19 @@
 
 #include "models/mk1/mk1.hpp"
 
-namespace kron::models::mk1 {
+namespace kron::mk1 {
 
 namespace {
 // 001 Table 1: the chip sees seven address bits; higher bits are decoded outside it.
 constexpr unsigned kAddressMask = 0x7f;
 }  // namespace
 
-Multikron::Multikron() { hardware_reset(); }
+Mk1::Mk1() { hardware_reset(); }
 
 // RDY after the fixed access time plus the wait states latched at reset (ERRATUM E60).
-void Multikron::access_done() { advance(kAccessClocks + wait_states_); }
+void Mk1::access_done() { advance(kAccessClocks + wait_states_); }
 
-void Multikron::write(std::uint32_t address, std::uint64_t data) {
+void Mk1::write(std::uint32_t address, std::uint64_t data) {
   const unsigned a = address & kAddressMask;
   const RegisterInfo* r = find_register(a);
   // "-" / N/A rows, and test-only registers outside test mode: the write is ignored (001 Table A-1).
@@ -78,7 +78,7 @@ void Multikron::write(std::uint32_t address, std::uint64_t data) {
 }
 
 // 001 Table 3A.
-std::uint64_t Multikron::read_counter(unsigned i) {
+std::uint64_t Mk1::read_counter(unsigned i) {
   if (shadow_full_) {
     if (!(regs_[addr::kCsr] & csr::kReadWait))  // row 2: wrong data (the stale shadow), bit 63 = 1
       return shadow_[i] | (std::uint64_t{1} << 63);
@@ -91,7 +91,7 @@ std::uint64_t Multikron::read_counter(unsigned i) {
   return counters_[i];
 }
 
-std::uint64_t Multikron::read(std::uint32_t address) {
+std::uint64_t Mk1::read(std::uint32_t address) {
   const unsigned a = address & kAddressMask;
   const RegisterInfo* r = find_register(a);
   std::uint64_t v = 0;  // "On a read ... any unused bit positions return a logical 0" (ERRATUM E64)
@@ -105,7 +105,7 @@ std::uint64_t Multikron::read(std::uint32_t address) {
   return v;
 }
 
-std::uint64_t Multikron::peek(std::uint32_t address) const {
+std::uint64_t Mk1::peek(std::uint32_t address) const {
   const unsigned a = address & kAddressMask;
   const RegisterInfo* r = find_register(a);
   if (r == nullptr || r->read == ReadKind::None || (r->test_only && !test_pin_)) return 0;
@@ -125,7 +125,7 @@ std::uint64_t Multikron::peek(std::uint32_t address) const {
 // 001 Software Reset: "initializes most of the machine state"; unlike the hardware reset it leaves the
 // Timestamp Counter alone. ERRATUM E65: "most" is taken as every register and queue of Table A-1 except
 // the timestamp and the wait states latched at the last hardware reset.
-void Multikron::software_reset() {
+void Mk1::software_reset() {
   reset_registers();
   enable_ = 0;
   wait_counter_ = overrun_counter_ = 0;
@@ -139,7 +139,7 @@ void Multikron::software_reset() {
   net_disabled_ = test_source_ = false;
 }
 
-void Multikron::hardware_reset() {
+void Mk1::hardware_reset() {
   software_reset();
   timestamp_ = 0;  // 001 Timestamp: "reset to zero by a system reset"
   now_ = 0;
@@ -148,14 +148,14 @@ void Multikron::hardware_reset() {
   wait_states_ = wait_pins_;  // 001 Table 2 bits 12-13: "set by the logic levels at package pins during reset"
 }
 
-void Multikron::set_cpu(unsigned cpu) {
+void Mk1::set_cpu(unsigned cpu) {
   if (cpu >= 8) throw sim::ConfigError("MultiKron: CPU ID line " + std::to_string(cpu) + " does not exist (0-7)");
   cpu_ = cpu;
 }
 
-void Multikron::set_wait_states(unsigned n) {
+void Mk1::set_wait_states(unsigned n) {
   if (n > 3) throw sim::ConfigError("MultiKron: wait states are a 2-bit pin setting (0-3), got " + std::to_string(n));
   wait_pins_ = n;
 }
 
-}  // namespace kron::models::mk1
+}  // namespace kron::mk1

@@ -5,7 +5,7 @@
 
 #include "models/mk1/mk1.hpp"
 
-namespace kron::models::mk1 {
+namespace kron::mk1 {
 
 namespace {
 __extension__ using u128 = unsigned __int128;
@@ -18,7 +18,7 @@ void add_saturating(std::uint32_t& c, std::uint64_t n) {
 }
 }  // namespace
 
-void Multikron::set_clocks(std::uint64_t node_hz, std::uint64_t ts_hz) {
+void Mk1::set_clocks(std::uint64_t node_hz, std::uint64_t ts_hz) {
   // 001 Timestamp: "the timestamp clock must not exceed 1/3 (one third) of the node clock".
   if (node_hz == 0 || ts_hz == 0 || ts_hz > node_hz / 3)
     throw sim::ConfigError("MultiKron: timestamp clock " + std::to_string(ts_hz) +
@@ -29,18 +29,18 @@ void Multikron::set_clocks(std::uint64_t node_hz, std::uint64_t ts_hz) {
 }
 
 // 001 MUX SEL Register: counter i's two-bit field has its MSB in bit 32+i and its LSB in bit i.
-unsigned Multikron::mux(unsigned i) const {
+unsigned Mk1::mux(unsigned i) const {
   const std::uint64_t m = regs_[addr::kMuxSel];
   return static_cast<unsigned>((m >> (32 + i) & 1) << 1 | (m >> i & 1));
 }
 
 // Normal counting: enabled (Enable Register), this input selected (Table 4), and not in test mode
 // (Appendix C: "The normal incrementing of all counters is disabled in test mode").
-bool Multikron::counting(unsigned i, unsigned source) const {
+bool Mk1::counting(unsigned i, unsigned source) const {
   return !test_pin_ && (enable_ >> i & 1) && mux(i) == source;
 }
 
-void Multikron::count_to(std::uint64_t t) {
+void Mk1::count_to(std::uint64_t t) {
   if (t <= now_) return;
   const std::uint64_t dt = t - now_;
   now_ = t;
@@ -61,7 +61,7 @@ void Multikron::count_to(std::uint64_t t) {
   }
 }
 
-void Multikron::advance(std::uint64_t dt) {
+void Mk1::advance(std::uint64_t dt) {
   const std::uint64_t end = now_ + dt;
   while (output_possible() && next_byte_at_ <= end) {
     count_to(next_byte_at_);
@@ -70,32 +70,34 @@ void Multikron::advance(std::uint64_t dt) {
   count_to(end);
 }
 
-void Multikron::tick(std::uint64_t node_clocks) { advance(node_clocks); }
+void Mk1::tick(std::uint64_t node_clocks) { advance(node_clocks); }
 
-void Multikron::drain() {
+void Mk1::drain() {
   while (!fifo_.empty()) {
     kick();
-    if (!output_possible()) return;  // stalled (External FIFO Free low, or test-mode network disable)
+    if (!output_possible())  // on silicon nothing would ever drain: say why instead
+      throw sim::HangError(test_pin_ && net_disabled_ ? "drain: the network output is disabled by the TEST register"
+                                                      : "drain: samples wait for External FIFO Free, which is low");
     advance(next_byte_at_ - now_);
   }
 }
 
 // 001 "Counter Sources": positive-going transitions on the counter's private pin.
-void Multikron::set_external(unsigned counter, bool level) {
+void Mk1::set_external(unsigned counter, bool level) {
   if (counter >= 16) throw sim::ConfigError("MultiKron: external input X" + std::to_string(counter) + " does not exist (0-15)");
   if (level && !ext_level_[counter] && counting(counter, static_cast<unsigned>(MuxSource::External)))
     add_saturating(counters_[counter], 1);
   ext_level_[counter] = level;
 }
 
-void Multikron::set_test_mode(bool on) {
+void Mk1::set_test_mode(bool on) {
   test_pin_ = on;
   kick();
 }
 
-void Multikron::set_net_ready(bool ready) {
+void Mk1::set_net_ready(bool ready) {
   net_ready_ = ready;
   kick();
 }
 
-}  // namespace kron::models::mk1
+}  // namespace kron::mk1

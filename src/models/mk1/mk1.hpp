@@ -34,13 +34,14 @@
 #include "kron/sim/device.hpp"
 #include "models/mk1/registers.hpp"
 
-namespace kron::models::mk1 {
+namespace kron::mk1 {
 
-class Multikron final : public sim::Device {
+class Mk1 final : public sim::Device {
  public:
-  Multikron();
+  Mk1();
 
   classic::Chip chip() const override { return classic::Chip::Mk1; }
+  std::uint32_t address_limit() const override { return 128; }  // 001 Table 1: seven address bits
 
   void set_clocks(std::uint64_t node_hz, std::uint64_t ts_hz) override;
   void hardware_reset() override;
@@ -97,7 +98,7 @@ class Multikron final : public sim::Device {
   void kick();  // output may have become possible: schedule its next byte on a network clock edge
   void emit_byte();
   // Runs the network output until the FIFO has room and/or the shadow registers are free; returns the
-  // node clocks waited. Throws sim::ConfigError when the output is stalled and the wait would never end.
+  // node clocks waited. Throws sim::HangError when the output is stalled and the wait would never end.
   std::uint64_t wait_for(bool need_fifo, bool need_shadow);
   void enqueue(const FifoEntry& e);
   void copy_to_shadow() { shadow_ = counters_; }
@@ -149,4 +150,4 @@ class Multikron final : public sim::Device {
   bool test_source_ = false;
 };
 
-}  // namespace kron::models::mk1
+}  // namespace kron::mk1

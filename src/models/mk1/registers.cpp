@@ -5,7 +5,7 @@
 
 #include "models/mk1/mk1.hpp"
 
-namespace kron::models::mk1 {
+namespace kron::mk1 {
 
 std::string_view name(MuxSource s) {
   switch (s) {
@@ -78,7 +78,7 @@ const RegisterInfo* find_register(unsigned a) {
 }
 
 // Every stored register takes its reset value from the table.
-void Multikron::reset_registers() {
+void Mk1::reset_registers() {
   regs_.fill(0);
   for (const RegisterInfo& r : kTable)
     if (r.read == ReadKind::Stored || r.write == WriteKind::Load)
@@ -86,7 +86,7 @@ void Multikron::reset_registers() {
 }
 
 // 001 Table 2: the CSR read shows the control state in bits 0, 2, 4, 14 and the live status in 6-13.
-std::uint64_t Multikron::csr_read() const {
+std::uint64_t Mk1::csr_read() const {
   std::uint64_t v = regs_[addr::kCsr] & (csr::kEnableSampling | csr::kWriteWait | csr::kReadWait | csr::kSlow10us);
   if (fifo_.size() >= kFifoDepth) v |= csr::kFifoFull;
   if (shadow_full_) v |= csr::kShadowFull;
@@ -97,4 +97,4 @@ std::uint64_t Multikron::csr_read() const {
   return v;
 }
 
-}  // namespace kron::models::mk1
+}  // namespace kron::mk1

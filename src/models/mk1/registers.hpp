@@ -10,7 +10,7 @@
 #include <span>
 #include <string_view>
 
-namespace kron::models::mk1 {
+namespace kron::mk1 {
 
 // ---- addresses (001 Table A-1) ----
 namespace addr {
@@ -99,4 +99,4 @@ constexpr std::uint64_t apply_write1(const RegisterInfo& r, std::uint64_t data) 
   return data & r.write1 & width_mask(r.width);
 }
 
-}  // namespace kron::models::mk1
+}  // namespace kron::mk1

@@ -6,9 +6,9 @@
 
 #include "models/mk1/mk1.hpp"
 
-namespace kron::models::mk1 {
+namespace kron::mk1 {
 
-void Multikron::trigger(unsigned a, std::uint64_t data) {
+void Mk1::trigger(unsigned a, std::uint64_t data) {
   const bool resource = a >= addr::kResourceTrigger;
   const unsigned level = a & 0xf;  // Table A-1 note: filter level = address bits 0-3
   if (!(regs_[addr::kCsr] & csr::kEnableSampling)) return;  // Table 2 bit 0
@@ -59,22 +59,22 @@ void Multikron::trigger(unsigned a, std::uint64_t data) {
   enqueue(e);
 }
 
-void Multikron::enqueue(const FifoEntry& e) {
+void Mk1::enqueue(const FifoEntry& e) {
   fifo_.push_back(e);
   kick();
 }
 
 // Data leaves when there is a sample, the network's External FIFO Free is asserted, and the output is
 // not disabled by the TEST register (Table C-1 bit 6, effective in test mode only: ERRATUM E66).
-bool Multikron::output_possible() const { return !fifo_.empty() && net_ready_ && !(test_pin_ && net_disabled_); }
+bool Mk1::output_possible() const { return !fifo_.empty() && net_ready_ && !(test_pin_ && net_disabled_); }
 
 // The network clock is half the node clock (NETWORK OUTPUT); kron puts its rising edges on even node
 // clocks. A byte goes out on the first edge after the output became possible, then one per edge.
-void Multikron::kick() {
+void Mk1::kick() {
   if (output_possible() && next_byte_at_ <= now_) next_byte_at_ = (now_ | 1) + 1;
 }
 
-void Multikron::emit_byte() {
+void Mk1::emit_byte() {
   if (tx_len_ == 0) {  // start the FIFO head: its 16 bytes, then 64 from the shadow registers if bit 128
     const FifoEntry& e = fifo_.front();
     std::copy(e.bytes.begin(), e.bytes.end(), tx_.begin());
@@ -101,13 +101,13 @@ void Multikron::emit_byte() {
   if (last && on_sample) on_sample(sim::SampleOut{now_, std::span<const std::uint8_t>(tx_.data(), len)});
 }
 
-std::uint64_t Multikron::wait_for(bool need_fifo, bool need_shadow) {
+std::uint64_t Mk1::wait_for(bool need_fifo, bool need_shadow) {
   const std::uint64_t start = now_;
   const auto ready = [&] { return (!need_fifo || fifo_.size() < kFifoDepth) && (!need_shadow || !shadow_full_); };
   while (!ready()) {
     kick();
     if (!output_possible())
-      throw sim::ConfigError(std::string("MultiKron: the processor would wait forever for ") +
+      throw sim::HangError(std::string("MultiKron: the processor would wait forever for ") +
                              (need_fifo ? "the FIFO" : "the shadow registers") +
                              ": the network output is stalled (External FIFO Free low or disabled in test mode)");
     advance(next_byte_at_ - now_);
@@ -115,4 +115,4 @@ std::uint64_t Multikron::wait_for(bool need_fifo, bool need_shadow) {
   return now_ - start;
 }
 
-}  // namespace kron::models::mk1
+}  // namespace kron::mk1

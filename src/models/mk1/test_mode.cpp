@@ -2,7 +2,7 @@
 // and the FIFO Output register. Sources and what is not modelled: mk1.hpp.
 #include "models/mk1/mk1.hpp"
 
-namespace kron::models::mk1 {
+namespace kron::mk1 {
 
 namespace {
 // Table C-1 "Set Counter": each data bit sets a group of four counter bits (data-bit[0]=1 sets
@@ -17,7 +17,7 @@ std::uint64_t expand_nibbles(std::uint32_t data, unsigned groups) {
 
 // Table C-1 bit 7 "1": the 32 data bits replicated in each of the four 32-bit groups (bits 0-127), and the
 // least significant data bit loaded into bit 128.
-Multikron::FifoEntry Multikron::test_entry(std::uint32_t data) {
+Mk1::FifoEntry Mk1::test_entry(std::uint32_t data) {
   FifoEntry e;
   for (unsigned g = 0; g < 4; ++g)
     for (unsigned b = 0; b < 4; ++b) e.bytes[4 * g + b] = static_cast<std::uint8_t>(data >> (24 - 8 * b));
@@ -28,7 +28,7 @@ Multikron::FifoEntry Multikron::test_entry(std::uint32_t data) {
 // One write of the TEST Register executes its instruction (bits 32-47) on its data (bits 0-31).
 // ERRATUM E68: the fields act in the order of Table C-1 (set, increment, read group, network, data
 // source, shiftout), so one write can load the FIFO and shift it.
-void Multikron::test_write(std::uint64_t value) {
+void Mk1::test_write(std::uint64_t value) {
   const auto instr = static_cast<unsigned>(value >> 32);
   const auto data = static_cast<std::uint32_t>(value);
   switch (instr & 3) {  // bits 1-0 (33-32): Set Counter from associated test data
@@ -71,11 +71,11 @@ void Multikron::test_write(std::uint64_t value) {
 // Appendix C "FIFO Output": the 32-bit group of the FIFO's output rank selected by Table C-1 bits 5-4.
 // ERRATUM E63: FIFO bits 127-120 are the first byte sent, so group 3 is bytes 0-3 and group 0 is
 // bytes 12-15 (the low 32 bits of the user data). An empty FIFO reads 0.
-std::uint32_t Multikron::fifo_output() const {
+std::uint32_t Mk1::fifo_output() const {
   if (fifo_.empty()) return 0;
   const auto& b = fifo_.front().bytes;
   const unsigned at = 4 * (3 - fifo_group_);
   return std::uint32_t{b[at]} << 24 | std::uint32_t{b[at + 1]} << 16 | std::uint32_t{b[at + 2]} << 8 | b[at + 3];
 }
 
-}  // namespace kron::models::mk1
+}  // namespace kron::mk1
