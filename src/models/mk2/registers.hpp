@@ -1,0 +1,171 @@
+// MultiKron II registers, described once from the datasheet's tables: the address map of 000 Table B4
+// and the Control and Status Register of 000 Table B1. Generic code (registers.cpp) applies the table:
+// reset values, widths (unused read bits), read-only masks and write-1-to-act pairs; the chip
+// (mk2.hpp) keeps only hooks for what is special (samples, counters, the FIFO).
+//
+// Sources: 000 Table B1, Table B4 and its notes, sections CSR Register, Filter Register, Source Address
+//   Registers, High Order 32 Bit Register, Wait / Overrun Error Counter, Resource Counter Control
+//   Registers, TEST MODE; Tables B5-B7 (reset settings marked **).
+// Decisions: ERRATUM E3 (unused read bits), E12 (register reset values the tables do not give),
+//   E13 (a CSR write with both bits of a pair set).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace kron::mk2 {
+
+inline constexpr unsigned kAddresses = 128;  // the 7-bit MultiKron field of the address (000 PROCESSOR INTERFACE)
+
+// What an address does; one entry per row of 000 Table B4.
+enum class Reg : std::uint8_t {
+  Unused,          // "-": writes ignored, reads all ones (ERRATUM E3)
+  SoftwareReset,   // 0: "Reset chip, Timestamp unchanged"
+  Csr,             // 1: Table B1
+  Timestamp,       // 2: "* Timestamp Register (56 bits)"
+  Filter,          // 4
+  WaitCounter,     // 5: "** Wait Counter to zero"
+  OverrunCounter,  // 6: "** Overrun Counter to zero"
+  HighOrder,       // 7: High Order 32 bit Reg
+  Enable,          // 8: Table B7
+  Mode,            // 10: Table B5
+  ClockSelect,     // 12: Table B6
+  IncrTimestamp,   // 16: "* Incr Timestamp Register"
+  IncrWait,        // 17: "* Incr Wait Error Cntr"
+  IncrOverrun,     // 18: "* Incr OverRun Error Cntr"
+  DisableNetwork,  // 19: "* Disable Output Network"
+  EnableNetwork,   // 20: "* Enable Output Network"
+  AdvanceFifo,     // 21: "* Advance FIFO and free Resource Cntr Shadow Reg"
+  FifoGroup,       // 25-29: write "* FIFO", read FIFO group A-E
+  SourceAddress,   // 32-39: Source Addr Reg i
+  CounterCopy,     // 64-79: write Resource Counter j, read with copy
+  CounterNoCopy,   // 80-95: write Increment Resource Counter j, read without copy
+  TraceTrigger,    // 96-111: trigger a Trace sample, filter level = low 4 bits
+  ResourceTrigger, // 112-127: trigger a Resource sample, filter level = low 4 bits
+};
+
+// How generic code treats a processor write.
+enum class WriteKind : std::uint8_t {
+  Ignored,   // nothing happens ("-" in Table B4, or a "*" address outside test mode)
+  Store,     // the data, within `width` and outside `read_only`, is stored
+  Fields,    // sixteen 4-bit fields; a field written 0 is left unchanged (000 Resource Counter Control Registers)
+  W1Pairs,   // write-1-to-act: bit 2k sets control bit 2k, bit 2k+1 clears it (Table B1)
+  Hook,      // the chip's own action (reset, counters, samples, test operations)
+};
+enum class ReadKind : std::uint8_t {
+  AllOnes,  // no readable register: every bit reads 1 (ERRATUM E3)
+  Stored,   // the stored value
+  Hook,     // computed by the chip (CSR status, timestamp, counters, FIFO)
+};
+
+struct RegisterInfo {
+  Reg reg;
+  std::uint8_t first, last;  // word addresses, inclusive
+  std::string_view name;     // the datasheet's name
+  unsigned width;            // bits that read back; bits above read 1 (ERRATUM E3)
+  std::uint64_t reset;       // value after a hardware or software reset (ERRATUM E12 where not printed)
+  std::uint64_t read_only;   // bits a write never changes (Table B1 "Read Only, write data ignored")
+  std::uint64_t w1_act;      // bits where writing 1 commands an action (Table B1 "Control")
+  WriteKind write;
+  ReadKind read;
+  bool test_only_write;      // Table B4 "*": "Available ONLY in TEST mode"
+};
+
+// ---- CSR bits, 000 Table B1 (status read / control write of "1") --------------------------------
+namespace csr {
+inline constexpr unsigned kSamplingEnable = 0, kSamplingDisable = 1;
+inline constexpr unsigned kWaitOnOverrun = 2, kNoWaitOnOverrun = 3;
+inline constexpr unsigned kReadWait = 4, kNoReadWait = 5;
+inline constexpr unsigned kFifoFull = 6;            // read only
+inline constexpr unsigned kShadowFull = 7;          // read only
+inline constexpr unsigned kFifoOverrun = 8;         // read only
+inline constexpr unsigned kShadowOverrun = 9;       // read only
+inline constexpr unsigned kFifoBit161 = 10;         // read only: "161st FIFO output bit"
+inline constexpr unsigned kWaitStates = 12;         // read only: latched at RESETB
+inline constexpr unsigned kMode32 = 14, kMode64 = 15;
+inline constexpr std::uint64_t bit(unsigned b) { return std::uint64_t{1} << b; }
+// Bits 6-13 are read-only; bits 0-5, 14, 15 are write-1-to-act pairs.
+inline constexpr std::uint64_t kReadOnly = 0x3fc0;
+inline constexpr std::uint64_t kW1Act = 0xc03f;
+// Control state after reset: sampling disabled, no wait on overrun, no read wait ("default" in Table B1),
+// 64-bit mode (ERRATUM E12).
+inline constexpr std::uint64_t kReset = 0;
+}  // namespace csr
+
+// Reset settings of the Resource Counter control registers: "** default setting" of Tables B5-B7,
+// the same in all sixteen fields.
+inline constexpr std::uint64_t kEnableReset = 0x1111'1111'1111'1111;  // Table B7: xx01 Disable counter
+inline constexpr std::uint64_t kModeReset = 0x4444'4444'4444'4444;    // Table B5: x100 External Signal, 0xxx single
+inline constexpr std::uint64_t kClockReset = 0x4444'4444'4444'4444;   // Table B6: x100 TSclk
+
+// ---- 000 Table B4: the address map ---------------------------------------------------------------
+// clang-format off
+inline constexpr std::array<RegisterInfo, 23> kRegisters{{
+  // reg                  first last name                                             width reset        read_only       w1_act     write                ReadKind          test
+  {Reg::SoftwareReset,      0,   0, "Reset chip, Timestamp unchanged",                  0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, false},
+  {Reg::Csr,                1,   1, "CSR Register",                                    16, csr::kReset,  csr::kReadOnly, csr::kW1Act, WriteKind::W1Pairs, ReadKind::Hook,   false},
+  {Reg::Timestamp,          2,   2, "Timestamp Register",                              56, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    true},
+  {Reg::Filter,             4,   4, "Filter Register",                                 16, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false},
+  {Reg::WaitCounter,        5,   5, "Wait Counter",                                    32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false},
+  {Reg::OverrunCounter,     6,   6, "Overrun Counter",                                 32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false},
+  {Reg::HighOrder,          7,   7, "High Order 32 bit Reg",                           32, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false},
+  {Reg::Enable,             8,   8, "Enable Register",                                 64, kEnableReset, 0,              0,         WriteKind::Fields,   ReadKind::Stored,  false},
+  {Reg::Mode,              10,  10, "Mode Register",                                   64, kModeReset,   0,              0,         WriteKind::Fields,   ReadKind::Stored,  false},
+  {Reg::ClockSelect,       12,  12, "Clock Select Register",                           64, kClockReset,  0,              0,         WriteKind::Fields,   ReadKind::Stored,  false},
+  {Reg::IncrTimestamp,     16,  16, "Incr Timestamp Register",                          0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
+  {Reg::IncrWait,          17,  17, "Incr Wait Error Cntr",                             0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
+  {Reg::IncrOverrun,       18,  18, "Incr OverRun Error Cntr",                          0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
+  {Reg::DisableNetwork,    19,  19, "Disable Output Network",                           0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
+  {Reg::EnableNetwork,     20,  20, "Enable Output Network",                            0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
+  {Reg::AdvanceFifo,       21,  21, "Advance FIFO and free Resource Cntr Shadow Reg",   0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
+  {Reg::FifoGroup,         25,  29, "FIFO group",                                      32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    true},
+  {Reg::SourceAddress,     32,  39, "Source Addr Reg",                                 32, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false},
+  {Reg::CounterCopy,       64,  79, "Resource Counter (read with copy)",               32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false},
+  {Reg::CounterNoCopy,     80,  95, "Increment Resource Counter / read without copy",  32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false},
+  {Reg::TraceTrigger,      96, 111, "Trigger a Trace Sample",                           0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, false},
+  {Reg::ResourceTrigger,  112, 127, "Trigger a Resource Sample",                        0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, false},
+  {Reg::Unused,             3,   3, "-",                                                0, 0,            0,              0,         WriteKind::Ignored,  ReadKind::AllOnes, false},
+}};
+// clang-format on
+
+// The table row that decodes `addr` (0-127); addresses no row names decode to the Unused row.
+const RegisterInfo& decode(std::uint32_t addr);
+
+// ---- generic register access -----------------------------------------------------------------------
+inline constexpr std::uint64_t width_mask(unsigned width) {
+  return width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
+}
+// A register's value as the 64-bit data bus shows it: bits above its width read 1 (ERRATUM E3).
+inline constexpr std::uint64_t bus_value(const RegisterInfo& r, std::uint64_t value) {
+  return (value & width_mask(r.width)) | ~width_mask(r.width);
+}
+// The stored value after a processor write of `data` (Store, Fields and W1Pairs rows).
+std::uint64_t apply_write(const RegisterInfo& r, std::uint64_t old, std::uint64_t data);
+
+// ---- 4-bit control fields, 000 Tables B5-B7 --------------------------------------------------------
+inline constexpr unsigned field(std::uint64_t reg, unsigned counter) {
+  return static_cast<unsigned>(reg >> (4 * counter)) & 0xf;
+}
+// Table B5, low three bits (x101-x111 repeat x001-x011); bit 3 selects double precision.
+enum class Source : std::uint8_t { Nop = 0, Clock = 1, Software = 2, ExternalEnable = 3, External = 4 };
+inline constexpr Source source_of(unsigned mode_field) {
+  const unsigned s = mode_field & 7;
+  return static_cast<Source>(s > 4 ? s - 4 : s);
+}
+inline constexpr bool double_precision(unsigned mode_field) { return mode_field & 8; }
+// Table B6, low three bits (x101-x111 repeat x001-x011).
+enum class Clock : std::uint8_t { Nop = 0, Node = 1, NodeDiv10 = 2, NodeDiv100 = 3, Timestamp = 4 };
+inline constexpr Clock clock_of(unsigned clock_field) {
+  const unsigned c = clock_field & 7;
+  return static_cast<Clock>(c > 4 ? c - 4 : c);
+}
+// Table B7, low two bits.
+enum class EnableCode : std::uint8_t { Nop = 0, Disable = 1, Enable = 2, ResetEnable = 3 };
+inline constexpr EnableCode enable_of(unsigned enable_field) { return static_cast<EnableCode>(enable_field & 3); }
+inline constexpr bool enabled(unsigned enable_field) { return enable_of(enable_field) >= EnableCode::Enable; }
+
+std::string_view name(Source s);
+std::string_view name(Clock c);
+std::string_view name(EnableCode e);
+
+}  // namespace kron::mk2

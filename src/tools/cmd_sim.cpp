@@ -1,0 +1,68 @@
+// `kron sim [--chip mk1|mk2] [--board pci] [--net FILE] [--net-bits] SCRIPT`: a device model driven by a
+// script (language: src/sim/script.hpp, README "kron sim"). Exit 0, 1 for a failed expect, 2 for a
+// script error (FILE:LINE: what).
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "kron/core/error.hpp"
+#include "sim/registry.hpp"
+#include "sim/script.hpp"
+#include "tools/command.hpp"
+
+namespace kron::tools {
+namespace {
+
+struct SimArgs {
+  std::string chip;
+  std::string board;
+  std::string net;
+  bool net_bits = false;
+  std::string script;
+};
+
+int run_sim(const SimArgs& a) {
+  std::unique_ptr<sim::Device> device;
+  try {
+    device = sim::make_device(a.board, a.chip);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "kron sim: {}\n", e.what());
+    return kExitBadInput;
+  }
+  std::vector<sim::Command> commands;
+  if (a.script == "-") {
+    commands = sim::parse_script(std::cin, "<stdin>");
+  } else {
+    std::ifstream in(a.script);
+    if (!in) throw InputError::at_line(a.script, 0, 0, "cannot open");
+    commands = sim::parse_script(in, a.script);
+  }
+  std::ofstream net;
+  sim::RunOptions options;
+  options.net_bits = a.net_bits;
+  if (!a.net.empty()) {
+    net.open(a.net, std::ios::binary | std::ios::trunc);
+    if (!net) throw InputError::at_offset(a.net, 0, "cannot create");
+    options.net = &net;
+  }
+  const unsigned failures = sim::run_script(commands, a.script == "-" ? "<stdin>" : a.script, *device, std::cout, options);
+  if (net.is_open() && !net.flush()) throw InputError::at_offset(a.net, 0, "write error");
+  if (failures) fmt::print(stderr, "kron sim: {} expect(s) failed\n", failures);
+  return failures ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+KRON_COMMAND("sim", "Run a MultiKron device model from a script", 10, [](CLI::App& app) {
+  auto a = std::make_shared<SimArgs>();
+  app.add_option("--chip", a->chip, "Chip model: mk2 (default), mk1");
+  app.add_option("--board", a->board, "Board carrying the chip: pci");
+  app.add_option("--net", a->net, "Write the raw data bytes of the network stream to FILE");
+  app.add_flag("--net-bits", a->net_bits, "Print every 10-bit network element");
+  app.add_option("SCRIPT", a->script, "Script file, or - for standard input")->required();
+  return [a] { return run_sim(*a); };
+});
+
+}  // namespace kron::tools
