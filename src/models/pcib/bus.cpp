@@ -5,6 +5,8 @@
 
 #include "models/pcib/pcib.hpp"
 
+#include "models/mk2/mk2.hpp"
+
 namespace kron::pcib {
 
 PciBoard::PciBoard(std::unique_ptr<sim::Device> chip) : chip_(std::move(chip)), memory_(kMemoryWords, 0) {
@@ -16,6 +18,8 @@ PciBoard::PciBoard(std::unique_ptr<sim::Device> chip) : chip_(std::move(chip)), 
   };
   hardware_reset();
 }
+
+PciBoard::PciBoard() : PciBoard(std::make_unique<mk2::Mk2>()) {}
 
 PciBoard::~PciBoard() {
   if (cable_) std::fclose(cable_);

@@ -42,6 +42,7 @@ class PciBoard final : public sim::Device {
  public:
   // The board around `chip` (a MultiKron II model). make_pci_board() builds the usual one.
   explicit PciBoard(std::unique_ptr<sim::Device> chip);
+  PciBoard();  // with a MultiKron II model (kron::mk2::Mk2)
   ~PciBoard() override;
 
   classic::Chip chip() const override { return chip_->chip(); }
@@ -129,7 +130,5 @@ class PciBoard final : public sim::Device {
   std::uint64_t lost_full_ = 0, lost_oe_ = 0, lost_fifo_ = 0, cable_bytes_ = 0, parity_errors_ = 0;
 };
 
-// A board with a MultiKron II model, after PCI reset (Configuration Register 0, as 003 1.2 says).
-std::unique_ptr<PciBoard> make_pci_board();
 
 }  // namespace kron::pcib
