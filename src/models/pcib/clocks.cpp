@@ -116,6 +116,11 @@ bool PciBoard::memdump(const std::vector<std::string>& args, std::string& error)
 
 bool PciBoard::command(std::string_view cmd, const std::vector<std::string>& args, std::string& error) {
   if (cmd == "memdump") return memdump(args, error);
+  if (cmd == "extreset") {  // 003 1.2 Bit 15: with EN_EXT an external reset also resets the MultiKron
+    if (!(config_ & cfg::kEnExt)) error = "extreset: EN_EXT (Configuration Register bit 15) is 0, the external reset is ignored";
+    else chip_->hardware_reset();
+    return true;
+  }
   if (cmd == "cable") {  // cable FILE | cable -: where the external cable's byte stream goes
     if (args.size() != 1) {
       error = "usage: cable FILE (or cable - to disconnect)";
