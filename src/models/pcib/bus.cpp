@@ -75,7 +75,7 @@ void PciBoard::write(std::uint32_t off_in, std::uint64_t data) {
           break;
         default:
           if (off >= offset::kMemory && off < offset::kMemoryEnd)  // 003 2.7: "mainly for testing"
-            memory_[(off - offset::kMemory) / 4] = v;
+            mem_store((off - offset::kMemory) / 4, v);
           break;  // N/A rows of Table 1: ignored
       }
     }

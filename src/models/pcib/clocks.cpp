@@ -116,6 +116,15 @@ bool PciBoard::memdump(const std::vector<std::string>& args, std::string& error)
 
 bool PciBoard::command(std::string_view cmd, const std::vector<std::string>& args, std::string& error) {
   if (cmd == "memdump") return memdump(args, error);
+  if (cmd == "memfault") {
+    std::uint64_t word = 0, mask = 0;
+    if (args.size() != 2 || !parse_u32(args[0], word) || !parse_u32(args[1], mask) || word >= kMemoryWords ||
+        mask > 0xffffffffu)
+      error = "usage: memfault WORD MASK (a memory word 0-0x3fffff and the bits stuck at 0)";
+    else
+      fault_word_ = static_cast<std::uint32_t>(word), fault_mask_ = static_cast<std::uint32_t>(mask);
+    return true;
+  }
   if (cmd == "extreset") {  // 003 1.2 Bit 15: with EN_EXT an external reset also resets the MultiKron
     if (!(config_ & cfg::kEnExt)) error = "extreset: EN_EXT (Configuration Register bit 15) is 0, the external reset is ignored";
     else chip_->hardware_reset();

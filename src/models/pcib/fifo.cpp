@@ -73,7 +73,7 @@ void PciBoard::store_word(std::uint32_t word) {
     sample_lost_ = true;
     return;
   }
-  memory_[map_ & kMemoryWordMask] = word;
+  mem_store(map_ & kMemoryWordMask, word);
   map_ = (map_ + 1) & kPointerMask;
 }
 

@@ -69,7 +69,8 @@ class PciBoard final : public sim::Device {
   void drain() override;
   std::uint64_t now() const override { return chip_->now(); }
 
-  // memdump START COUNT FILE (words), cable FILE, devsel LEVEL.
+  // memdump START COUNT FILE (words); cable FILE|-; extreset (EN_EXT); memfault WORD MASK (bits of one
+  // memory word stuck at 0, so that the toolkit's memory tests can be shown to catch a fault).
   bool command(std::string_view cmd, const std::vector<std::string>& args, std::string& error) override;
 
   // ---- inspection (never changes state) ----
@@ -117,6 +118,8 @@ class PciBoard final : public sim::Device {
   std::uint32_t config_ = 0;
   std::uint32_t map_ = 0;  // 24-bit memory address pointer (word address; top two bits = wrap count)
   std::vector<std::uint32_t> memory_;
+  std::uint32_t fault_word_ = 0, fault_mask_ = 0;  // memfault
+  void mem_store(std::uint32_t index, std::uint32_t v) { memory_[index] = index == fault_word_ ? v & ~fault_mask_ : v; }
   std::deque<std::uint8_t> fifo_;
   std::uint64_t ext_hz_ = 0;
   unsigned xcpu_ = 0;  // XCPU[7..0] connector lines
