@@ -51,7 +51,7 @@ TEST(ToolkitSelftest, SampleTestPrints20And84BytesFromCpu0Then1) {  // 003 3.4 m
   EXPECT_LT(t0, t1);
   EXPECT_LT(t1, r0);
   EXPECT_LT(r0, r1);
-  inject(b, "1", "0xff");  // the first sample's timestamp word
+  inject(b, "4", "0x1000");  // the first sample's low user-data word (0x1000)
   std::ostringstream bad;
   EXPECT_GT(sample_test(b, bad), 0u);
 }
