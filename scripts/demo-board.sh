@@ -24,13 +24,13 @@ echo "== examples/pci/sample1.c on the board model -> mk.dat"
 cp "$here/examples/pci/interval.info" .
 if "$kron" --help 2>/dev/null | grep -qw expand; then
   echo "== kron expand --input-format mk2 mk.dat (first lines)"
-  "$kron" expand --input-format mk2 mk.dat | head -12
+  "$kron" expand -h --input-format mk2 mk.dat | head -12
 else
   echo "(kron expand is not in this build: skipped)"
 fi
 if "$kron" --help 2>/dev/null | grep -qw rpt; then
   echo "== kron rpt (interval.info classes 1-3)"
-  "$kron" rpt --input-format mk2 -f interval.info mk.dat || "$kron" rpt mk.dat
+  "$kron" rpt --input-format mk2 -f interval.info mk.dat
 else
   echo "(kron rpt is not in this build: skipped)"
 fi

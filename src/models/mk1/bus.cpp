@@ -80,7 +80,7 @@ void Mk1::write(std::uint32_t address, std::uint64_t data) {
 // 001 Table 3A.
 std::uint64_t Mk1::read_counter(unsigned i) {
   if (shadow_full_) {
-    if (!(regs_[addr::kCsr] & csr::kReadWait))  // row 2: wrong data (the stale shadow), bit 63 = 1
+    if (!(regs_[addr::kCsr] & csr::kReadWait))  // row 2: wrong data, bit 63 = 1: the stale shadow (ERRATUM E69)
       return shadow_[i] | (std::uint64_t{1} << 63);
     const std::uint64_t waited = wait_for(false, true);  // row 3: wait, then correct data
     if (!test_pin_) wait_counter_ += static_cast<std::uint32_t>(waited);

@@ -44,9 +44,16 @@ void Mk1::count_to(std::uint64_t t) {
   if (t <= now_) return;
   const std::uint64_t dt = t - now_;
   now_ = t;
-  const u128 acc = u128{ts_frac_} + u128{dt} * ts_hz_;
-  const auto ticks = static_cast<std::uint64_t>(acc / node_hz_);
-  ts_frac_ = static_cast<std::uint64_t>(acc % node_hz_);
+  std::uint64_t ticks;
+  if (dt < (std::uint64_t{1} << 32) && ts_hz_ < (std::uint64_t{1} << 31)) {  // fits in 64 bits: no 128-bit division
+    const std::uint64_t acc = ts_frac_ + dt * ts_hz_;
+    ticks = acc / node_hz_;
+    ts_frac_ = acc % node_hz_;
+  } else {
+    const u128 acc = u128{ts_frac_} + u128{dt} * ts_hz_;
+    ticks = static_cast<std::uint64_t>(acc / node_hz_);
+    ts_frac_ = static_cast<std::uint64_t>(acc % node_hz_);
+  }
   // 001 Table 2 bit 14 / "Resource Counters": the slow clock is 1/10 (1 us) or 1/100 (10 us) of the
   // timestamp clock.
   const std::uint64_t div = (regs_[addr::kCsr] & csr::kSlow10us) ? 100 : 10;
@@ -55,18 +62,20 @@ void Mk1::count_to(std::uint64_t t) {
   slow_pre_ %= div;
   if (test_pin_) return;
   timestamp_ = (timestamp_ + ticks) & kTimestampMask;
-  for (unsigned i = 0; i < 16; ++i) {
-    if (counting(i, static_cast<unsigned>(MuxSource::NodeClock))) add_saturating(counters_[i], dt);
-    else if (counting(i, static_cast<unsigned>(MuxSource::SlowClock))) add_saturating(counters_[i], slow);
-  }
+  // Table 4 decoded for all sixteen at once: LSBs in MUX SEL bits 0-15, MSBs in bits 32-47.
+  const auto lo = static_cast<unsigned>(regs_[addr::kMuxSel] & 0xffff);
+  const auto hi = static_cast<unsigned>(regs_[addr::kMuxSel] >> 32 & 0xffff);
+  for (unsigned m = enable_ & lo & hi; m; m &= m - 1) add_saturating(counters_[__builtin_ctz(m)], dt);  // 11
+  if (slow)
+    for (unsigned m = enable_ & ~lo & ~hi & 0xffffu; m; m &= m - 1) add_saturating(counters_[__builtin_ctz(m)], slow);  // 00
 }
 
 void Mk1::advance(std::uint64_t dt) {
   const std::uint64_t end = now_ + dt;
-  while (output_possible() && next_byte_at_ <= end) {
-    count_to(next_byte_at_);
-    emit_byte();
-  }
+  // The output never depends on the counters (a Resource sample's counters were copied to the shadow
+  // registers when it was taken), so the bytes due go out first, each stamped with its own clock, and
+  // the counters then move once to `end`.
+  while (output_possible() && next_byte_at_ <= end) emit_byte();
   count_to(end);
 }
 

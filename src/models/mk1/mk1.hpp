@@ -27,7 +27,6 @@
 #pragma once
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -79,6 +78,21 @@ class Mk1 final : public sim::Device {
   struct FifoEntry {
     std::array<std::uint8_t, 16> bytes{};
     bool resource = false;
+  };
+
+  // The FIFO's ranks: a fixed ring (the depth is a few samples; no allocation per sample).
+  class Ring {
+   public:
+    bool empty() const { return count_ == 0; }
+    std::size_t size() const { return count_; }
+    const FifoEntry& front() const { return e_[head_]; }
+    void push_back(const FifoEntry& x) { e_[(head_ + count_++) % kFifoDepth] = x; }  // caller checks size()
+    void pop_front() { head_ = (head_ + 1) % kFifoDepth, --count_; }
+    void clear() { head_ = count_ = 0; }
+
+   private:
+    std::array<FifoEntry, kFifoDepth> e_{};
+    std::size_t head_ = 0, count_ = 0;
   };
 
   // registers.cpp
@@ -137,7 +151,7 @@ class Mk1 final : public sim::Device {
   bool shadow_full_ = false;
 
   // ---- sampling ----
-  std::deque<FifoEntry> fifo_;
+  Ring fifo_;
   bool lost_fifo_ = false;    // a sample was lost since the last successful one (CSR bit 8, header flag)
   bool lost_shadow_ = false;  // a Resource sample was lost to busy shadow registers (CSR bit 9)
   std::uint64_t next_byte_at_ = 0;

@@ -71,11 +71,17 @@ static_assert(std::is_sorted(kTable.begin(), kTable.end(),
 
 std::span<const RegisterInfo> register_table() { return kTable; }
 
-const RegisterInfo* find_register(unsigned a) {
+namespace {
+// Address -> row, built once from the table (the decode a chip does in gates).
+const std::array<const RegisterInfo*, 128> kDecode = [] {
+  std::array<const RegisterInfo*, 128> d{};
   for (const RegisterInfo& r : kTable)
-    if (a >= r.addr && a < r.addr + r.count) return &r;
-  return nullptr;
-}
+    for (unsigned a = r.addr; a < r.addr + r.count && a < d.size(); ++a) d[a] = &r;
+  return d;
+}();
+}  // namespace
+
+const RegisterInfo* find_register(unsigned a) { return a < kDecode.size() ? kDecode[a] : nullptr; }
 
 // Every stored register takes its reset value from the table.
 void Mk1::reset_registers() {

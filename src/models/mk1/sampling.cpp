@@ -86,6 +86,7 @@ void Mk1::emit_byte() {
     }
     tx_pos_ = 0;
   }
+  const std::uint64_t at = next_byte_at_;  // this byte's network clock edge (may be ahead of now_)
   const std::uint8_t byte = tx_[tx_pos_++];
   const std::size_t len = tx_len_;
   const bool last = tx_pos_ == len;
@@ -97,8 +98,8 @@ void Mk1::emit_byte() {
     tx_len_ = 0;
   }
   // State first, callbacks last: an observer (the board) may change pins from inside them.
-  if (on_element) on_element(now_, classic::NetElement::make(byte, last));
-  if (last && on_sample) on_sample(sim::SampleOut{now_, std::span<const std::uint8_t>(tx_.data(), len)});
+  if (on_element) on_element(at, classic::NetElement::make(byte, last));
+  if (last && on_sample) on_sample(sim::SampleOut{at, std::span<const std::uint8_t>(tx_.data(), len)});
 }
 
 std::uint64_t Mk1::wait_for(bool need_fifo, bool need_shadow) {
