@@ -17,7 +17,7 @@
 //   sampling.cpp                   triggers, Filter Register, FIFO, shadow registers, Table 3B, network
 //   test_mode.cpp                  Appendix C: TEST register (Table C-1) and FIFO Output
 //
-// Not modelled (log category "unimplemented" in docs/models.md):
+// Not modelled (docs/models-mk1-pcib.md says why):
 //   - pin timing below one node clock: the setup/hold of Figure 2, the 16 ns / 12 ns network set-up of
 //     Figure 3, the five-clock minimum reset pulse. The model's unit of time is the node clock.
 //   - electrical behaviour: the high-impedance pin, parity errors on the wire, the internal-TEST pin and

@@ -17,7 +17,7 @@
 //   clocks.cpp                     Configuration bits that drive the chip's pins: CPU ID lines, TESTB,
 //                                  WAIT_CPU, MK_OE, EN_EXT, DIV2, TS_RATIO; board commands (memdump, cable)
 //
-// Not modelled (docs/models.md): the MultiKron_vc chip and its SRAM (WAIT_MEM is stored, does nothing);
+// Not modelled (docs/models-mk1-pcib.md): the MultiKron_vc chip and its SRAM (WAIT_MEM is stored, does nothing);
 //   PCI bus timing below one node clock (an access costs kPciAccessClocks node clocks); the S16D card
 //   (the cable delivers its 16-bit words, high byte first, to a file); the FIFO state machine's own
 //   cycle timing (its sequences complete as soon as their bytes are in the FIFO, which at 33 MHz outpaces
