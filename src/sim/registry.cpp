@@ -17,8 +17,10 @@ std::unique_ptr<Device> make_device(std::string_view board, std::string_view chi
   std::string known;
   for (const DeviceEntry& e : device_registry())
     known += "\n  " + (e.board.empty() ? "" : "--board " + e.board + " ") + "--chip " + e.chip + ": " + e.summary;
-  throw std::invalid_argument("no simulated device " + (board.empty() ? "" : "--board " + std::string(board) + " ") +
-                              (chip.empty() ? "" : "--chip " + std::string(chip)) + "; known:" + known);
+  std::string want;
+  if (!board.empty()) want += " --board " + std::string(board);
+  if (!chip.empty()) want += " --chip " + std::string(chip);
+  throw std::invalid_argument("no simulated device" + want + "; known:" + known);
 }
 
 }  // namespace kron::sim

@@ -3,11 +3,12 @@
 // script error (FILE:LINE: what).
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
 
-#include "kron/core/error.hpp"
 #include "sim/registry.hpp"
 #include "sim/script.hpp"
 #include "tools/command.hpp"
@@ -36,7 +37,10 @@ int run_sim(const SimArgs& a) {
     commands = sim::parse_script(std::cin, "<stdin>");
   } else {
     std::ifstream in(a.script);
-    if (!in) throw InputError::at_line(a.script, 0, 0, "cannot open");
+    if (!in) {
+      fmt::print(stderr, "kron sim: {}: cannot open: {}\n", a.script, std::strerror(errno));
+      return kExitBadInput;
+    }
     commands = sim::parse_script(in, a.script);
   }
   std::ofstream net;
@@ -44,11 +48,17 @@ int run_sim(const SimArgs& a) {
   options.net_bits = a.net_bits;
   if (!a.net.empty()) {
     net.open(a.net, std::ios::binary | std::ios::trunc);
-    if (!net) throw InputError::at_offset(a.net, 0, "cannot create");
+    if (!net) {
+      fmt::print(stderr, "kron sim: {}: cannot create: {}\n", a.net, std::strerror(errno));
+      return kExitBadInput;
+    }
     options.net = &net;
   }
   const unsigned failures = sim::run_script(commands, a.script == "-" ? "<stdin>" : a.script, *device, std::cout, options);
-  if (net.is_open() && !net.flush()) throw InputError::at_offset(a.net, 0, "write error");
+  if (net.is_open() && !net.flush()) {
+    fmt::print(stderr, "kron sim: {}: write error\n", a.net);
+    return kExitBadInput;
+  }
   if (failures) fmt::print(stderr, "kron sim: {} expect(s) failed\n", failures);
   return failures ? kExitFailed : kExitOk;
 }

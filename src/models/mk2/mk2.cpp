@@ -106,7 +106,10 @@ void Mk2::advance(std::uint64_t t) {
   now_ = t;
 }
 
-void Mk2::tick(std::uint64_t node_clocks) { advance(now_ + node_clocks); }
+void Mk2::tick(std::uint64_t node_clocks) {
+  if (node_clocks > kNever - now_) throw sim::ConfigError("tick: the node-clock count would pass 2^64");
+  advance(now_ + node_clocks);
+}
 
 void Mk2::drain() {
   while (output_pending() || shadow_busy_) {

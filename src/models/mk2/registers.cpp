@@ -35,11 +35,12 @@ std::uint64_t apply_write(const RegisterInfo& r, std::uint64_t old, std::uint64_
       return (old & ~writable) | (data & writable);
     case WriteKind::Fields: {
       // 000 Resource Counter Control Registers: "a zero value written into any field leaves that field
-      // unchanged. Only a non-zero value will change a field."
+      // unchanged". Tables B5-B7 print the NOP as x000 / xx00: ERRATUM E13, a field whose code bits are
+      // 0 is left unchanged whatever its don't-care bits; any other value is stored as written.
       std::uint64_t v = old;
       for (unsigned f = 0; f < 16; ++f) {
         const std::uint64_t nibble = std::uint64_t{0xf} << (4 * f);
-        if (data & nibble) v = (v & ~nibble) | (data & nibble);
+        if (data & (std::uint64_t{r.field_code} << (4 * f))) v = (v & ~nibble) | (data & nibble);
       }
       return v;
     }
@@ -60,36 +61,6 @@ std::uint64_t apply_write(const RegisterInfo& r, std::uint64_t old, std::uint64_
       break;
   }
   return old;
-}
-
-std::string_view name(Source s) {
-  switch (s) {
-    case Source::Nop: return "nop";
-    case Source::Clock: return "clk";
-    case Source::Software: return "software";
-    case Source::ExternalEnable: return "external-enable";
-    case Source::External: return "external";
-  }
-  return "?";
-}
-std::string_view name(Clock c) {
-  switch (c) {
-    case Clock::Nop: return "nop";
-    case Clock::Node: return "node";
-    case Clock::NodeDiv10: return "node/10";
-    case Clock::NodeDiv100: return "node/100";
-    case Clock::Timestamp: return "ts";
-  }
-  return "?";
-}
-std::string_view name(EnableCode e) {
-  switch (e) {
-    case EnableCode::Nop: return "nop";
-    case EnableCode::Disable: return "disable";
-    case EnableCode::Enable: return "enable";
-    case EnableCode::ResetEnable: return "reset-enable";
-  }
-  return "?";
 }
 
 }  // namespace kron::mk2

@@ -7,7 +7,7 @@
 //   Registers, High Order 32 Bit Register, Wait / Overrun Error Counter, Resource Counter Control
 //   Registers, TEST MODE; Tables B5-B7 (reset settings marked **).
 // Decisions: ERRATUM E3 (unused read bits), E12 (register reset values the tables do not give),
-//   E13 (a CSR write with both bits of a pair set).
+//   E13 (a CSR write with both bits of a pair set; control fields whose code bits are 0).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -48,7 +48,7 @@ enum class Reg : std::uint8_t {
 enum class WriteKind : std::uint8_t {
   Ignored,   // nothing happens ("-" in Table B4, or a "*" address outside test mode)
   Store,     // the data, within `width` and outside `read_only`, is stored
-  Fields,    // sixteen 4-bit fields; a field written 0 is left unchanged (000 Resource Counter Control Registers)
+  Fields,    // sixteen 4-bit fields; a field whose `field_code` bits are written 0 is left unchanged (Tables B5-B7)
   W1Pairs,   // write-1-to-act: bit 2k sets control bit 2k, bit 2k+1 clears it (Table B1)
   Hook,      // the chip's own action (reset, counters, samples, test operations)
 };
@@ -69,6 +69,7 @@ struct RegisterInfo {
   WriteKind write;
   ReadKind read;
   bool test_only_write;      // Table B4 "*": "Available ONLY in TEST mode"
+  std::uint8_t field_code;   // Fields: the bits of a 4-bit field that say what to do; 0 there = NOP (Tables B5-B7)
 };
 
 // ---- CSR bits, 000 Table B1 (status read / control write of "1") --------------------------------
@@ -101,30 +102,30 @@ inline constexpr std::uint64_t kClockReset = 0x4444'4444'4444'4444;   // Table B
 // ---- 000 Table B4: the address map ---------------------------------------------------------------
 // clang-format off
 inline constexpr std::array<RegisterInfo, 23> kRegisters{{
-  // reg                  first last name                                             width reset        read_only       w1_act     write                ReadKind          test
-  {Reg::SoftwareReset,      0,   0, "Reset chip, Timestamp unchanged",                  0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, false},
-  {Reg::Csr,                1,   1, "CSR Register",                                    16, csr::kReset,  csr::kReadOnly, csr::kW1Act, WriteKind::W1Pairs, ReadKind::Hook,   false},
-  {Reg::Timestamp,          2,   2, "Timestamp Register",                              56, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    true},
-  {Reg::Filter,             4,   4, "Filter Register",                                 16, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false},
-  {Reg::WaitCounter,        5,   5, "Wait Counter",                                    32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false},
-  {Reg::OverrunCounter,     6,   6, "Overrun Counter",                                 32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false},
-  {Reg::HighOrder,          7,   7, "High Order 32 bit Reg",                           32, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false},
-  {Reg::Enable,             8,   8, "Enable Register",                                 64, kEnableReset, 0,              0,         WriteKind::Fields,   ReadKind::Stored,  false},
-  {Reg::Mode,              10,  10, "Mode Register",                                   64, kModeReset,   0,              0,         WriteKind::Fields,   ReadKind::Stored,  false},
-  {Reg::ClockSelect,       12,  12, "Clock Select Register",                           64, kClockReset,  0,              0,         WriteKind::Fields,   ReadKind::Stored,  false},
-  {Reg::IncrTimestamp,     16,  16, "Incr Timestamp Register",                          0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
-  {Reg::IncrWait,          17,  17, "Incr Wait Error Cntr",                             0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
-  {Reg::IncrOverrun,       18,  18, "Incr OverRun Error Cntr",                          0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
-  {Reg::DisableNetwork,    19,  19, "Disable Output Network",                           0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
-  {Reg::EnableNetwork,     20,  20, "Enable Output Network",                            0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
-  {Reg::AdvanceFifo,       21,  21, "Advance FIFO and free Resource Cntr Shadow Reg",   0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true},
-  {Reg::FifoGroup,         25,  29, "FIFO group",                                      32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    true},
-  {Reg::SourceAddress,     32,  39, "Source Addr Reg",                                 32, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false},
-  {Reg::CounterCopy,       64,  79, "Resource Counter (read with copy)",               32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false},
-  {Reg::CounterNoCopy,     80,  95, "Increment Resource Counter / read without copy",  32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false},
-  {Reg::TraceTrigger,      96, 111, "Trigger a Trace Sample",                           0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, false},
-  {Reg::ResourceTrigger,  112, 127, "Trigger a Resource Sample",                        0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, false},
-  {Reg::Unused,             3,   3, "-",                                                0, 0,            0,              0,         WriteKind::Ignored,  ReadKind::AllOnes, false},
+  // reg                  first last name                                             width reset        read_only       w1_act     write                ReadKind          test   field_code
+  {Reg::SoftwareReset,      0,   0, "Reset chip, Timestamp unchanged",                  0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, false, 0},
+  {Reg::Csr,                1,   1, "CSR Register",                                    16, csr::kReset,  csr::kReadOnly, csr::kW1Act, WriteKind::W1Pairs, ReadKind::Hook,   false, 0},
+  {Reg::Timestamp,          2,   2, "Timestamp Register",                              56, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    true, 0},
+  {Reg::Filter,             4,   4, "Filter Register",                                 16, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false, 0},
+  {Reg::WaitCounter,        5,   5, "Wait Counter",                                    32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false, 0},
+  {Reg::OverrunCounter,     6,   6, "Overrun Counter",                                 32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false, 0},
+  {Reg::HighOrder,          7,   7, "High Order 32 bit Reg",                           32, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false, 0},
+  {Reg::Enable,             8,   8, "Enable Register",                                 64, kEnableReset, 0,              0,         WriteKind::Fields,   ReadKind::Stored,  false, 0x3},
+  {Reg::Mode,              10,  10, "Mode Register",                                   64, kModeReset,   0,              0,         WriteKind::Fields,   ReadKind::Stored,  false, 0x7},
+  {Reg::ClockSelect,       12,  12, "Clock Select Register",                           64, kClockReset,  0,              0,         WriteKind::Fields,   ReadKind::Stored,  false, 0x7},
+  {Reg::IncrTimestamp,     16,  16, "Incr Timestamp Register",                          0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true, 0},
+  {Reg::IncrWait,          17,  17, "Incr Wait Error Cntr",                             0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true, 0},
+  {Reg::IncrOverrun,       18,  18, "Incr OverRun Error Cntr",                          0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true, 0},
+  {Reg::DisableNetwork,    19,  19, "Disable Output Network",                           0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true, 0},
+  {Reg::EnableNetwork,     20,  20, "Enable Output Network",                            0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true, 0},
+  {Reg::AdvanceFifo,       21,  21, "Advance FIFO and free Resource Cntr Shadow Reg",   0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true, 0},
+  {Reg::FifoGroup,         25,  29, "FIFO group",                                      32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    true, 0},
+  {Reg::SourceAddress,     32,  39, "Source Addr Reg",                                 32, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false, 0},
+  {Reg::CounterCopy,       64,  79, "Resource Counter (read with copy)",               32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false, 0},
+  {Reg::CounterNoCopy,     80,  95, "Increment Resource Counter / read without copy",  32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false, 0},
+  {Reg::TraceTrigger,      96, 111, "Trigger a Trace Sample",                           0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, false, 0},
+  {Reg::ResourceTrigger,  112, 127, "Trigger a Resource Sample",                        0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, false, 0},
+  {Reg::Unused,             3,   3, "-",                                                0, 0,            0,              0,         WriteKind::Ignored,  ReadKind::AllOnes, false, 0},
 }};
 // clang-format on
 
@@ -163,9 +164,5 @@ inline constexpr Clock clock_of(unsigned clock_field) {
 enum class EnableCode : std::uint8_t { Nop = 0, Disable = 1, Enable = 2, ResetEnable = 3 };
 inline constexpr EnableCode enable_of(unsigned enable_field) { return static_cast<EnableCode>(enable_field & 3); }
 inline constexpr bool enabled(unsigned enable_field) { return enable_of(enable_field) >= EnableCode::Enable; }
-
-std::string_view name(Source s);
-std::string_view name(Clock c);
-std::string_view name(EnableCode e);
 
 }  // namespace kron::mk2

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `kron sim` as a tool: exit statuses (0, 1 failed expect, 2 script error with FILE:LINE), standard
+# input, --net (raw network bytes) and --net-bits (every 10-bit element). Issue 2 section 4.
+# Parity worked by hand: 0x10 has one 1 bit, so the odd-parity bit is 0 (ERRATUM E10 bit layout).
+set -uo pipefail
+fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# A failed expect: line number and both values, exit 1 at the end (after the rest of the script ran).
+printf 'write 4 0x1234\nexpect 4 0x1235 0xffff\nread 4\n' > "$tmp/bad_expect.sim"
+out=$("$KRON" sim "$tmp/bad_expect.sim" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "failed expect: exit $rc"
+grep -q "bad_expect.sim:2: expect failed: read 4 = 0xffffffffffff1234, expected 0x0000000000001235 under mask 0x000000000000ffff" <<<"$out" || fail "expect message: $out"
+grep -q "read 4 = 0xffffffffffff1234" <<<"$out" || fail "script stopped at the failed expect"
+
+# Script errors: FILE:LINE[:COLUMN]: what, exit 2, nothing run.
+check_error() {  # script-text expected-message
+  printf '%b' "$1" > "$tmp/err.sim"
+  out=$("$KRON" sim "$tmp/err.sim" 2>&1); rc=$?
+  [ $rc -eq 2 ] || fail "'$1': exit $rc"
+  grep -qF -- "$2" <<<"$out" || fail "'$1': message '$out' lacks '$2'"
+}
+check_error 'read 1\nfrobnicate 3\n' "err.sim:2: unknown command 'frobnicate'"
+check_error '# comment\n\nwrite 1\n' "err.sim:3:1: usage: write ADDR DATA"
+check_error 'write 0x1g 1\n' "err.sim:1:7: '0x1g' is not a number"
+check_error 'write 1 99999999999999999999\n' "does not fit in 64 bits"
+check_error 'read 128\n' "err.sim:1: address 128 out of range 0-127"
+check_error 'cpu 8\n' "err.sim:1:5: 8 out of range 0-7"
+check_error 'testmode maybe\n' "expected off or on"
+check_error 'clocks node=50000000 ts=20000000\n' "err.sim:1: timestamp clock 20000000 Hz exceeds a third of the node clock"
+check_error 'write 1 1\nwrite 4 1\nnetrdy 0\ndrain\nwrite 96 1\ndrain\n' "err.sim:6: drain: samples wait for NETRDY"
+"$KRON" sim "$tmp/missing.sim" >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing script: not exit 2"
+"$KRON" sim --chip mk9 "$tmp/err.sim" >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown chip: not exit 2"
+
+# Standard input, --net and --net-bits on one Trace sample.
+printf 'write 1 1\nwrite 4 1\nwrite 96 0x0102030405060708\ndrain\n' > "$tmp/one.sim"
+out=$("$KRON" sim --chip mk2 --net "$tmp/net.bin" --net-bits - < "$tmp/one.sim"); rc=$?
+[ $rc -eq 0 ] || fail "stdin run: exit $rc"
+[ "$(grep -c '^net @' <<<"$out")" -eq 20 ] || fail "--net-bits: not 20 elements"
+grep -q '^net @8 0x010 data=0x10 parity=0 eom=0$' <<<"$out" || fail "--net-bits first element: $out"
+grep -q '^net @46 0x208 data=0x08 parity=0 eom=1$' <<<"$out" || fail "--net-bits last element: $out"
+grep -q '^sample @46 type=trace cpu=0 ts=1 src=0x00000000 data=0x0102030405060708 flags=-$' <<<"$out" || fail "sample line: $out"
+[ "$(od -An -tx1 -v "$tmp/net.bin" | tr -d ' \n')" = "1000000000000001000000000102030405060708" ] || fail "--net bytes"
+echo ok
