@@ -13,8 +13,10 @@ PciBoard::PciBoard(std::unique_ptr<sim::Device> chip) : chip_(std::move(chip)), 
   ext_hz_ = kOscillatorHz;
   chip_->on_element = [this](std::uint64_t clock, classic::NetElement e) { on_chip_element(clock, e); };
   chip_->on_sample = [this](const sim::SampleOut& s) {
-    if (!sample_lost_ && on_sample) on_sample(s);
+    // Its bytes are [in_count_ - size, in_count_); some may already have been discarded (lost_upto_).
+    if (!sample_lost_) pending_.push_back({{s.bytes.begin(), s.bytes.end()}, in_count_, lost_upto_ > in_count_ - s.bytes.size()});
     sample_lost_ = false;
+    deliver();
   };
   hardware_reset();
 }
@@ -71,6 +73,7 @@ void PciBoard::write(std::uint32_t off_in, std::uint64_t data) {
             for (int i = 0; i < 4; ++i) w = w << 8 | pop_byte();
             store_word(w);
             update_full_flag();
+            deliver();
           }
           break;
         default:
@@ -102,6 +105,7 @@ std::uint64_t PciBoard::read(std::uint32_t off_in) {
         if (config_ & cfg::kTest) {
           v = pop_byte();
           update_full_flag();
+          deliver();
         }
       } else {
         v = peek(off);
@@ -137,6 +141,8 @@ void PciBoard::board_reset() {
   fifo_.clear();
   full_flag_ = false;
   sample_lost_ = false;
+  pending_.clear();
+  in_count_ = out_count_ = lost_upto_ = 0;
   apply_pins();
   chip_->hardware_reset();
 }

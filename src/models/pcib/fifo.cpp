@@ -3,12 +3,15 @@
 // (003 1.3, 2.7), and the external cable (003 2.6). Sources and what is not modelled: pcib.hpp.
 #include "models/pcib/pcib.hpp"
 
+#include <algorithm>
+
 namespace kron::pcib {
 
 // 003 2.4: each network transfer is eight data bits, an end-of-Sample flag and an odd parity bit; "the
 // end of Sample flag and an odd parity bit ... are discarded, only the eight data bits are saved".
 void PciBoard::on_chip_element(std::uint64_t clock, classic::NetElement e) {
   if (on_element) on_element(clock, e);
+  last_in_clock_ = clock;
   if (!(config_ & cfg::kMkOe)) {  // 003 1.2 Bit 13: outputs disabled, nothing reaches the FIFO
     ++lost_oe_;
     sample_lost_ = true;
@@ -21,6 +24,7 @@ void PciBoard::on_chip_element(std::uint64_t clock, classic::NetElement e) {
     return;
   }
   fifo_.push_back(e.data());
+  ++in_count_;
   run_state_machine();
   update_full_flag();
 }
@@ -39,7 +43,20 @@ std::uint8_t PciBoard::pop_byte() {
   if (fifo_.empty()) return 0;
   const std::uint8_t b = fifo_.front();
   fifo_.pop_front();
+  ++out_count_;
   return b;
+}
+
+// Reports every sample whose last byte has left the FIFO, at the later of the chip's clock and the
+// arrival of the last byte (the state machine empties the FIFO within the clock the byte arrives).
+void PciBoard::deliver() {
+  while (!pending_.empty() && pending_.front().end <= out_count_) {
+    if (!pending_.front().lost && on_sample) {
+      const Pending& p = pending_.front();
+      on_sample(sim::SampleOut{std::max(chip_->now(), last_in_clock_), std::span<const std::uint8_t>(p.bytes)});
+    }
+    pending_.pop_front();
+  }
 }
 
 // The FIFO state machine: with DIS_STATE or TEST set no new sequence begins (003 1.2 Bit 16, 2.5).
@@ -61,6 +78,7 @@ void PciBoard::run_state_machine() {
     }
   }
   update_full_flag();
+  deliver();
 }
 
 // 003 1.3: simple buffer (WRAPB = 1): "Once the memory address pointer reaches its maximum value, it
@@ -70,7 +88,10 @@ void PciBoard::run_state_machine() {
 void PciBoard::store_word(std::uint32_t word) {
   if ((config_ & cfg::kWrapB) && (map_ & kMemoryWordMask) == kMemoryWordMask) {
     lost_full_ += 4;
-    sample_lost_ = true;
+    lost_upto_ = out_count_;
+    // The four bytes just popped, [out_count_ - 4, out_count_), belong to samples not yet reported.
+    for (Pending& p : pending_)
+      if (p.end > out_count_ - 4 && p.end - p.bytes.size() < out_count_) p.lost = true;
     return;
   }
   mem_store(map_ & kMemoryWordMask, word);

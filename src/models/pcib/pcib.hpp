@@ -126,7 +126,19 @@ class PciBoard final : public sim::Device {
   bool devsel_other_ = false;  // DEVSEL# of other PCI masters (X0 only)
   bool in_access_ = false;
   bool full_flag_ = false;
-  bool sample_lost_ = false;  // a byte of the sample now arriving was lost (no on_sample for it)
+  // Samples are reported (on_sample) when their last byte leaves the board FIFO for memory, the cable or
+  // the CPU, not when the chip sends them: with DIS_STATE or TEST they wait in the FIFO.
+  struct Pending {
+    std::vector<std::uint8_t> bytes;
+    std::uint64_t end;  // in_count_ after its last byte
+    bool lost;          // a byte of it was discarded (simple buffer full)
+  };
+  std::deque<Pending> pending_;
+  std::uint64_t in_count_ = 0, out_count_ = 0;  // bytes ever pushed into / popped from the FIFO
+  std::uint64_t last_in_clock_ = 0;
+  std::uint64_t lost_upto_ = 0;  // out_count_ after the last discarded word
+  bool sample_lost_ = false;  // a byte of the sample now arriving never entered the FIFO
+  void deliver();
   bool cable_ready_ = true;
   std::FILE* cable_ = nullptr;
   std::string cable_path_;

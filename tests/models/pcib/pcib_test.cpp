@@ -240,9 +240,11 @@ TEST_F(PciBoardTest, Table2Bit16DisStateHoldsFifoThenResumes) {  // Table 2 DIS_
   b.drain();
   EXPECT_EQ(b.fifo_level(), 20u);
   EXPECT_EQ(b.read(offset::kPointer), 0u);
+  EXPECT_EQ(samples.size(), 0u);  // reported when it reaches memory, not when the chip sends it
   b.write(offset::kConfig, cfg::kDefault);
   EXPECT_EQ(b.fifo_level(), 0u);
   EXPECT_EQ(b.read(offset::kPointer), 5u);
+  EXPECT_EQ(samples.size(), 1u);
 }
 
 TEST_F(PciBoardTest, Table2Bits18And19TimestampRatioAndDiv2) {  // Table 2 TS_RATIO, DIV2; 003 1.2
