@@ -693,3 +693,61 @@ TEST_F(Mk1TestMode, TableC1ShiftoutAdvancesFifoAndFreesShadow) {  // Table C-1 b
 
 }  // namespace
 }  // namespace kron::mk1
+
+namespace kron::mk1 {
+namespace {
+
+TEST_F(Mk1Test, SoftwareResetDropsQueuedAndPartlySentSamples) {  // 001 Software Reset; ERRATUM E65
+  enable_sampling();
+  m.write(addr::kTraceTrigger, 1);
+  m.write(addr::kTraceTrigger, 2);
+  m.tick(5);  // the first sample is part way out
+  ASSERT_GT(elements.size(), 0u);
+  ASSERT_LT(elements.size(), 16u);
+  m.write(addr::kSoftwareReset, 0);
+  EXPECT_EQ(m.fifo_level(), 0u);
+  m.tick(1000);
+  EXPECT_EQ(samples.size(), 0u);
+  enable_sampling();
+  m.write(addr::kTraceTrigger, 3);  // the output starts cleanly with a new sample
+  m.drain();
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(decode(0).data, 3u);
+}
+
+TEST_F(Mk1Test, HardwareResetRestartsTimeAndPinsAreChecked) {  // 001 Timestamp, Appendix B
+  m.tick(12345);
+  m.hardware_reset();
+  EXPECT_EQ(m.now(), 0u);
+  EXPECT_EQ(m.peek(addr::kTimestamp), 0u);
+  EXPECT_THROW(m.set_cpu(8), sim::ConfigError);  // eight CPU ID lines
+  EXPECT_THROW(m.set_clocks(0, 1), sim::ConfigError);
+  EXPECT_EQ(m.address_limit(), 128u);  // 001 Table 1: seven address bits
+  m.write(128 + addr::kFilter, 0x5);   // higher address bits are decoded outside the chip
+  EXPECT_EQ(m.peek(addr::kFilter), 0x5u);
+}
+
+TEST_F(Mk1TestMode, DrainWithNetworkDisabledIsAHangNotAWait) {  // Table C-1 bit 6
+  m.write(addr::kTest, test_instr(0x40 | 0x80, 0x10000000));
+  EXPECT_THROW(m.drain(), sim::HangError);
+  m.set_test_mode(false);  // ERRATUM E66: the disable acts in test mode only
+  m.drain();
+  EXPECT_EQ(samples.size(), 1u);
+}
+
+TEST_F(Mk1Test, ResourceSampleCountersAreThoseOfTheTriggerInstant) {  // 001 "Resource Counters and their Shadow Registers"
+  enable_sampling();
+  m.write(addr::kMuxSel, mux_field(9, 0b11));
+  m.write(addr::kEnable, 1u << 9);
+  const std::uint64_t enabled_at = m.now() - Mk1::kAccessClocks;  // a write acts at its start
+  m.tick(96);
+  const std::uint64_t taken_at = m.now();
+  m.write(addr::kResourceTrigger, 0);
+  m.drain();  // counting goes on while the sample is sent
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(decode(0).counters[9], taken_at - enabled_at);
+  EXPECT_GT(m.peek(addr::kResourceCounter + 9), taken_at - enabled_at + 150u);
+}
+
+}  // namespace
+}  // namespace kron::mk1
