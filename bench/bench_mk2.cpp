@@ -19,7 +19,9 @@ constexpr std::uint64_t kNodeHz = 50'000'000;
 constexpr std::uint64_t kSamples = 1'000'000;
 constexpr std::uint64_t kPeriod = kNodeHz / kSamples;  // node clocks between triggers
 
-std::uint64_t one_second(Mk2& chip, bool sample) {
+// step = 0: tick straight to the next trigger (events); step = 1: tick one node clock at a time, the way a
+// model that steps idle clocks would (the peer).
+std::uint64_t one_second(Mk2& chip, bool sample, std::uint64_t step = 0) {
   std::uint64_t sent = 0;
   chip.on_sample = [&](const kron::sim::SampleOut&) { ++sent; };
   chip.hardware_reset();
@@ -28,7 +30,10 @@ std::uint64_t one_second(Mk2& chip, bool sample) {
   const std::uint64_t start = chip.now();
   for (std::uint64_t i = 0; i < kSamples; ++i) {
     if (sample) chip.write(96 + (i & 15), i);  // Trace trigger, filter level i mod 16
-    chip.tick(start + (i + 1) * kPeriod - chip.now());
+    const std::uint64_t next = start + (i + 1) * kPeriod;
+    if (step == 0) chip.tick(next - chip.now());
+    else
+      while (chip.now() < next) chip.tick(step);
   }
   chip.drain();
   return sent;
@@ -50,6 +55,16 @@ void BM_Mk2SecondIdle(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kSamples));
 }
 BENCHMARK(BM_Mk2SecondIdle)->Unit(benchmark::kMillisecond);
+
+// Peer: the same second stepped one node clock at a time (50 million tick calls).
+void BM_Mk2SecondStepped(benchmark::State& state) {
+  Mk2 chip;
+  std::uint64_t sent = 0;
+  for (auto _ : state) sent = one_second(chip, true, 1);
+  if (sent != kSamples) state.SkipWithError("not every sample left the chip");
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kSamples));
+}
+BENCHMARK(BM_Mk2SecondStepped)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 }  // namespace
 

@@ -31,9 +31,6 @@
 
 namespace kron::sim {
 
-inline constexpr std::uint64_t kDefaultNodeHz = 50'000'000;
-inline constexpr std::uint64_t kDefaultTsHz = 10'000'000;
-
 enum class Op : std::uint8_t { Clocks, Reset, Cpu, TestMode, WaitStates, NetRdy, Ext, Write, Read, Expect, Tick, Drain, Other };
 
 struct Command {

@@ -17,6 +17,11 @@
 
 namespace kron::sim {
 
+// The clocks a device starts with: 000 "targetted a Node clock frequency of 50 MHz and a Timestamp
+// frequency of 10 MHz" (`kron sim`'s `clocks` defaults).
+inline constexpr std::uint64_t kDefaultNodeHz = 50'000'000;
+inline constexpr std::uint64_t kDefaultTsHz = 10'000'000;
+
 // One sample leaving the device on its collection-network output (or, for the board, reaching its
 // memory or cable), reported when its last byte goes out.
 struct SampleOut {

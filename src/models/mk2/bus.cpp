@@ -10,7 +10,6 @@
 
 namespace kron::mk2 {
 namespace {
-constexpr std::uint32_t kHighOrderAddr = 7;
 constexpr std::uint64_t kLow32 = 0xffff'ffff;
 }  // namespace
 
@@ -42,18 +41,18 @@ void Mk2::hold_until(std::uint64_t& t, bool (Mk2::*ready)() const, const char* w
 }
 
 void Mk2::write(std::uint32_t addr, std::uint64_t data) {
-  addr %= kAddresses;
+  addr %= kAddresses;  // only the seven MultiKron address bits reach the chip (000 PROCESSOR INTERFACE)
   const RegisterInfo& r = decode(addr);
   std::uint64_t t = begin_access();
   // 000 High Order 32 Bit Register: in 32 bit mode "input data bits 32-63 will be taken from this High
   // Order 32 bit register on processor writes rather than the input pins".
-  if (stored_[1] & csr::bit(csr::kMode32)) data = stored_[kHighOrderAddr] << 32 | (data & kLow32);
+  if (csr_control(csr::kMode32)) data = reg(Reg::HighOrder) << 32 | (data & kLow32);
   // Table B4 "*": "do nothing when written to in non-Test mode" (Appendix A Testing).
   if (!r.test_only_write || test_mode_) {
     switch (r.write) {
       case WriteKind::Store:
       case WriteKind::W1Pairs: stored_[addr] = apply_write(r, stored_[addr], data); break;
-      case WriteKind::Fields: write_control(r.reg, data, t); break;
+      case WriteKind::Fields: write_control(r, data, t); break;
       case WriteKind::Hook: write_hook(r, addr, data, t); break;
       case WriteKind::Ignored: break;
     }
@@ -104,7 +103,7 @@ void Mk2::write_hook(const RegisterInfo& r, std::uint32_t addr, std::uint64_t da
 // Table B1: control bits as stored; status bits from the chip's state.
 std::uint64_t Mk2::csr_value() const {
   using csr::bit;
-  std::uint64_t v = stored_[1] & (bit(csr::kSamplingEnable) | bit(csr::kWaitOnOverrun) | bit(csr::kReadWait) |
+  std::uint64_t v = reg(Reg::Csr) & (bit(csr::kSamplingEnable) | bit(csr::kWaitOnOverrun) | bit(csr::kReadWait) |
                                   bit(csr::kMode32));
   if (fifo_count_ == kFifoDepth) v |= bit(csr::kFifoFull);
   if (shadow_busy_) v |= bit(csr::kShadowFull);
@@ -143,7 +142,7 @@ std::uint64_t Mk2::read(std::uint32_t addr) {
   std::uint64_t t = begin_access();
   if (r.reg == Reg::CounterCopy) {
     // Table B3b. "Shadow registers are never marked busy from a read-with-copy, only from a Resource sample."
-    if (shadow_busy_ && (stored_[1] & csr::bit(csr::kReadWait)))
+    if (shadow_busy_ && csr_control(csr::kReadWait))
       hold_until(t, &Mk2::shadow_ready, "read-with-copy waits for the shadow registers");  // row 2 (CNT)
     if (!shadow_busy_) copy_to_shadow(t);  // rows 1, 2, 5: "Data copied and then read"
     // Row 6: "Don't Wait, but return erroneous data": no copy; the shadow registers being sent are read
@@ -157,7 +156,7 @@ std::uint64_t Mk2::read(std::uint32_t addr) {
   const std::uint64_t v = bus_value(r, r.reg == Reg::CounterCopy ? shadow_[addr & 0xf] : read_hook(r, addr, t));
   // 000 High Order 32 Bit Register: "Output data bits 32-63 are always ... placed in that register" on
   // processor reads (ERRATUM E14: except a read of that register itself).
-  if (r.reg != Reg::HighOrder) stored_[kHighOrderAddr] = v >> 32;
+  if (r.reg != Reg::HighOrder) reg(Reg::HighOrder) = v >> 32;
   end_access(t);
   return v;
 }

@@ -8,7 +8,6 @@
 namespace kron::mk2 {
 namespace {
 constexpr std::uint32_t kMax32 = 0xffff'ffff;
-constexpr unsigned kEnableAddr = 8, kModeAddr = 10, kClockAddr = 12;
 using Counters = std::array<std::uint32_t, kResourceCounters>;
 
 // 000: "The Resource Counters will not count beyond their maximum value (i.e, no wrap around), but will
@@ -29,7 +28,7 @@ void add_counts(Counters& c, unsigned j, bool pair, std::uint64_t n) {
 
 // Table B5 "Double precision ... applies only to EVEN Resource Counters, ODD Counters use the value from
 // their EVEN pair".
-bool Mk2::is_pair(unsigned j) const { return double_precision(field(stored_[kModeAddr], j & ~1u)); }
+bool Mk2::is_pair(unsigned j) const { return double_precision(control_field(Reg::Mode, j & ~1u)); }
 unsigned Mk2::lead(unsigned j) const { return is_pair(j) ? (j & ~1u) : j; }
 
 void Mk2::add_counts(unsigned j, std::uint64_t n) { mk2::add_counts(counter_, j, is_pair(j), n); }
@@ -55,10 +54,10 @@ Counters Mk2::counters_at(std::uint64_t t) const {
   Counters c = counter_;
   if (!counting() || t <= counters_synced_) return c;
   for (unsigned j = 0; j < kResourceCounters; ++j) {
-    if (lead(j) != j || !enabled(field(stored_[kEnableAddr], j))) continue;
-    const Source src = source_of(field(stored_[kModeAddr], j));
+    if (lead(j) != j || !enabled(control_field(Reg::Enable, j))) continue;
+    const Source src = source_of(control_field(Reg::Mode, j));
     if (src == Source::Clock || (src == Source::ExternalEnable && ext_[j]))
-      mk2::add_counts(c, j, is_pair(j), clock_edges(clock_of(field(stored_[kClockAddr], j)), counters_synced_, t));
+      mk2::add_counts(c, j, is_pair(j), clock_edges(clock_of(control_field(Reg::ClockSelect, j)), counters_synced_, t));
   }
   return c;
 }
@@ -71,11 +70,10 @@ void Mk2::settle_counters(std::uint64_t t) {
 
 // $08 Enable, $0A Mode, $0C Clock Select: fields written 0 are left unchanged (registers.cpp). Table B7
 // xx11 "Reset & Enable counter" clears the counter (both halves of a pair) as it enables it.
-void Mk2::write_control(Reg reg, std::uint64_t data, std::uint64_t t) {
+void Mk2::write_control(const RegisterInfo& r, std::uint64_t data, std::uint64_t t) {
   settle_counters(t);
-  const unsigned addr = reg == Reg::Enable ? kEnableAddr : reg == Reg::Mode ? kModeAddr : kClockAddr;
-  stored_[addr] = apply_write(decode(addr), stored_[addr], data);
-  if (reg != Reg::Enable) return;
+  reg(r.reg) = apply_write(r, reg(r.reg), data);
+  if (r.reg != Reg::Enable) return;
   for (unsigned j = 0; j < kResourceCounters; ++j) {
     if (enable_of(field(data, j)) != EnableCode::ResetEnable || lead(j) != j) continue;
     counter_[j] = 0;
@@ -97,7 +95,7 @@ void Mk2::increment_counter(unsigned j, std::uint64_t t) {
   settle_counters(t);
   const unsigned l = lead(j);
   if (test_mode_ ||
-      (source_of(field(stored_[kModeAddr], l)) == Source::Software && enabled(field(stored_[kEnableAddr], l))))
+      (source_of(control_field(Reg::Mode, l)) == Source::Software && enabled(control_field(Reg::Enable, l))))
     add_counts(l, 1);
 }
 

@@ -13,14 +13,14 @@ namespace kron::mk2 {
 void Mk2::trigger(bool resource, unsigned level, std::uint64_t data, std::uint64_t& t) {
   // 000 Filter Register / SAMPLING: a disabled level is discarded, "although the processor write is
   // acknowledged normally"; Table B1 bit 0: no samples while sampling is disabled.
-  if (!(stored_[1] & csr::bit(csr::kSamplingEnable)) || !(stored_[4] >> level & 1)) return;
+  if (!csr_control(csr::kSamplingEnable) || !(reg(Reg::Filter) >> level & 1)) return;
 
   // 000 Table B3a. A Trace sample needs a FIFO level; a Resource sample a FIFO level and the shadow
   // registers (rows 2 and 8: a Trace sample is taken even while the shadow registers are full).
   const bool fifo_full = !fifo_ready();
   const bool shadow_full = resource && !shadow_ready();
   if (fifo_full || shadow_full) {
-    if (stored_[1] & csr::bit(csr::kWaitOnOverrun)) {
+    if (csr_control(csr::kWaitOnOverrun)) {
       // Rows 3-6: "Wait until FIFO / Shadow Regs / both are available, then take data"; the Wait
       // Counter counts the node clocks (CNT).
       hold_until(t, resource ? &Mk2::resource_ready : &Mk2::fifo_ready,
@@ -44,7 +44,7 @@ void Mk2::trigger(bool resource, unsigned level, std::uint64_t data, std::uint64
   s.flags = static_cast<std::uint8_t>((pending_fifo_overrun_ ? kFlagFifoOverrun : 0) |
                                       (pending_shadow_overrun_ ? kFlagShadowOverrun : 0));
   s.timestamp = timestamp(t);
-  s.source = static_cast<std::uint32_t>(stored_[32 + cpu_]);
+  s.source = static_cast<std::uint32_t>(stored_[address_of(Reg::SourceAddress) + cpu_]);
   s.data = data;
   pending_fifo_overrun_ = pending_shadow_overrun_ = false;
   if (resource) {

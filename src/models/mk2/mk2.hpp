@@ -35,8 +35,6 @@ inline constexpr unsigned kResourceBytes = 84;           // 000 Table B2
 inline constexpr unsigned kNodeClocksPerNetClock = 2;    // NETCLK is half the Node clock (000 NETWORK OUTPUT)
 inline constexpr std::uint64_t kTimestampMask = (std::uint64_t{1} << 56) - 1;  // 56-bit counter
 inline constexpr std::uint64_t kNever = ~std::uint64_t{0};
-inline constexpr std::uint64_t kDefaultNodeHz = 50'000'000;  // 000: "targetted a Node clock of 50 MHz
-inline constexpr std::uint64_t kDefaultTsHz = 10'000'000;    //       and a Timestamp frequency of 10 MHz"
 
 // One FIFO level: 160 bits as five 32-bit groups (A = most significant, carrying the header byte) and
 // the 161st bit, which marks a Resource sample whose counters follow from the shadow registers
@@ -76,6 +74,12 @@ class Mk2 final : public sim::Device {
   unsigned access_clocks() const { return 2 + wait_states_latched_; }
 
  private:
+  // A stored register by name (Table B4); for Source Address Registers the first of the eight.
+  std::uint64_t& reg(Reg r) { return stored_[address_of(r)]; }
+  std::uint64_t reg(Reg r) const { return stored_[address_of(r)]; }
+  bool csr_control(unsigned bit) const { return reg(Reg::Csr) >> bit & 1; }
+  unsigned control_field(Reg r, unsigned counter) const { return field(reg(r), counter); }
+
   // ---- mk2.cpp: resets, time, timestamp ----
   void reset_state(std::uint64_t t);       // what both resets do, at node clock t (000 Software Reset)
   void advance(std::uint64_t t);           // run the network up to node clock t, then now_ = t
@@ -100,7 +104,7 @@ class Mk2 final : public sim::Device {
   unsigned lead(unsigned j) const;         // the even counter of a double-precision pair, else j
   bool is_pair(unsigned j) const;
   void add_counts(unsigned j, std::uint64_t n);  // saturating (000 "will not count beyond their maximum")
-  void write_control(Reg reg, std::uint64_t data, std::uint64_t t);
+  void write_control(const RegisterInfo& r, std::uint64_t data, std::uint64_t t);
   void write_counter(unsigned j, std::uint32_t value, std::uint64_t t);
   void increment_counter(unsigned j, std::uint64_t t);
   void copy_to_shadow(std::uint64_t t);
@@ -124,7 +128,7 @@ class Mk2 final : public sim::Device {
 
   // ---- state ----
   // Clocks and time.
-  std::uint64_t node_hz_ = kDefaultNodeHz, ts_hz_ = kDefaultTsHz;
+  std::uint64_t node_hz_ = sim::kDefaultNodeHz, ts_hz_ = sim::kDefaultTsHz;
   std::uint64_t now_ = 0;                  // node clocks since the last hardware reset
   std::uint64_t ts_epoch_clock_ = 0, ts_epoch_edges_ = 0;  // ts_edges() across clock changes
   // $02 Timestamp: value_ at ts edge count base_edges_ (frozen in test mode).

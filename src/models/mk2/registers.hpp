@@ -129,6 +129,13 @@ inline constexpr std::array<RegisterInfo, 23> kRegisters{{
 }};
 // clang-format on
 
+// The (first) word address of a register, from the table.
+constexpr std::uint32_t address_of(Reg reg) {
+  for (const RegisterInfo& r : kRegisters)
+    if (r.reg == reg) return r.first;
+  return 0;
+}
+
 // The table row that decodes `addr` (0-127); addresses no row names decode to the Unused row.
 const RegisterInfo& decode(std::uint32_t addr);
 

@@ -165,6 +165,20 @@ TEST_F(Counters, DoublePrecisionPairTableB5) {
   EXPECT_EQ(counter(9), 0x0000'0008u) << "no carry into a separate counter";
 }
 
+// Table B7 xx11 "Reset & Enable" of a double-precision pair clears both halves (ERRATUM E8: the even field
+// drives the pair; the odd field is ignored while paired).
+TEST_F(Counters, ResetEnableClearsWholePair) {
+  chip.write(kMode, fld(4, 0xa));
+  chip.write(kCounter + 4, 5);
+  chip.write(kCounter + 5, 6);
+  chip.write(kEnable, fld(5, 3));  // odd field: ignored while paired
+  EXPECT_EQ(counter(4), 5u);
+  EXPECT_EQ(counter(5), 6u);
+  chip.write(kEnable, fld(4, 3));
+  EXPECT_EQ(counter(4), 0u);
+  EXPECT_EQ(counter(5), 0u);
+}
+
 // 000: "The Resource Counters will not count beyond their maximum value (i.e, no wrap around), but will
 // stick at this maximum value until reset."
 TEST_F(Counters, SaturateInsteadOfWrapping) {

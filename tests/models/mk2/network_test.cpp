@@ -97,6 +97,24 @@ TEST_F(Network, TestModeDisablesNetwork) {
   EXPECT_EQ(out[0].sample.data, 7u);
 }
 
+// 000 Software Reset "initializes most of the machine state" (ERRATUM E12): the FIFO, the shadow
+// registers and the output empty; a sample under way is abandoned without its end-of-message byte.
+TEST_F(Network, SoftwareResetEmptiesOutput) {
+  sampling_on();
+  chip.write(kResource, 1);
+  chip.tick(20);
+  ASSERT_FALSE(elements.empty());
+  chip.write(kReset, 0);
+  EXPECT_FALSE(csr_bit(csr::kShadowFull));
+  chip.tick(1000);
+  EXPECT_TRUE(out.empty());
+  EXPECT_LT(elements.size(), 84u);
+  EXPECT_FALSE(elements.back().second.eom());
+  const std::uint64_t t = chip.now();
+  chip.drain();  // nothing left: returns at once
+  EXPECT_EQ(chip.now(), t);
+}
+
 // Time advances by events: a very long tick costs no more than a short one, and the clock count is exact.
 TEST_F(Network, LongTickIsExact) {
   chip.write(kMode, 0x1);
