@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 8
 CMAKE_FLAGS ?=
 GEN := -G Ninja
 
-.PHONY: all deps build test test-fast test-asan fuzz fuzz-smoke demo bench install clean
+.PHONY: all deps build test test-fast test-asan fuzz fuzz-smoke demo demo-board bench install clean
 
 all: build
 
@@ -44,6 +44,10 @@ fuzz-smoke: fuzz
 
 demo: build
 	@scripts/demo.sh $(BUILD)
+
+# The toolkit workflow of 003 against the PCI board model (scripts/demo-board.sh).
+demo-board: build
+	@scripts/demo-board.sh $(BUILD)
 
 bench: build
 	@if [ -f deps/bench-packages.txt ]; then scripts/install-deps.sh deps/bench-packages.txt; fi

@@ -44,6 +44,7 @@ void Mk2::finish_bytes(unsigned n, std::uint64_t first_end) {
     for (unsigned i = 0; i < n; ++i) {
       const unsigned pos = out_pos_ + i;
       on_element(first_end + 2 * i, classic::NetElement::make(out_bytes_[pos], pos + 1 == out_size_));
+      if (!netrdy_) n = i + 1;  // the observer (the PCI board's FIFO full flag) lowered NETRDY: stop here
     }
   out_pos_ += n;
   next_cycle_ = first_end + 2 * (n - 1);
