@@ -30,9 +30,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   } catch (const kron::InputError&) {
   }
-  // run_script leaves its printing callbacks installed when it throws (harmless in `kron sim`, whose
-  // device dies with it); the board here lives on, so they are removed before the next input.
-  board->on_sample = nullptr;
-  board->on_element = nullptr;
   return 0;
 }

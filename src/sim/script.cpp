@@ -187,6 +187,15 @@ std::string format_element(std::uint64_t clock, classic::NetElement e) {
 unsigned run_script(const std::vector<Command>& commands, const std::string& file, Device& device, std::ostream& out,
                     const RunOptions& options) {
   const classic::Chip chip = device.chip();
+  // The observers capture this frame: remove them however the run ends (a script error throws), so a
+  // device that outlives the run never calls into a dead frame.
+  struct ObserverGuard {
+    Device& d;
+    ~ObserverGuard() {
+      d.on_sample = nullptr;
+      d.on_element = nullptr;
+    }
+  } guard{device};
   device.on_sample = [&](const SampleOut& s) { out << format_sample(chip, s) << '\n'; };
   if (options.net_bits || options.net)
     device.on_element = [&](std::uint64_t clock, classic::NetElement e) {
@@ -248,8 +257,6 @@ unsigned run_script(const std::vector<Command>& commands, const std::string& fil
     }
   }
   out.flush();
-  device.on_sample = nullptr;
-  device.on_element = nullptr;
   return failures;
 }
 

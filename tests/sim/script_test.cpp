@@ -92,6 +92,17 @@ TEST(ScriptRun, DeviceErrorsAtLine) {
             std::string::npos);
 }
 
+// A device that outlives a failed run must not keep observers that point into the run's frame.
+TEST(ScriptRun, ObserversRemovedWhenTheScriptFails) {
+  std::istringstream in("write 1 1\nwrite 4 1\nwrite 96 7\nread 200\n");
+  const auto commands = parse_script(in, "t.sim");
+  mk2::Mk2 chip;
+  std::ostringstream out;
+  EXPECT_THROW(run_script(commands, "t.sim", chip, out, RunOptions{}), InputError);
+  EXPECT_FALSE(chip.on_sample);
+  EXPECT_FALSE(chip.on_element);
+}
+
 // `clocks` keeps the frequency it is not given: ts=10 MHz stays when only node changes.
 TEST(ScriptRun, ClocksKeepOmittedFrequency) {
   EXPECT_EQ(run("clocks node=30000000\ntick 300\nread 2\n"), "read 2 = 0xff00000000000064\n");
