@@ -166,10 +166,12 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err) {
   const std::uint64_t lanes_off = sizeof(BoardHeader);
   std::uint64_t rings_off = lanes_off + std::uint64_t{o.lanes} * sizeof(LaneHeader);
   rings_off = (rings_off + 4095) & ~std::uint64_t{4095};
-  if (o.size < rings_off + std::uint64_t{o.lanes} * kMinRingBytes)
-    return fail("board size " + std::to_string(o.size) + " is too small for " + std::to_string(o.lanes) +
+  // The sample memory is `size` bytes shared by the lanes, each a power of two (the header and lane
+  // table come on top, as the board's registers sit beside its 16 MB local memory, 003 Table 1).
+  if (o.size / o.lanes < kMinRingBytes)
+    return fail("board memory " + std::to_string(o.size) + " is too small for " + std::to_string(o.lanes) +
                 " lanes of at least 4 KiB");
-  std::uint64_t ring = (o.size - rings_off) / o.lanes;
+  std::uint64_t ring = o.size / o.lanes;
   while (!is_pow2(ring)) ring &= ring - 1;  // round down to a power of two
   const std::uint64_t size = rings_off + ring * o.lanes;
   const std::string shm = shm_name(o.name);

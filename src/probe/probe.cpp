@@ -97,11 +97,14 @@ void init_once() {
 // Claims a free lane for this thread (slow path: CAS allowed here). False when every lane is taken.
 bool claim(detail::ThreadLane& t) {
   const std::uint32_t n = g_board->lane_count;
-  for (std::uint32_t i = 0; i < n; ++i) {
+  // A free lane first; failing that, adopt a retired one (its writer is gone; records carry their own
+  // source and thread, so the lane simply continues). The drainer takes Retired lanes with the same CAS.
+  for (std::uint32_t k = 0; k < 2 * n; ++k) {
+    const std::uint32_t i = k % n;
     LaneHeader* L = g_map->lane(i);
     LaneState s = L->state.load(std::memory_order_relaxed);
-    if (s != LaneState::Free) continue;
-    // Acquire: the drainer reset this lane's counters before it released the lane as Free.
+    if (s != (k < n ? LaneState::Free : LaneState::Retired)) continue;
+    // Acquire: the drainer reset a Free lane, and the last owner published a Retired lane's counts.
     if (!L->state.compare_exchange_strong(s, LaneState::Claiming, std::memory_order_acquire)) continue;
     L->pid = g_pid;
     L->tid = gettid_u32();

@@ -177,7 +177,13 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
     LaneHeader* L = map_.lane(i);
     LaneView v = view_lane(i);
     if (v.state != LaneState::Active && v.state != LaneState::Retired) continue;
-    const bool finishing = v.state == LaneState::Retired || v.owner_dead;
+    bool finishing = false;
+    if (finished && (v.state == LaneState::Retired || v.owner_dead)) {
+      // Take the lane with a CAS: a new thread may be adopting a Retired lane at this moment.
+      LaneState s = v.state;
+      finishing = L->state.compare_exchange_strong(s, LaneState::Claiming, std::memory_order_acquire);
+      if (!finishing) continue;  // adopted: drained as an active lane next pass
+    }
     Pass p = pass(i, L->read.load(std::memory_order_relaxed), L->read_records.load(std::memory_order_relaxed), v, sink);
     if (p.corrupt && std::find(problems_.begin(), problems_.end(), p.problem) == problems_.end()) problems_.push_back(p.problem);
     // Relaxed stores of the reader line; `read` last, with release: the writer may reuse the slots
@@ -186,7 +192,7 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
     L->overwritten.store(v.overwritten + p.overwritten, std::memory_order_relaxed);
     L->read_records.store(p.rr, std::memory_order_relaxed);
     L->read.store(p.r, std::memory_order_release);
-    if (!finishing || !finished) continue;
+    if (!finishing) continue;
     // The owner is gone: record the lane's final figures and free it for another thread.
     const std::uint64_t passed = L->passed.load(std::memory_order_relaxed);
     const std::uint64_t torn = passed > v.overruns + p.rr ? passed - v.overruns - p.rr : 0;

@@ -29,7 +29,7 @@ int create(const CreateArgs& a) {
   const auto filter = recorder::parse_uint(a.filter, 0xffff);
   if (!filter) throw InputError::at_offset("--filter " + a.filter, 0, "expected a 16-bit mask");
   o.filter = static_cast<std::uint16_t>(*filter);
-  const auto perms = recorder::parse_uint(a.perms.size() > 1 && a.perms[0] == '0' ? a.perms.substr(1) : a.perms, 0777);
+  const auto perms = recorder::parse_uint(a.perms.size() > 1 && a.perms[0] == '0' ? a.perms.substr(1) : a.perms, 777);
   if (!perms) throw InputError::at_offset("--perms " + a.perms, 0, "expected octal digits such as 0600");
   unsigned oct = 0;  // the digits were read as decimal: reinterpret as octal
   for (char c : std::to_string(*perms)) {
