@@ -91,7 +91,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   }
   // Copy [start, h) out of the ring (two pieces at the wrap).
   const std::uint64_t n = h - start;
-  buf_.resize(n * kSlot);
+  if (buf_.size() < n * kSlot) buf_.resize(n * kSlot);  // grows once; never shrinks
   if (n) {
     const std::uint64_t first = std::min(n, slots - (start & mask));
     std::memcpy(buf_.data(), ring + (start & mask) * kSlot, first * kSlot);
