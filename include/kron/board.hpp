@@ -15,7 +15,7 @@
 //   [BoardHeader, header_size bytes][LaneHeader x lane_count at lanes_offset][rings at rings_offset]
 // Lane i's ring is ring_bytes bytes at rings_offset + i * ring_bytes. Records in a ring are the trace
 // file's records (kron::tracefile::TraceRecord, 32 bytes = one slot; ResourceRecord, 160 bytes = 5 slots),
-// so the drain copies them to the file unchanged. Positions (head, read, tail) count 32-byte slots from the
+// so the drain copies them to the file unchanged. ERRATUM E20: lanes replace the chip's one FIFO. Positions (head, read, tail) count 32-byte slots from the
 // lane's start and never wrap (2^64 slots); the slot of position p is p & (slots - 1).
 #pragma once
 #include <atomic>
@@ -96,6 +96,7 @@ inline constexpr std::uint32_t kCfgWrapB = 1u << 14;  // 1 = simple buffer (keep
 
 // ---- Resource counter control, 000 Tables B5-B7: sixteen 4-bit fields, field n = counter n -------------
 enum class Mode : std::uint8_t { Nop = 0, Clock = 1, Software = 2, ExternalEnable = 3, ExternalSignal = 4 };
+// ERRATUM E26: NodeClk is the TSC; TSclk, the timestamp clock, is the same TSC; counters are 64 bits.
 enum class ClockSel : std::uint8_t { Nop = 0, NodeClk = 1, NodeClk10 = 2, NodeClk100 = 3, TsClk = 4 };
 enum class Enable : std::uint8_t { Nop = 0, Disable = 1, Enable = 2, ResetEnable = 3 };
 inline constexpr std::uint8_t kModeDouble = 0x8;  // Table B5 bit 3: double precision (even counters)

@@ -57,7 +57,7 @@ struct ThreadLane {
   const volatile std::uint32_t* cpu;  // rseq cpu_id (kept current by the kernel), or nullptr
   board::LaneHeader* lane;
 };
-extern thread_local ThreadLane t_lane KRON_TLS_MODEL;
+extern constinit thread_local ThreadLane t_lane KRON_TLS_MODEL;
 // Points at the board's control word, or at a zero word while no board is attached.
 extern const std::atomic<std::uint32_t>* g_control;
 extern bool g_tsc;  // timestamps from rdtsc (else clock_gettime)

@@ -27,7 +27,7 @@
 
 namespace kron {
 namespace detail {
-thread_local ThreadLane t_lane KRON_TLS_MODEL{};
+constinit thread_local ThreadLane t_lane KRON_TLS_MODEL{};
 namespace {
 const std::atomic<std::uint32_t> g_zero{0};
 }
@@ -97,7 +97,7 @@ void init_once() {
 // Claims a free lane for this thread (slow path: CAS allowed here). False when every lane is taken.
 bool claim(detail::ThreadLane& t) {
   const std::uint32_t n = g_board->lane_count;
-  // A free lane first; failing that, adopt a retired one (its writer is gone; records carry their own
+  // ERRATUM E30. A free lane first; failing that, adopt a retired one (its writer is gone; records carry their own
   // source and thread, so the lane simply continues). The drainer takes Retired lanes with the same CAS.
   for (std::uint32_t k = 0; k < 2 * n; ++k) {
     const std::uint32_t i = k % n;
@@ -146,7 +146,7 @@ void overrun(detail::ThreadLane& t, bool resource) {
   if (!sticky.load(std::memory_order_relaxed)) sticky.store(1, std::memory_order_relaxed);
 }
 
-// Circular mode: evicts the oldest whole records so that `need` slots (plus 1/16 of the ring, to
+// ERRATUM E29. Circular mode: evicts the oldest whole records so that `need` slots (plus 1/16 of the ring, to
 // amortise) fit, and publishes the new tail under the lane's seqlock before any slot is overwritten.
 void evict(detail::ThreadLane& t, std::uint64_t need) {
   LaneHeader* L = t.lane;
@@ -187,7 +187,8 @@ bool make_room(detail::ThreadLane& t, std::uint64_t need, bool resource) {
   t.limit = L->read.load(std::memory_order_acquire) + g_slots;
   if (t.head + need <= t.limit) return true;
   const std::uint64_t t0 = detail::now();
-  // 000 Table B3a: with "Wait on Overrun" set, hold the probe until there is room, counting the time.
+  // 000 Table B3a: with "Wait on Overrun" set, hold the probe until there is room, counting the time
+  // (ERRATUM E28: in timestamp ticks, 64 bits).
   // ERRATUM E22: only while a drainer is alive; without one nobody would ever make room.
   if ((g_board->control.load(std::memory_order_relaxed) & kCtlWait) && drainer_alive(t0)) {
     for (unsigned spin = 1;; ++spin) {

@@ -17,7 +17,12 @@ using namespace kron::board;
 namespace {
 constexpr std::uint64_t kRingBase = 0;  // (readability) slot offsets below are relative to a lane's ring
 
-bool process_gone(std::uint32_t pid) { return pid != 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+// A lane's owner is gone when its pid no longer exists (signal 0 only checks). A pid outside Linux's
+// range (a hostile segment) is never passed to kill(): 0 and negative values name process groups.
+bool process_gone(std::uint32_t pid) {
+  if (pid == 0 || pid > (1u << 22)) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
 
 // (tail, evicted) of a circular lane under its seqlock. False if the writer never lets it settle.
 bool load_tail(const LaneHeader* L, std::uint64_t* tail, std::uint64_t* evicted) {
