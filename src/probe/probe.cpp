@@ -59,17 +59,23 @@ pthread_once_t g_once = PTHREAD_ONCE_INIT;
 // Per-thread resource counter state: the thread's "virtual" counters (000: counters saved and restored
 // per process). Software and signal counters count for this thread; clock counters are board-wide.
 struct ThreadCounters {
-  std::uint32_t gen;             // board counter_gen this plan was made for (0 = never planned)
-  std::uint32_t sw_mask;         // counters whose software increments count now
-  std::uint64_t value[kCounters];
-  std::uint32_t reset_gen[kCounters];
-  int perf_leader;               // -1: none opened
-  std::int8_t perf_index[kCounters];  // position in the group read, -1 none
-  std::uint32_t perf_count;
-  std::uint64_t perf_last[kCounters];
-  bool perf_tried;
+  std::uint32_t gen = 0;         // board counter_gen + 1 this plan was made for (0 = never planned)
+  std::uint32_t sw_mask = 0;     // counters whose software increments count now
+  std::uint64_t value[kCounters] = {};
+  std::uint32_t reset_gen[kCounters] = {};
+  int perf_leader = -1;          // -1: none opened
+  int perf_fd[kCounters] = {};   // every fd of the group, to close
+  std::int8_t perf_index[kCounters] = {};  // position in the group read, -1 none
+  std::uint32_t perf_count = 0;
+  std::uint64_t perf_last[kCounters] = {};
+  bool perf_tried = false;
 };
-thread_local ThreadCounters t_ctr{};
+void close_perf(ThreadCounters& c) {
+  for (std::uint32_t i = 0; i < c.perf_count; ++i) ::close(c.perf_fd[i]);
+  c.perf_count = 0;
+  c.perf_leader = -1;
+}
+constinit thread_local ThreadCounters t_ctr{};
 
 std::uint32_t gettid_u32() { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
 
@@ -87,7 +93,7 @@ void init_once() {
   // A forked child must not write into its parent's lane (one writer per lane): start afresh.
   pthread_atfork(nullptr, nullptr, [] {
     detail::t_lane = detail::ThreadLane{};
-    if (t_ctr.perf_leader > 0) ::close(t_ctr.perf_leader);  // measured the parent's thread
+    close_perf(t_ctr);  // they measured the parent's thread
     t_ctr = ThreadCounters{};
     g_pid = static_cast<std::uint32_t>(::getpid());
   });
@@ -263,6 +269,7 @@ void open_perf(ThreadCounters& c, std::uint64_t mode_reg) {
     const long fd = ::syscall(SYS_perf_event_open, &a, 0, -1, c.perf_leader, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) continue;  // unavailable here: the counter reads 0 (kron record checks sources up front)
     if (c.perf_leader < 0) c.perf_leader = static_cast<int>(fd);
+    c.perf_fd[c.perf_count] = static_cast<int>(fd);
     c.perf_index[n] = static_cast<std::int8_t>(c.perf_count++);
   }
 }
@@ -370,7 +377,7 @@ void release_lane() noexcept {
   // Release: a drainer that sees Retired sees the final head and counts.
   t.lane->state.store(LaneState::Retired, std::memory_order_release);
   t = detail::ThreadLane{};
-  if (t_ctr.perf_leader > 0) ::close(t_ctr.perf_leader);
+  close_perf(t_ctr);
   t_ctr = ThreadCounters{};
 }
 
