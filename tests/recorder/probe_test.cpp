@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include <chrono>
 #include <thread>
 
 #include "kron/core/vocabulary.hpp"
@@ -175,6 +176,54 @@ TEST(ProbeTest, NextSampleAfterOverrunCarriesTheFlag) {  // 000 SAMPLING: "reset
   EXPECT_EQ(drained[slots].flags & kFlagFifoOverrun, kFlagFifoOverrun);
   EXPECT_EQ(drained[slots + 1].flags & kFlagFifoOverrun, 0);
   EXPECT_TRUE(r.totals().exact());
+}
+
+TEST(ProbeTest, WaitPolicyWithoutDrainerDiscardsInsteadOfHanging) {  // 000 Table B3a; ERRATUM E22
+  board::CreateOptions o = small(board::BufferMode::Simple, 32 << 10);
+  o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;
+  ScratchBoard b(o);
+  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  ASSERT_EQ(in_child(b.name, [&] {
+              for (std::uint64_t i = 0; i < slots + 10; ++i) kron::trace(0, i);
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto t = r.totals();
+  EXPECT_EQ(t.overruns, 10u);
+  EXPECT_EQ(t.waits, 0u);
+  EXPECT_TRUE(t.exact());
+}
+
+TEST(ProbeTest, WaitPolicyHoldsTheProbeUntilTheDrainerMakesRoom) {  // 000 Table B3a rows "Wait until FIFO is available"
+  board::CreateOptions o = small(board::BufferMode::Simple, 32 << 10);
+  o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;
+  ScratchBoard b(o);
+  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  auto r = b.reader();
+  r.set_drainer(true);
+  std::uint64_t got = 0;
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    kron::attach(b.name.c_str());
+    for (std::uint64_t i = 0; i < 3 * slots; ++i) kron::trace(0, i);
+    std::exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) != pid) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a slow drainer: the probe must wait
+    r.drain([&](const recorder::LaneView&, std::span<const std::uint8_t>, std::uint64_t n) { got += n; }, nullptr);
+  }
+  r.drain([&](const recorder::LaneView&, std::span<const std::uint8_t>, std::uint64_t n) { got += n; }, nullptr);
+  r.set_drainer(false);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const auto t = r.totals();
+  EXPECT_EQ(got, 3 * slots);  // nothing discarded
+  EXPECT_EQ(t.overruns, 0u);
+  EXPECT_GT(t.waits, 0u);       // the Wait Counter counted the holds
+  EXPECT_GT(t.wait_ticks, 0u);
+  EXPECT_TRUE(t.exact());
 }
 
 TEST(ProbeTest, CircularBufferKeepsNewestAndCountsOverwritten) {  // 003 2.7 circular ("cockpit voice recorder")
