@@ -39,7 +39,8 @@ inline constexpr std::uint32_t kMaxLanes = 4096;
 inline constexpr std::uint64_t kMinRingBytes = 4096;
 inline constexpr std::uint64_t kMaxSegment = 1ull << 40;
 
-// Environment: the board MK_DEFAULT_MAP()/kron::attach() map, and the node number of "node.process".
+// Environment: the board MK_DEFAULT_MAP()/kron::attach() map; KRON_NODE is set by kron record for the
+// program's information (samples take the node from the board header: one board per node).
 inline constexpr const char* kEnvBoard = "KRON_BOARD";
 inline constexpr const char* kEnvNode = "KRON_NODE";
 

@@ -81,6 +81,9 @@ KRON_ALWAYS_INLINE std::uint64_t now() noexcept {
 }  // namespace detail
 
 #ifndef KRON_DISABLE_PROBES
+// Each variant lives in its own inline namespace, so that translation units built with and without
+// KRON_DISABLE_PROBES can be linked into one program without two definitions of one inline function.
+inline namespace probes_on {
 
 KRON_ALWAYS_INLINE void trace(unsigned group, std::uint64_t data) noexcept {
   const std::uint32_t need = (1u << (group & 15u)) | board::kCtlEnable;
@@ -135,7 +138,9 @@ class Scope {
   std::uint64_t end_;
 };
 
+}  // namespace probes_on
 #else  // KRON_DISABLE_PROBES: every probe compiles to nothing.
+inline namespace probes_off {
 
 inline void trace(unsigned, std::uint64_t) noexcept {}
 inline void resource(unsigned, std::uint64_t) noexcept {}
@@ -147,6 +152,7 @@ class Scope {
   Scope& operator=(const Scope&) = delete;
 };
 
+}  // namespace probes_off
 #endif
 
 }  // namespace kron

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "kron/core/vocabulary.hpp"
 #include "kron/board_ops.hpp"
@@ -68,6 +69,9 @@ struct ThreadCounters {
   std::int8_t perf_index[kCounters] = {};  // position in the group read, -1 none
   std::uint32_t perf_count = 0;
   std::uint64_t perf_last[kCounters] = {};
+  std::uint8_t kind[kCounters] = {};  // Kind, per counter
+  std::uint8_t div[kCounters] = {};   // Clock Select divider (Table B6)
+  std::uint32_t en_mask = 0, clock_mask = 0;
   bool perf_tried = false;
 };
 void close_perf(ThreadCounters& c) {
@@ -274,67 +278,87 @@ void open_perf(ThreadCounters& c, std::uint64_t mode_reg) {
   }
 }
 
+// What each counter reads, decoded once per control write (Tables B5-B7) instead of per sample.
+enum Kind : std::uint8_t { kZero, kClock, kSoftware, kSignal, kGated };
+
 // Re-reads the counter control registers after a write (Tables B5-B7) and resets reset counters.
-void plan(ThreadCounters& c, std::uint32_t gen) {
-  // Acquire: pairs with the release store of counter_gen after the registers were written.
-  c.gen = gen;
+void plan(ThreadCounters& c) {
   const std::uint64_t en = g_board->enable_reg.load(std::memory_order_relaxed);
   const std::uint64_t mode = g_board->mode_reg.load(std::memory_order_relaxed);
-  c.sw_mask = 0;
+  const std::uint64_t clk = g_board->clock_reg.load(std::memory_order_relaxed);
+  if (!c.perf_tried) open_perf(c, mode);
+  c.sw_mask = c.en_mask = c.clock_mask = 0;
   for (unsigned n = 0; n < kCounters; ++n) {
     const std::uint32_t rg = g_board->reset_gen[n].load(std::memory_order_relaxed);
     if (rg != c.reset_gen[n]) c.reset_gen[n] = rg, c.value[n] = 0;  // Table B7 "Reset & Enable"
-    if (mode_of(field(mode, n)) == Mode::Software && enabled(en, n)) c.sw_mask |= 1u << n;
+    const Mode m = mode_of(field(mode, n));
+    const ClockSel cs = clock_of(field(clk, n));
+    c.div[n] = cs == ClockSel::NodeClk10 ? 10 : cs == ClockSel::NodeClk100 ? 100 : 1;
+    if (enabled(en, n)) c.en_mask |= 1u << n;
+    if (m == Mode::Clock) c.kind[n] = kClock, c.clock_mask |= 1u << n;
+    else if (m == Mode::Software) c.kind[n] = kSoftware;
+    else if (m == Mode::ExternalSignal && c.perf_index[n] >= 0) c.kind[n] = kSignal;
+    else if (m == Mode::ExternalEnable && c.perf_index[n] >= 0) c.kind[n] = kGated;
+    else c.kind[n] = kZero;
   }
-  if (!c.perf_tried) open_perf(c, mode);
+  c.sw_mask = 0;
+  for (unsigned n = 0; n < kCounters; ++n)
+    if (c.kind[n] == kSoftware && (c.en_mask & (1u << n))) c.sw_mask |= 1u << n;
 }
 
 void replan_if_needed(ThreadCounters& c) {
-  const std::uint32_t gen = g_board->counter_gen.load(std::memory_order_acquire);  // see plan()
-  if (c.gen != gen + 1) plan(c, gen), c.gen = gen + 1;  // +1 so that a fresh thread (gen 0) plans once
+  // Acquire: pairs with the release store of counter_gen after the registers were written.
+  const std::uint32_t gen = g_board->counter_gen.load(std::memory_order_acquire);
+  if (c.gen != gen + 1) plan(c), c.gen = gen + 1;  // +1 so that a fresh thread (gen 0) plans once
 }
 
 void read_counters(std::uint64_t now, std::uint64_t out[kCounters]) {
   ThreadCounters& c = t_ctr;
   replan_if_needed(c);
   // One read() of the perf group: every signal counter of this thread at the same instant.
-  std::uint64_t raw[1 + kCounters] = {};
+  std::uint64_t raw[1 + kCounters];  // not zero-filled: `rep stos` would cost more than the rest
+  raw[0] = 0;
   if (c.perf_leader >= 0) {
     if (::read(c.perf_leader, raw, sizeof raw) < static_cast<long>(sizeof(std::uint64_t))) raw[0] = 0;
   }
-  const std::uint64_t en = g_board->enable_reg.load(std::memory_order_relaxed);
-  const std::uint64_t mode = g_board->mode_reg.load(std::memory_order_relaxed);
-  const std::uint64_t clk = g_board->clock_reg.load(std::memory_order_relaxed);
   // The stopwatches, read under the board's seqlock (retry while a control write is in progress).
-  std::uint64_t acc[kCounters], since[kCounters];
-  for (;;) {
-    const std::uint64_t s0 = g_board->ctr_seq.load(std::memory_order_acquire);  // acquire: fields after
-    for (unsigned n = 0; n < kCounters; ++n) {
-      acc[n] = g_board->sw_acc[n].load(std::memory_order_relaxed);
-      since[n] = g_board->sw_since[n].load(std::memory_order_relaxed);
+  std::uint64_t acc[kCounters], since[kCounters];  // filled for the clock counters, the only readers
+  if (c.clock_mask) {
+    for (;;) {
+      const std::uint64_t s0 = g_board->ctr_seq.load(std::memory_order_acquire);  // acquire: fields after
+      for (std::uint32_t m = c.clock_mask; m; m &= m - 1) {
+        const unsigned n = static_cast<unsigned>(__builtin_ctz(m));
+        acc[n] = g_board->sw_acc[n].load(std::memory_order_relaxed);
+        since[n] = g_board->sw_since[n].load(std::memory_order_relaxed);
+      }
+      // Acquire fence: the field loads above happen before the re-check of the sequence.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (!(s0 & 1) && g_board->ctr_seq.load(std::memory_order_relaxed) == s0) break;
     }
-    // Acquire fence: the field loads above happen before the re-check of the sequence.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (!(s0 & 1) && g_board->ctr_seq.load(std::memory_order_relaxed) == s0) break;
   }
   for (unsigned n = 0; n < kCounters; ++n) {
-    const Mode m = mode_of(field(mode, n));
-    const ClockSel cs = clock_of(field(clk, n));
-    const std::uint64_t div = cs == ClockSel::NodeClk10 ? 10 : cs == ClockSel::NodeClk100 ? 100 : 1;
     std::uint64_t v = 0;
-    if (m == Mode::Clock) {
-      v = (acc[n] + (since[n] && now > since[n] ? now - since[n] : 0)) / div;
-    } else if (m == Mode::Software) {
-      v = c.value[n];
-    } else if ((m == Mode::ExternalSignal || m == Mode::ExternalEnable) && c.perf_index[n] >= 0 &&
-               raw[0] > std::uint64_t(c.perf_index[n])) {
-      const std::uint64_t r = raw[1 + c.perf_index[n]];
-      // ERRATUM E25: enabling or disabling a signal counter takes effect at the thread's next read.
-      if (enabled(en, n) && r >= c.perf_last[n]) c.value[n] += r - c.perf_last[n];
-      c.perf_last[n] = r;
-      v = c.value[n];
-      if (m == Mode::ExternalEnable)  // task-clock ns -> ticks of the selected clock
-        v = static_cast<std::uint64_t>(static_cast<double>(v) * static_cast<double>(g_board->clock_hz) / 1e9) / div;
+    switch (c.kind[n]) {
+      case kZero: break;
+      case kClock:
+        v = acc[n] + (since[n] && now > since[n] ? now - since[n] : 0);
+        if (c.div[n] != 1) v /= c.div[n];
+        break;
+      case kSoftware: v = c.value[n]; break;
+      case kSignal:
+      case kGated: {
+        if (raw[0] <= std::uint64_t(c.perf_index[n])) break;
+        const std::uint64_t r = raw[1 + c.perf_index[n]];
+        // ERRATUM E25: enabling or disabling a signal counter takes effect at the thread's next read.
+        if ((c.en_mask & (1u << n)) && r >= c.perf_last[n]) c.value[n] += r - c.perf_last[n];
+        c.perf_last[n] = r;
+        v = c.value[n];
+        if (c.kind[n] == kGated) {  // task-clock ns -> ticks of the selected clock
+          v = static_cast<std::uint64_t>(static_cast<double>(v) * static_cast<double>(g_board->clock_hz) / 1e9);
+          if (c.div[n] != 1) v /= c.div[n];
+        }
+        break;
+      }
     }
     out[n] = v;
   }
@@ -345,6 +369,8 @@ void read_counters(std::uint64_t now, std::uint64_t out[kCounters]) {
 // ---- public API -------------------------------------------------------------------------------------------
 
 bool attach(const char* name) noexcept {
+  static std::mutex attach_mutex;  // MK_DEFAULT_MAP() may be called by several threads at once
+  std::lock_guard<std::mutex> lock(attach_mutex);
   if (g_board) return true;
   const char* n = name ? name : std::getenv(kEnvBoard);
   if (!n || !*n) return false;

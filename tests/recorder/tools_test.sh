@@ -33,6 +33,17 @@ PY
 "$kron" record -q -o "$tmp/f.trace" --filter 0x0004 -- "$sample" 300 >/dev/null
 "$kron" info "$tmp/f.trace" | grep -q "samples 600 " || fail "filter"
 
+# kron record of a program killed with SIGKILL mid-run: every completed sample is in the file and the
+# accounting adds up (a record cut by the kill is counted as an overrun, never written).
+"$kron" record -q -o "$tmp/k.trace" -- sh -c "\"$sample\" 100000000 >/dev/null & p=\$!; sleep 0.3; kill -9 \$p; wait \$p; true" >/dev/null
+python3 - "$("$kron" info "$tmp/k.trace" --json)" <<'PY'
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["complete"] and j["samples"] > 1000, j
+assert j["passed_filter"] == j["samples"] + j["overruns"] + j["overwritten"], j
+assert j["overruns"] <= 2, j   # at most one record cut per thread by the kill
+PY
+
 # KRON_DISABLE_PROBES: the same program with every probe compiled away records nothing.
 "$kron" record -q -o "$tmp/d.trace" -- "${KRON_SAMPLE1_DISABLED:?}" 300 >/dev/null
 "$kron" info "$tmp/d.trace" | grep -q "samples 0 " || fail "disabled probes recorded"
