@@ -96,11 +96,14 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   }
   // Copy [start, h) out of the ring (two pieces at the wrap).
   const std::uint64_t n = h - start;
-  if (buf_.size() < n * kSlot) buf_.resize(n * kSlot);  // grows once; never shrinks
+  // One private buffer per lane: what a sink receives stays valid until the next pass over that lane.
+  if (bufs_.size() <= i) bufs_.resize(i + 1);
+  std::vector<std::uint8_t>& buf = bufs_[i];
+  if (buf.size() < n * kSlot) buf.resize(n * kSlot);  // grows once; never shrinks
   if (n) {
     const std::uint64_t first = std::min(n, slots - (start & mask));
-    std::memcpy(buf_.data(), ring + (start & mask) * kSlot, first * kSlot);
-    if (n > first) std::memcpy(buf_.data() + first * kSlot, ring + kRingBase, (n - first) * kSlot);
+    std::memcpy(buf.data(), ring + (start & mask) * kSlot, first * kSlot);
+    if (n > first) std::memcpy(buf.data() + first * kSlot, ring + kRingBase, (n - first) * kSlot);
   }
   std::uint64_t vstart = start;
   if (circ) {
@@ -129,10 +132,10 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   }
   // Walk the valid records, checking each one's kind and size.
   std::uint64_t pos = vstart, count = 0;
-  const std::uint8_t* base = buf_.data() + (vstart - start) * kSlot;
+  const std::uint8_t* base = buf.data() + (vstart - start) * kSlot;
   while (pos < h) {
     std::uint64_t w;
-    std::memcpy(&w, buf_.data() + (pos - start) * kSlot, sizeof w);
+    std::memcpy(&w, buf.data() + (pos - start) * kSlot, sizeof w);
     const unsigned kind = w & 0xffff, size = (w >> 16) & 0xffff;
     const std::uint64_t k = kind == 1 && size == 32 ? 1 : kind == 2 && size == 160 ? kResourceSlots : 0;
     if (!k) {

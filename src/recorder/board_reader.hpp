@@ -51,6 +51,7 @@ class BoardReader {
   bool circular() const { return !(header().config & board::kCfgWrapB); }
 
   // Receives runs of whole, validated records of one lane (trace-file record layout) and their count.
+  // The span is this reader's private copy and stays valid until the next drain/snapshot/lanes call.
   using Sink = std::function<void(const LaneView&, std::span<const std::uint8_t>, std::uint64_t)>;
 
   // Takes every record published so far off the board (this process is the board's one drainer):
@@ -86,7 +87,7 @@ class BoardReader {
 
   board::Mapping map_;
   std::string label_;
-  std::vector<std::uint8_t> buf_;
+  std::vector<std::vector<std::uint8_t>> bufs_;  // per lane: records copied out of its ring
   std::vector<std::string> problems_;
   Totals freed_;  // lanes finished and freed by drain()
 

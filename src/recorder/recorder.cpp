@@ -1,6 +1,7 @@
 // Drain a board into a trace file (recorder.hpp).
 #include "recorder/recorder.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kron::recorder {
@@ -24,7 +25,7 @@ std::uint64_t Recorder::drain_once() {
       [&](const LaneView&, std::span<const std::uint8_t> recs, std::uint64_t n) {
         if (used_ == runs_.size()) runs_.emplace_back();
         Run& r = runs_[used_++];
-        r.data.assign(recs.begin(), recs.end());
+        r.data = recs;
         r.count = n;
         r.pos = 0;
       },
@@ -57,6 +58,7 @@ std::uint64_t Recorder::drain_once() {
       }
       std::size_t end = best->pos;
       while (end < best->data.size() && ts_at(best->data.data() + end) <= next) end += size_at(best->data.data() + end);
+      end = std::min(end, best->data.size());  // sizes were validated by the reader; never run past anyway
       std::memcpy(merged_.data() + out, best->data.data() + best->pos, end - best->pos);
       out += end - best->pos;
       best->pos = end;

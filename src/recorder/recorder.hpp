@@ -24,7 +24,7 @@ class Recorder {
 
  private:
   struct Run {
-    std::vector<std::uint8_t> data;
+    std::span<const std::uint8_t> data;  // the reader's private copy (valid until the next drain)
     std::uint64_t count = 0;
     std::size_t pos = 0;
   };
