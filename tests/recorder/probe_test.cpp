@@ -3,10 +3,14 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "kron/core/vocabulary.hpp"
+#include "kron/format/trace_file.hpp"
+#include "recorder/recorder.hpp"
 #include "recorder_test_util.hpp"
 
 extern "C" int kron_c_probe_program(void);  // mk_c_test.c
@@ -308,6 +312,42 @@ TEST(ProbeTest, CApiRecordsLikeTheToolkit) {  // mk.h: MK_DEFAULT_MAP, mk_trace,
   EXPECT_EQ(s[0].data, 10u);
   EXPECT_EQ(s[1].type, SampleType::Resource);
   EXPECT_EQ(s[2].data, 20u);
+}
+
+TEST(RecorderTest, LanesOfOnePassAreMergedByTimestamp) {
+  ScratchBoard b(small());
+  // Two threads take turns (1, 2, 3, 4, 5, 6): one drain pass finds three records in each lane.
+  ASSERT_EQ(in_child(b.name, [] {
+              std::atomic<int> turn{0};
+              auto body = [&](int me) {
+                for (int k = 0; k < 3; ++k) {
+                  while (turn.load() % 2 != me) {
+                  }
+                  kron::trace(0, static_cast<std::uint64_t>(turn.load() + 1));
+                  turn.fetch_add(1);
+                }
+              };
+              std::thread a(body, 0), c(body, 1);
+              a.join();
+              c.join();
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const std::string path = ::testing::TempDir() + "merge-" + std::to_string(::getpid()) + ".trace";
+  {
+    tracefile::Writer w(path, r.file_header());
+    recorder::Recorder rec(r, w);
+    EXPECT_EQ(rec.drain_once(), 6u);
+    rec.finish(r.file_header());
+  }
+  tracefile::Reader f(path);
+  Sample s;
+  std::uint64_t expect = 1;
+  while (f.next(s)) EXPECT_EQ(s.data, expect++);
+  EXPECT_EQ(expect, 7u);
+  EXPECT_EQ(f.lanes().size(), 2u);
+  std::remove(path.c_str());
 }
 
 TEST(ProbeTest, BoardIsPrivateAndSixteenMegabytesByDefault) {  // issue 3: 0600; 003: 16 MB local memory
