@@ -10,6 +10,7 @@
 //   registers: it is one record in the lane like a Trace sample).
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
@@ -84,10 +85,15 @@ constinit thread_local ThreadCounters t_ctr{};
 std::uint32_t gettid_u32() { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
 
 bool drainer_alive(std::uint64_t now) {
-  if (!g_board->drainer_pid.load(std::memory_order_relaxed)) return false;
+  const std::uint32_t pid = g_board->drainer_pid.load(std::memory_order_relaxed);
+  if (!pid) return false;
   // Relaxed: a stale heartbeat only makes the wait give up a little early or late.
   const std::uint64_t beat = g_board->drainer_beat.load(std::memory_order_relaxed);
-  return now - beat < g_board->clock_hz;  // a drainer silent for a second is taken as dead
+  const std::uint64_t age = now > beat ? now - beat : 0;
+  if (age < g_board->clock_hz) return true;  // beat within the last second
+  // Silent for a while: still waiting for it while its process exists (a loaded machine may stall it),
+  // for at most ten seconds; a drainer that died is noticed at once.
+  return age < 10 * g_board->clock_hz && pid <= (1u << 22) && ::kill(static_cast<pid_t>(pid), 0) == 0;
 }
 
 void on_thread_exit(void*) { release_lane(); }
