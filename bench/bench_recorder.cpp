@@ -1,0 +1,352 @@
+// bench_recorder (make bench): the live recorder's costs measured side by side in one run, against a
+// floor and a peer (issue 3):
+//   floor_ns        rdtsc + a 24-byte store into the thread's own buffer (what any software probe must do)
+//   trace_ns        kron::trace() enabled, recording into its lane
+//   filtered_ns     kron::trace() of a group the Filter Register leaves out
+//   resource_ns     kron::resource() with a clock and a software counter (no perf syscall)
+//   threads2_scaling two threads tracing at once / one thread alone (samples per second)
+//   drain_mb_s      BoardReader drain + trace file writer (kron record's loop), MB/s and samples/s
+//   lttng_ns        LTTng-UST tracepoint with one integer, a real session recording in a userspace channel
+// Each figure is the median of several batches; lanes are drained between batches (untimed). Prints a
+// table and writes BUILD/bench-recorder.json (BUILD = the directory above this program).
+#include <benchmark/benchmark.h>
+#include <fmt/core.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kron/board_ops.hpp"
+#include "kron/kron.hpp"
+#include "recorder/recorder.hpp"
+
+#ifdef KRON_HAVE_LTTNG
+#include "recorder/lttng_tp.h"
+#endif
+
+namespace {
+
+constexpr std::uint64_t kBatch = 200000;
+constexpr int kReps = 9;
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// ns per operation: median over kReps batches of `n` operations; `between` runs untimed before each.
+// Time is this thread's CPU time (CLOCK_THREAD_CPUTIME_ID): the machine is shared, and time the thread
+// spent preempted is not the probe's cost.
+std::uint64_t cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+double measure(std::uint64_t n, const std::function<void()>& batch, const std::function<void()>& between) {
+  std::vector<double> v;
+  for (int r = 0; r < kReps; ++r) {
+    between();
+    const std::uint64_t t0 = cpu_ns();
+    batch();
+    v.push_back(double(cpu_ns() - t0) / double(n));
+  }
+  return median(v);
+}
+
+// The floor: what any probe must do (timestamp + a 24-byte store into the thread's own buffer).
+struct FloorSlot {
+  std::uint64_t ts, id, data;
+};
+thread_local std::vector<FloorSlot> t_floor;
+__attribute__((noinline)) void floor_batch(std::uint64_t n) {
+  if (t_floor.size() < (1u << 19)) t_floor.resize(1u << 19);
+  FloorSlot* b = t_floor.data();
+  const std::uint64_t id = 0x1234;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    b[i & ((1u << 19) - 1)] = FloorSlot{__rdtsc(), id, i};
+    benchmark::ClobberMemory();
+  }
+}
+__attribute__((noinline)) void trace_batch(std::uint64_t n, unsigned group) {
+  for (std::uint64_t i = 0; i < n; ++i) kron::trace(group, i);
+}
+__attribute__((noinline)) void resource_batch(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) kron::resource(1, i);
+}
+
+#ifdef KRON_HAVE_LTTNG
+__attribute__((noinline)) void lttng_batch(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) tracepoint(kron_bench, event, i);
+}
+// In the child started inside a recording session: measure and print the figure.
+int lttng_child() {
+  lttng_batch(20000);  // warm up (and let the session's buffers map)
+  const double ns = measure(kBatch / 2, [] { lttng_batch(kBatch / 2); }, [] {});
+  std::printf("%.3f\n", ns);
+  return 0;
+}
+#endif
+
+int sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
+
+// LTTng-UST: start lttng-sessiond if needed, create a session with a userspace channel large enough to
+// hold every event (so none is discarded, which would flatter LTTng), run the child, tear down.
+struct LttngResult {
+  double ns = -1;
+  std::uint64_t trace_bytes = 0;
+  std::string note;
+};
+LttngResult run_lttng(const char* self) {
+  LttngResult r;
+#ifndef KRON_HAVE_LTTNG
+  (void)self;
+  r.note = "built without liblttng-ust-dev (deps/bench-packages.txt)";
+  return r;
+#else
+  if (sh("command -v lttng") != 0) {
+    r.note = "lttng-tools not installed (deps/bench-packages.txt)";
+    return r;
+  }
+  const bool started = sh("pgrep -x lttng-sessiond") != 0;
+  if (started) sh("lttng-sessiond --daemonize --no-kernel");
+  const std::string session = "kronbench" + std::to_string(::getpid());
+  const std::string out = "/tmp/" + session;
+  if (sh("lttng create " + session + " --output=" + out) != 0 ||
+      sh("lttng enable-channel -u -s " + session + " ch --subbuf-size=8M --num-subbuf=8") != 0 ||
+      sh("lttng enable-event -u -s " + session + " -c ch 'kron_bench:*'") != 0 || sh("lttng start " + session) != 0) {
+    r.note = "could not set up an LTTng session";
+  } else {
+    std::string cmd = std::string("KRON_BENCH_LTTNG_CHILD=1 ") + self;
+    if (FILE* p = ::popen(cmd.c_str(), "r")) {
+      char line[128] = {};
+      if (std::fgets(line, sizeof line, p)) r.ns = std::atof(line);
+      ::pclose(p);
+    }
+    FILE* p = ::popen(("lttng stop " + session + " 2>&1").c_str(), "r");
+    char line[512];
+    while (p && std::fgets(line, sizeof line, p))
+      if (std::string(line).find("discarded") != std::string::npos) r.note += line;
+    if (p) ::pclose(p);
+  }
+  sh("lttng destroy " + session);
+  std::error_code ec;
+  for (auto& e : std::filesystem::recursive_directory_iterator(out, ec))
+    if (e.is_regular_file()) r.trace_bytes += e.file_size();
+  std::filesystem::remove_all(out, ec);
+  if (started) sh("kill $(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null) 2>/dev/null");
+  return r;
+#endif
+}
+
+// Google Benchmark entries (scripts/bench.sh collects them too): the filtered probe and the floor.
+void BM_ProbeFiltered(benchmark::State& state) {
+  for (auto _ : state) kron::trace(15, 1);
+}
+BENCHMARK(BM_ProbeFiltered);
+void BM_Floor(benchmark::State& state) {
+  for (auto _ : state) floor_batch(1);
+}
+BENCHMARK(BM_Floor);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifdef KRON_HAVE_LTTNG
+  if (std::getenv("KRON_BENCH_LTTNG_CHILD")) return lttng_child();
+#endif
+  namespace board = kron::board;
+  const std::string name = "bench-" + std::to_string(::getpid());
+  board::CreateOptions o;
+  o.name = name;
+  o.size = 64ull << 20;  // 4 lanes of 16 MiB: a batch never fills a lane
+  o.lanes = 4;
+  o.filter = 0x7fff;     // group 15 filtered out
+  o.mode_reg = 0x21;     // counter 0 CLK, counter 1 Software (000 Table B5)
+  o.clock_reg = 0x01;
+  o.enable = 0x33;       // reset & enable both (Table B7)
+  std::string err;
+  board::Mapping m = board::Mapping::create(o, &err);
+  if (!m) {
+    fmt::print(stderr, "bench_recorder: {}\n", err);
+    return 1;
+  }
+  if (!kron::attach(name.c_str())) return 1;
+  auto reader = kron::recorder::BoardReader::open(name);
+  auto drain = [&] { reader.drain(nullptr, nullptr); };
+
+  floor_batch(kBatch);
+  trace_batch(kBatch, 1);
+  drain();
+  const double floor_ns = measure(kBatch, [] { floor_batch(kBatch); }, [] {});
+  const double trace_ns = measure(kBatch, [] { trace_batch(kBatch, 1); }, drain);
+  const double filtered_ns = measure(kBatch, [] { trace_batch(kBatch, 15); }, [] {});
+  const double resource_ns = measure(kBatch / 8, [] { resource_batch(kBatch / 8); }, drain);
+
+  // Two threads at once against one thread alone (threads are started before the clock). Two figures:
+  // by wall time (needs two idle cores) and by each thread's CPU time (what the probe itself costs when
+  // another thread probes at the same time: shared cache lines would show here).
+  struct Rates {
+    double wall, cpu;
+  };
+  auto rate = [&](unsigned threads) {
+    std::vector<double> wall, cpu;
+    for (int r = 0; r < kReps; ++r) {
+      drain();
+      std::atomic<bool> go{false};
+      std::atomic<std::uint64_t> last_end{0};
+      std::vector<double> per_thread(threads);
+      std::vector<std::thread> ts;
+      for (unsigned t = 0; t < threads; ++t)
+        ts.emplace_back([&, t] {
+          kron::trace(1, 0);  // claim the lane before the clock starts
+          while (!go.load(std::memory_order_acquire)) {
+          }
+          const std::uint64_t c0 = cpu_ns();
+          trace_batch(kBatch, 1);
+          per_thread[t] = double(kBatch) / double(cpu_ns() - c0);
+          const std::uint64_t e = now_ns();
+          std::uint64_t prev = last_end.load();
+          while (e > prev && !last_end.compare_exchange_weak(prev, e)) {
+          }
+        });
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      const std::uint64_t t0 = now_ns();
+      go.store(true, std::memory_order_release);
+      for (auto& t : ts) t.join();
+      wall.push_back(double(threads * kBatch) / double(last_end.load() - t0));
+      double sum = 0;
+      for (double x : per_thread) sum += x;
+      cpu.push_back(sum);
+      std::vector<kron::tracefile::LaneEntry> finished;
+      reader.drain(nullptr, &finished);  // frees the lanes of the threads that ended
+    }
+    return Rates{median(wall), median(cpu)};
+  };
+  const Rates rate1 = rate(1), rate2 = rate(2);
+  const double threads2_scaling = rate2.cpu / rate1.cpu, threads2_wall = rate2.wall / rate1.wall;
+  double load = 0;
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+    std::fclose(f);
+  }
+
+  // Drain: records waiting in two lanes (the merge path) and in one (the copy path), taken off the board
+  // into a trace file; and the same into memory only (the drain's own cost, without the file system).
+  const std::filesystem::path build = std::filesystem::absolute(argv[0]).parent_path().parent_path();
+  auto drain_rate = [&](const std::string& file) {
+    std::vector<double> mbs, mss;
+    std::unique_ptr<kron::tracefile::Writer> w;
+    std::unique_ptr<kron::recorder::Recorder> rec;
+    if (!file.empty()) {
+      w = std::make_unique<kron::tracefile::Writer>(file, reader.file_header());
+      rec = std::make_unique<kron::recorder::Recorder>(reader, *w);
+    }
+    std::vector<std::uint8_t> sink(64 << 20, 1);  // touched once, reused: steady state, as in kron record
+    for (int r = 0; r < 7; ++r) {
+      std::vector<kron::tracefile::LaneEntry> finished;
+      reader.drain(nullptr, &finished);
+      const unsigned lanes = r % 2 ? 2 : 1;
+      std::vector<std::thread> ts;
+      for (unsigned t = 0; t < lanes; ++t) ts.emplace_back([] { trace_batch(2 * kBatch, 1); });
+      for (auto& t : ts) t.join();
+      std::uint64_t bytes = 0, records = 0;
+      const std::uint64_t t0 = now_ns();
+      if (!rec) {
+        reader.drain(
+            [&](const kron::recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t n) {
+              std::memcpy(sink.data() + bytes, recs.data(), std::min(recs.size(), sink.size() - bytes));
+              bytes += recs.size(), records += n;
+            },
+            nullptr);
+      } else {
+        const std::uint64_t b0 = rec->bytes(), n0 = rec->records();
+        rec->drain_once();
+        bytes = rec->bytes() - b0, records = rec->records() - n0;
+      }
+      const double s = double(now_ns() - t0) / 1e9;
+      if (r == 0) continue;  // the first pass grows the buffers
+      mbs.push_back(double(bytes) / 1e6 / s);
+      mss.push_back(double(records) / 1e6 / s);
+    }
+    if (rec) {
+      rec->finish(reader.file_header());
+      std::filesystem::remove(file);
+    }
+    return std::pair{median(mbs), median(mss)};
+  };
+  const auto [drain_mb_s, drain_ms_s] = drain_rate((build / "bench-recorder-drain.trace").string());
+  const auto [drain_mem_mb_s, drain_mem_ms_s] = drain_rate("");
+  // The same into a file on tmpfs: the page cache without a disk behind it.
+  const auto [drain_shm_mb_s, drain_shm_ms_s] = drain_rate("/dev/shm/kron-bench-drain-" + std::to_string(::getpid()) + ".trace");
+  const LttngResult lt = run_lttng(argv[0]);
+  const auto t = reader.totals();
+
+  fmt::print("\nkron live recorder, {} (median of {} batches of {} probes)\n", "one run, same machine", kReps, kBatch);
+  fmt::print("{:<44} {:>10}\n", "measurement", "ns/probe");
+  fmt::print("{:<44} {:>10.2f}\n", "floor: rdtsc + 24-byte store, own buffer", floor_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x floor (goal <= 1.25)\n", "kron::trace, enabled", trace_ns, trace_ns / floor_ns);
+  fmt::print("{:<44} {:>10.2f}   (goal < 1)\n", "kron::trace, group filtered out", filtered_ns);
+  fmt::print("{:<44} {:>10.2f}\n", "kron::resource (clock + software counters)", resource_ns);
+  if (lt.ns > 0)
+    fmt::print("{:<44} {:>10.2f}   {:.1f}x kron::trace (goal >= 8)\n", "LTTng-UST tracepoint, one integer", lt.ns, lt.ns / trace_ns);
+  else
+    fmt::print("{:<44} {:>10}   {}\n", "LTTng-UST tracepoint, one integer", "n/a", lt.note);
+  fmt::print("two threads: {:.1f} M/s vs one thread {:.1f} M/s (CPU time): scaling {:.2f} (goal >= 1.8)\n",
+             rate2.cpu * 1e3, rate1.cpu * 1e3, threads2_scaling);
+  fmt::print("two threads by wall time: scaling {:.2f} (load average {:.1f} on {} CPUs)\n", threads2_wall, load,
+             std::thread::hardware_concurrency());
+  fmt::print("drain to a file: {:.0f} MB/s, {:.1f} M samples/s (goal: >= 50 M samples/s)\n", drain_mb_s, drain_ms_s);
+  fmt::print("drain to a tmpfs file: {:.0f} MB/s, {:.1f} M samples/s\n", drain_shm_mb_s, drain_shm_ms_s);
+  fmt::print("drain to memory: {:.0f} MB/s, {:.1f} M samples/s (the drain without the file system)\n", drain_mem_mb_s,
+             drain_mem_ms_s);
+  if (!lt.note.empty()) fmt::print("lttng: {}\n", lt.note);
+  fmt::print("accounting over the run: passed {} = recorded {} + overruns {} + overwritten {}: {}\n", t.passed, t.recorded,
+             t.overruns, t.overwritten, t.exact() ? "exact" : "NOT EXACT");
+
+  nlohmann::json j;
+  j["floor_ns"] = floor_ns;
+  j["trace_ns"] = trace_ns;
+  j["filtered_ns"] = filtered_ns;
+  j["resource_ns"] = resource_ns;
+  j["lttng_ns"] = lt.ns > 0 ? nlohmann::json(lt.ns) : nlohmann::json(nullptr);
+  j["lttng_trace_bytes"] = lt.trace_bytes;
+  j["threads2_scaling"] = threads2_scaling;
+  j["drain_mb_s"] = drain_mb_s;
+  j["drain_msamples_s"] = drain_ms_s;
+  j["drain_mem_mb_s"] = drain_mem_mb_s;
+  j["drain_tmpfs_mb_s"] = drain_shm_mb_s;
+  j["drain_tmpfs_msamples_s"] = drain_shm_ms_s;
+  j["drain_mem_msamples_s"] = drain_mem_ms_s;
+  j["threads2_wall_scaling"] = threads2_wall;
+  j["load_average"] = load;
+  j["trace_over_floor"] = trace_ns / floor_ns;
+  j["lttng_over_trace"] = lt.ns > 0 ? nlohmann::json(lt.ns / trace_ns) : nlohmann::json(nullptr);
+  std::ofstream(build / "bench-recorder.json") << j.dump(1) << "\n";
+  fmt::print("wrote {}\n", (build / "bench-recorder.json").string());
+
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  m = board::Mapping{};
+  board::unlink(name, &err);
+  return 0;
+}

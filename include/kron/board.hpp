@@ -1,0 +1,242 @@
+// The kron board: a named POSIX shared-memory segment that plays the PCI toolkit board of 003 for the
+// live recorder. This header is the shared-memory ABI (docs/board-format.md is its prose); the probe side
+// (kron.hpp, mk.h, src/probe) and the trace side (src/recorder) both include it. No third-party dependency.
+//
+// Sources:
+//   003 (NISTIR 5993) section 1.3 "Output Data Collection", 2.7 "Toolkit Board Local Memory", Table 2
+//     (Configuration Register bit 14 WRAPB: 1 simple buffer, 0 circular buffer), 16 MB local memory.
+//   000 (NISTIR 5571) Table B1 (CSR), "Filter Register", "Wait Error Counter", "Overrun Error Counter",
+//     Tables B3a (wait or discard), B5 (Mode), B6 (Clock Select), B7 (Enable), "Source Address Registers".
+// Not modelled (the modern equivalent on purpose, issue 3): the chip's FIFO and shadow registers (a lane
+//   is the FIFO), the 32-bit mode (bit 14/15 kept as status only), the CPU ID lines (the CPU number comes
+//   from rseq), the network output, test mode, the board's external cable and DIS_STATE machinery.
+//
+// Layout (every offset is checked against segment_size before use; no pointer is ever stored):
+//   [BoardHeader, header_size bytes][LaneHeader x lane_count at lanes_offset][rings at rings_offset]
+// Lane i's ring is ring_bytes bytes at rings_offset + i * ring_bytes. Records in a ring are the trace
+// file's records (kron::tracefile::TraceRecord, 32 bytes = one slot; ResourceRecord, 160 bytes = 5 slots),
+// so the drain copies them to the file unchanged. ERRATUM E20: lanes replace the chip's one FIFO. Positions (head, read, tail) count 32-byte slots from the
+// lane's start and never wrap (2^64 slots); the slot of position p is p & (slots - 1).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace kron::board {
+
+inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'B', 'R', 'D', '1'};
+inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
+inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
+inline constexpr std::uint16_t kMinor = 0;  // and accepts any minor (fields only ever appended)
+inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
+inline constexpr std::uint32_t kSlot = 32;  // ring unit = one Trace record
+inline constexpr std::uint32_t kResourceSlots = 5;  // a Resource record (160 bytes)
+inline constexpr std::uint32_t kCounters = 16;      // resource counters per board (000 "RESOURCE COUNTERS")
+
+inline constexpr std::uint64_t kDefaultSize = 16ull << 20;  // 003: "16 megabytes" of local memory
+inline constexpr std::uint32_t kDefaultLanes = 16;
+inline constexpr std::uint32_t kMaxLanes = 4096;
+inline constexpr std::uint64_t kMinRingBytes = 4096;
+inline constexpr std::uint64_t kMaxSegment = 1ull << 40;
+
+// Environment: the board MK_DEFAULT_MAP()/kron::attach() map; KRON_NODE is set by kron record for the
+// program's information (samples take the node from the board header: one board per node).
+inline constexpr const char* kEnvBoard = "KRON_BOARD";
+inline constexpr const char* kEnvNode = "KRON_NODE";
+
+// ---- The CSR, 000 Table B1 ------------------------------------------------------------------------
+// Status bits as a read returns them. Writing 1 to an even control bit sets the status bit, writing 1
+// to the odd bit above clears it; 0 leaves it alone (000 "CSR Register"). kCsrTable below is that table.
+enum CsrBit : std::uint16_t {
+  kCsrSamplingEnabled = 1u << 0,  // bit 0 Sampling Enabled   (write bit 0 enable, bit 1 disable)
+  kCsrWriteWait = 1u << 2,        // bit 2 Write Wait on Overrun (write bit 2 wait, bit 3 discard)
+  kCsrReadWait = 1u << 4,         // bit 4 Read Wait for shadow regs (write 4/5; kron never blocks reads)
+  kCsrFifoFull = 1u << 6,         // bit 6 FIFO Full: some lane is full now (read only, computed on read)
+  kCsrShadowFull = 1u << 7,       // bit 7 Resource Shadow Registers Full: always 0 (no shadow registers)
+  kCsrFifoOverrun = 1u << 8,      // bit 8 FIFO Overrun: some Trace sample was dropped (read only)
+  kCsrShadowOverrun = 1u << 9,    // bit 9 Resource Shadow Register Overrun: some Resource sample dropped
+  kCsr32Bit = 1u << 14,           // bit 14 32 bit mode enabled (write 14/15); kept, has no effect
+};
+struct CsrControl {
+  std::uint16_t write_bit;   // control bit written as 1
+  std::uint16_t status_bit;  // status bit it acts on
+  bool set;                  // sets (true) or clears (false) it
+  const char* action;        // 000 Table B1 wording
+};
+inline constexpr CsrControl kCsrTable[] = {
+    {1u << 0, kCsrSamplingEnabled, true, "Enable Sampling"},
+    {1u << 1, kCsrSamplingEnabled, false, "Disable Sampling"},
+    {1u << 2, kCsrWriteWait, true, "Enable Wait on sample to avoid overrun"},
+    {1u << 3, kCsrWriteWait, false, "Disable Wait on sample, discard data"},
+    {1u << 4, kCsrReadWait, true, "Enable wait on read-with-copy"},
+    {1u << 5, kCsrReadWait, false, "Disable read wait"},
+    {1u << 14, kCsr32Bit, true, "32 bit mode enabled"},
+    {1u << 15, kCsr32Bit, false, "64 bit mode"},
+};
+inline constexpr std::uint16_t kCsrReset = 0;  // 000 Table B1: sampling disabled, discard, read wait off
+inline constexpr std::uint16_t kCsrReadOnlyMask = 0x3fc0;  // bits 6-13: "Read Only, write data ignored"
+// The stored (writable) status bits; 6-9 are computed from the lanes when read.
+inline constexpr std::uint16_t kCsrStoredMask = kCsrSamplingEnabled | kCsrWriteWait | kCsrReadWait | kCsr32Bit;
+
+// Applies a CSR write (000 Table B1) to the stored status bits.
+constexpr std::uint16_t csr_write(std::uint16_t status, std::uint16_t written) {
+  for (const auto& c : kCsrTable)
+    if (written & c.write_bit) status = static_cast<std::uint16_t>(c.set ? (status | c.status_bit) : (status & ~c.status_bit));
+  return static_cast<std::uint16_t>(status & kCsrStoredMask);
+}
+
+// The control word every probe reads: Filter Register in bits 0-15, CSR status in bits 16-31.
+constexpr std::uint32_t control_word(std::uint16_t filter, std::uint16_t csr) {
+  return std::uint32_t{filter} | (std::uint32_t{csr} << 16);
+}
+inline constexpr std::uint32_t kCtlEnable = std::uint32_t{kCsrSamplingEnabled} << 16;
+inline constexpr std::uint32_t kCtlWait = std::uint32_t{kCsrWriteWait} << 16;
+
+// ---- Configuration Register (003 Table 2), only the bit kron models ------------------------------------
+inline constexpr std::uint32_t kCfgWrapB = 1u << 14;  // 1 = simple buffer (keep oldest), 0 = circular
+
+// ---- Resource counter control, 000 Tables B5-B7: sixteen 4-bit fields, field n = counter n -------------
+enum class Mode : std::uint8_t { Nop = 0, Clock = 1, Software = 2, ExternalEnable = 3, ExternalSignal = 4 };
+// ERRATUM E26: NodeClk is the TSC; TSclk, the timestamp clock, is the same TSC; counters are 64 bits.
+enum class ClockSel : std::uint8_t { Nop = 0, NodeClk = 1, NodeClk10 = 2, NodeClk100 = 3, TsClk = 4 };
+enum class Enable : std::uint8_t { Nop = 0, Disable = 1, Enable = 2, ResetEnable = 3 };
+inline constexpr std::uint8_t kModeDouble = 0x8;  // Table B5 bit 3: double precision (even counters)
+// Reset values (the "**" defaults of Tables B5-B7): External Signal, TSclk, Disabled.
+inline constexpr std::uint8_t kModeReset = 0x4, kClockReset = 0x4, kEnableReset = 0x1;
+
+constexpr std::uint8_t field(std::uint64_t reg, unsigned n) { return static_cast<std::uint8_t>((reg >> (4 * n)) & 0xf); }
+// Table B5: x101-x111 are the same as x001-x011; x000 NOP. Returns the source a field selects.
+constexpr Mode mode_of(std::uint8_t f) {
+  const unsigned s = f & 7u;
+  return s == 0 ? Mode::Nop : s == 4 ? Mode::ExternalSignal : static_cast<Mode>(s > 4 ? s - 4 : s);
+}
+// Table B6: x101-x111 are the same as x001-x011.
+constexpr ClockSel clock_of(std::uint8_t f) {
+  const unsigned s = f & 7u;
+  return s == 0 ? ClockSel::Nop : s == 4 ? ClockSel::TsClk : static_cast<ClockSel>(s > 4 ? s - 4 : s);
+}
+// Table B7: only the low two bits count (xx00 NOP, xx01 disable, xx10 enable, xx11 reset & enable).
+constexpr Enable enable_of(std::uint8_t f) { return static_cast<Enable>(f & 3u); }
+// A write to a register of 4-bit fields: a zero field leaves the stored field alone (000 "Resource
+// Counter Control Registers").
+constexpr std::uint64_t write_fields(std::uint64_t reg, std::uint64_t written) {
+  for (unsigned n = 0; n < kCounters; ++n) {
+    const std::uint64_t f = (written >> (4 * n)) & 0xf;
+    if (f) reg = (reg & ~(std::uint64_t{0xf} << (4 * n))) | (f << (4 * n));
+  }
+  return reg;
+}
+constexpr std::uint64_t all_fields(std::uint8_t f) {
+  std::uint64_t r = 0;
+  for (unsigned n = 0; n < kCounters; ++n) r |= std::uint64_t{f} << (4 * n);
+  return r;
+}
+
+// What drives a counter's External Signal pin (the board wiring, like 003's DEVSEL# to counters 0 and 2).
+enum class Signal : std::uint32_t { None = 0, Perf = 1, OnCpu = 2 };
+struct CounterSource {
+  Signal signal;
+  std::uint32_t perf_type;    // perf_event_attr.type when signal == Perf / OnCpu
+  std::uint64_t perf_config;  // perf_event_attr.config
+  char name[32];              // as given to --counter, for tools ("page-faults", "clock", ...)
+};
+static_assert(sizeof(CounterSource) == 48);
+
+enum class ClockKind : std::uint32_t { Tsc = 0, Monotonic = 1 };
+enum class LaneState : std::uint32_t { Free = 0, Claiming = 1, Active = 2, Retired = 3 };
+
+// ---- The board header ---------------------------------------------------------------------------------
+struct alignas(kLine) BoardHeader {
+  // Line 0-1: identity. Written once by the creator before the name is published; read-only after.
+  char magic[8];
+  std::uint32_t byte_order;
+  std::uint16_t major, minor;
+  std::uint32_t header_size;       // sizeof(BoardHeader) of the creator
+  std::uint32_t line_size;         // kLine
+  std::uint64_t segment_size;      // bytes of the whole segment
+  std::uint64_t lanes_offset;      // LaneHeader table
+  std::uint32_t lane_count;
+  std::uint32_t lane_header_size;  // sizeof(LaneHeader) of the creator
+  std::uint64_t rings_offset;      // lane 0's ring
+  std::uint64_t ring_bytes;        // per lane: a power of two, >= kMinRingBytes
+  // line 1
+  std::uint64_t clock_hz;          // timestamp ticks per second, calibrated once at creation
+  ClockKind clock_kind;            // Tsc: rdtsc; Monotonic: clock_gettime(CLOCK_MONOTONIC) ns
+  std::uint32_t node;              // node number of "node.process"
+  std::uint64_t created_ticks;     // timestamp at creation
+  std::uint64_t created_realtime_ns;
+  std::uint32_t creator_pid;
+  std::uint32_t config;            // Configuration Register (003 Table 2): kCfgWrapB; fixed at creation
+  char name[24];                   // the board's name, for tools
+
+  // Line 2: the registers every probe reads. Written only by tools and control calls (kron filter, csr).
+  alignas(kLine) std::atomic<std::uint32_t> control;  // Filter Register | CSR << 16 (relaxed loads)
+  std::atomic<std::uint32_t> counter_gen;  // bumped after every counter control write (threads re-plan)
+
+  // Line 3: board-wide counters written only in slow paths.
+  alignas(kLine) std::atomic<std::uint64_t> no_lane;  // probes that passed but found no free lane (overruns)
+  std::atomic<std::uint32_t> drainer_pid;             // 0 when no reader drains the board
+  std::atomic<std::uint32_t> attached;                // processes that attached (statistics)
+  std::atomic<std::uint64_t> drainer_beat;            // drainer's last heartbeat, in ticks
+  std::atomic<std::uint32_t> ctl_lock;                // serialises counter-control writers (tools, API)
+  std::atomic<std::uint32_t> trace_overrun;           // CSR bit 8 (sticky): some Trace sample dropped
+  std::atomic<std::uint32_t> resource_overrun;        // CSR bit 9 (sticky): some Resource sample dropped
+
+  // Lines 4-: resource counter control (000 Tables B5-B7) and board-wide counter state.
+  alignas(kLine) std::atomic<std::uint64_t> enable_reg;  // Enable Register (read view: 01 off, 10 on)
+  std::atomic<std::uint64_t> mode_reg;                   // Mode Register
+  std::atomic<std::uint64_t> clock_reg;                  // Clock Select Register
+  std::atomic<std::uint64_t> ctr_seq;  // seqlock over stopwatch state below: odd while being written
+  // Per counter: stopwatch accumulated ticks while enabled, enable time (0 = disabled), reset generation.
+  std::atomic<std::uint64_t> sw_acc[kCounters];
+  std::atomic<std::uint64_t> sw_since[kCounters];
+  std::atomic<std::uint32_t> reset_gen[kCounters];
+  CounterSource sources[kCounters];  // the wiring of each External Signal pin; fixed at creation
+  std::uint8_t reserved[4096 - 1376];
+};
+static_assert(sizeof(BoardHeader) == 4096, "BoardHeader is a shared-memory ABI: one page");
+static_assert(offsetof(BoardHeader, control) == 128 && offsetof(BoardHeader, no_lane) == 192);
+static_assert(offsetof(BoardHeader, enable_reg) == 256 && offsetof(BoardHeader, sources) == 608);
+
+// ---- A lane: one writer (a thread), one ring ---------------------------------------------------------
+struct alignas(kLine) LaneHeader {
+  // Line 0: owner. Written when a thread claims or retires the lane (slow path).
+  std::atomic<LaneState> state;  // claimed by CAS Free -> Claiming; published Active with release
+  std::uint32_t pid, tid;
+  std::uint32_t source;          // "node.process" Source Address of the owner
+  std::uint64_t claim_ticks;
+  std::atomic<std::uint32_t> occupancy;  // bumped at every claim: tells tools a lane was reused
+  std::uint32_t reserved0[9];
+
+  // Line 1: writer-hot. Only the owning thread stores (plain relaxed stores, never an atomic RMW).
+  alignas(kLine) std::atomic<std::uint64_t> head;  // slots published; release store, acquire load
+  std::atomic<std::uint64_t> passed;     // probes past filter+enable; stored before the record is written
+  std::atomic<std::uint64_t> overruns;   // samples dropped for a full lane (000 Overrun Error Counter)
+  std::atomic<std::uint64_t> waits;      // probes held for room
+  std::atomic<std::uint64_t> wait_ticks; // time held, ticks (000 Wait Error Counter counts clocks)
+  std::atomic<std::uint64_t> tail_seq;   // circular: seqlock over (tail, evicted), odd while written
+  std::atomic<std::uint64_t> tail;       // circular: oldest record still whole (a record boundary)
+  std::atomic<std::uint64_t> evicted;    // circular: records before tail (ever evicted)
+
+  // Line 2: reader-owned. Only the drainer stores; the writer loads `read` when its lane looks full.
+  alignas(kLine) std::atomic<std::uint64_t> read;   // slots drained; release store after the copy
+  std::atomic<std::uint64_t> read_records;          // records before `read` (drained + overwritten)
+  std::atomic<std::uint64_t> drained;               // records copied out
+  std::atomic<std::uint64_t> overwritten;           // circular: records overwritten before drained
+  std::atomic<std::uint64_t> torn;                  // a record cut by the owner's death (0 or 1)
+  std::uint64_t reserved2[3];
+};
+static_assert(sizeof(LaneHeader) == 192 && offsetof(LaneHeader, head) == 64 && offsetof(LaneHeader, read) == 128);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free);
+
+// The POSIX shared-memory name of board `name` ("/kron.NAME").
+inline constexpr const char* kShmPrefix = "/kron.";
+inline constexpr std::size_t kNameMax = 23;
+
+// Source identification "node.process" in 32 bits: node in bits 22-31, process id in bits 0-21
+// (Linux pid_max is at most 2^22). ERRATUM E21: 000 does not say how the two are packed.
+constexpr std::uint32_t source_id(std::uint32_t node, std::uint32_t pid) { return (node << 22) | (pid & 0x3fffffu); }
+constexpr std::uint32_t source_node(std::uint32_t s) { return s >> 22; }
+constexpr std::uint32_t source_pid(std::uint32_t s) { return s & 0x3fffffu; }
+
+}  // namespace kron::board

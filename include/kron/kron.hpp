@@ -1,0 +1,158 @@
+// kron's probes for C++ programs: the software MultiKron. A probe is the modern "one store to the chip":
+//
+//   #include <kron/kron.hpp>
+//   kron::trace(3, 27);              // Trace sample, filter level (group) 3, user data 27
+//   kron::resource(3, 28);           // Resource sample: the same plus the sixteen resource counters
+//   kron::count(5, 1);               // software increment of resource counter 5 (000 Table B5 "Software")
+//   { kron::Scope s(1, 10, 20); ... } // emits trace(1, 10) now and trace(1, 20) at scope exit
+//
+// Link with kron::kron_probe (no third-party dependency). The program attaches at start-up to the board
+// named by $KRON_BOARD (kron record / kron run set it); without a board every probe is a load, a test
+// and a return. Define KRON_DISABLE_PROBES to compile every probe away.
+//
+// The hot path, whole (trace): read the control word (Filter Register + CSR), test the group's bit and
+// sampling enable; check the thread's lane has room; rdtsc; one load of the rseq cpu_id; store the
+// `passed` count, the 32-byte record, and publish it with one release store of the lane's head. No lock,
+// no atomic read-modify-write, no shared cache line written. Anything unusual (no lane yet, lane full,
+// circular eviction) goes to an out-of-line slow path in src/probe/probe.cpp.
+#pragma once
+#include <cstdint>
+
+#include "kron/board.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#if defined(__GNUC__)
+#define KRON_ALWAYS_INLINE inline __attribute__((always_inline))
+#define KRON_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define KRON_ALWAYS_INLINE inline
+#define KRON_TLS_MODEL
+#endif
+
+namespace kron {
+
+// Attaches to board `name` (nullptr: $KRON_BOARD). Returns false, leaving probes off, when there is no
+// board or it fails validation (the reason goes to stderr once). Called automatically at start-up.
+bool attach(const char* name = nullptr) noexcept;
+// True when probes record into a board.
+bool attached() noexcept;
+// Detaches this thread from its lane (done automatically at thread exit).
+void release_lane() noexcept;
+// Writes the counter control registers with 000 Tables B5-B7 semantics (a 0 field leaves a field alone).
+void counter_control(std::uint64_t enable, std::uint64_t mode, std::uint64_t clock_select) noexcept;
+
+namespace detail {
+// Per-thread probe state: trivially destructible so that access is a plain %fs-relative load.
+struct ThreadLane {
+  std::uint64_t* ring;           // the lane's ring as 64-bit words (4 per slot)
+  std::uint64_t mask;            // slots - 1
+  std::uint64_t head;            // this thread's copy of the lane's head
+  std::uint64_t limit;           // the fast path may fill slots below this (0: no lane yet)
+  std::uint64_t passed;          // this thread's copy of the lane's passed count
+  std::uint64_t ids;             // record word 1: source | thread << 32
+  std::uint64_t hdr;             // record word 0 without group and cpu: kind, size, pending flags
+  const volatile std::uint32_t* cpu;  // rseq cpu_id (kept current by the kernel), or nullptr
+  board::LaneHeader* lane;
+};
+extern constinit thread_local ThreadLane t_lane KRON_TLS_MODEL;
+// Points at the board's control word, or at a zero word while no board is attached.
+extern const std::atomic<std::uint32_t>* g_control;
+extern bool g_tsc;  // timestamps from rdtsc (else clock_gettime)
+
+std::uint64_t now_slow() noexcept;       // clock_gettime(CLOCK_MONOTONIC) in ns
+std::uint32_t cpu_slow() noexcept;       // sched_getcpu()
+void trace_slow(unsigned group, std::uint64_t data) noexcept;
+void resource_slow(unsigned group, std::uint64_t data) noexcept;
+void count_slow(unsigned counter, std::uint64_t n) noexcept;
+
+// The timestamp: the invariant TSC. Caveats: rdtsc is not serialising (a probe's timestamp may be taken
+// a few instructions early or late); kron only uses the TSC when /proc/cpuinfo reports constant_tsc and
+// nonstop_tsc, so ticks have one rate on every CPU of the node (calibrated once, stored in the board);
+// otherwise CLOCK_MONOTONIC nanoseconds.
+KRON_ALWAYS_INLINE std::uint64_t now() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  if (g_tsc) [[likely]] return __rdtsc();
+#endif
+  return now_slow();
+}
+}  // namespace detail
+
+#ifndef KRON_DISABLE_PROBES
+// Each variant lives in its own inline namespace, so that translation units built with and without
+// KRON_DISABLE_PROBES can be linked into one program without two definitions of one inline function.
+inline namespace probes_on {
+
+KRON_ALWAYS_INLINE void trace(unsigned group, std::uint64_t data) noexcept {
+  const std::uint32_t need = (1u << (group & 15u)) | board::kCtlEnable;
+  // Relaxed: the Filter Register may change at any time; a probe only needs some recent value.
+  if ((detail::g_control->load(std::memory_order_relaxed) & need) != need) return;
+  detail::ThreadLane& t = detail::t_lane;
+  const std::uint64_t h = t.head;
+  if (h >= t.limit) [[unlikely]] return detail::trace_slow(group, data);  // no lane, or lane full
+  const std::uint64_t ts = detail::now();
+  const std::uint64_t cpu = t.cpu ? *t.cpu : detail::cpu_slow();
+  // Relaxed: `passed` is published by the release store of head below; stored first so that a record
+  // cut by a crash shows as passed - recorded - overruns == 1.
+  t.lane->passed.store(++t.passed, std::memory_order_relaxed);
+  std::uint64_t* p = t.ring + (h & t.mask) * 4;
+  p[0] = t.hdr | (std::uint64_t{group & 15u} << 40) | (cpu << 48);
+  p[1] = t.ids;
+  p[2] = ts;
+  p[3] = data;
+  t.hdr &= 0xffffffffu;  // pending overrun flags go with one record only
+  t.head = h + 1;
+  // Release: a reader that acquires head == h + 1 sees the whole record (and `passed`).
+  t.lane->head.store(h + 1, std::memory_order_release);
+}
+
+KRON_ALWAYS_INLINE void resource(unsigned group, std::uint64_t data) noexcept {
+  const std::uint32_t need = (1u << (group & 15u)) | board::kCtlEnable;
+  // Relaxed, as in trace().
+  if ((detail::g_control->load(std::memory_order_relaxed) & need) != need) return;
+  detail::resource_slow(group, data);  // reads sixteen counters: not worth inlining
+}
+
+// Software increment of resource counter `counter` (0-15): counts when the Mode Register selects
+// Software for it and it is enabled (000 "Processor Incrementing of a Resource Counter").
+KRON_ALWAYS_INLINE void count(unsigned counter, std::uint64_t n = 1) noexcept {
+  // Relaxed, as in trace(): without a board the word is 0 and nothing counts.
+  if (!(detail::g_control->load(std::memory_order_relaxed) & board::kCtlEnable)) return;
+  detail::count_slow(counter, n);
+}
+
+// An interval: trace(group, begin) now, trace(group, end) when the scope ends (mk_rpt class 1).
+class Scope {
+ public:
+  KRON_ALWAYS_INLINE Scope(unsigned group, std::uint64_t begin, std::uint64_t end) noexcept : group_(group), end_(end) {
+    trace(group, begin);
+  }
+  KRON_ALWAYS_INLINE ~Scope() { trace(group_, end_); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  unsigned group_;
+  std::uint64_t end_;
+};
+
+}  // namespace probes_on
+#else  // KRON_DISABLE_PROBES: every probe compiles to nothing.
+inline namespace probes_off {
+
+inline void trace(unsigned, std::uint64_t) noexcept {}
+inline void resource(unsigned, std::uint64_t) noexcept {}
+inline void count(unsigned, std::uint64_t = 1) noexcept {}
+class Scope {
+ public:
+  Scope(unsigned, std::uint64_t, std::uint64_t) noexcept {}
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+};
+
+}  // namespace probes_off
+#endif
+
+}  // namespace kron

@@ -1,0 +1,415 @@
+// Board create / map / validate and the register writes (include/kron/board_ops.hpp).
+// Sources: 003 sections 1.3, 2.7 and Table 2 (16 MB local memory, WRAPB); 000 Tables B1, B5-B7.
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "kron/board_ops.hpp"
+
+namespace kron::board {
+
+namespace {
+std::uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+bool cpu_has_invariant_tsc() {
+#if defined(__x86_64__) || defined(__i386__)
+  std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+  if (!f) return false;
+  char line[4096];
+  bool constant = false, nonstop = false;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, "flags", 5) != 0) continue;
+    constant = std::strstr(line, " constant_tsc") != nullptr;
+    nonstop = std::strstr(line, " nonstop_tsc") != nullptr;
+    break;
+  }
+  std::fclose(f);
+  return constant && nonstop;
+#else
+  return false;
+#endif
+}
+struct ClockInfo {
+  ClockKind kind;
+  std::uint64_t hz;
+};
+const ClockInfo& clock_info() {
+  static const ClockInfo info = [] {
+    if (!cpu_has_invariant_tsc() || std::getenv("KRON_NO_TSC")) return ClockInfo{ClockKind::Monotonic, 1000000000ull};
+#if defined(__x86_64__) || defined(__i386__)
+    // Calibrate once: TSC ticks over ~20 ms of CLOCK_MONOTONIC, best of three.
+    std::uint64_t best = 0;
+    double best_span = 1e18;
+    for (int i = 0; i < 3; ++i) {
+      const std::uint64_t t0 = mono_ns(), c0 = __rdtsc();
+      std::this_thread::sleep_for(std::chrono::milliseconds(7));
+      const std::uint64_t c1 = __rdtsc(), t1 = mono_ns();
+      const double span = double(t1 - t0);
+      const double hz = double(c1 - c0) * 1e9 / span;
+      if (span < best_span) best_span = span, best = std::uint64_t(hz);
+    }
+    // Round to 100 kHz: calibration noise is larger than that.
+    best = (best + 50000) / 100000 * 100000;
+    return ClockInfo{ClockKind::Tsc, best ? best : 1};
+#else
+    return ClockInfo{ClockKind::Monotonic, 1000000000ull};
+#endif
+  }();
+  return info;
+}
+bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
+}  // namespace
+
+ClockKind clock_kind() { return clock_info().kind; }
+std::uint64_t clock_hz() { return clock_info().hz; }
+std::uint64_t ticks(ClockKind k) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (k == ClockKind::Tsc) return __rdtsc();
+#endif
+  (void)k;
+  return mono_ns();
+}
+std::uint64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+
+bool valid_name(const std::string& name) {
+  if (name.empty() || name.size() > kNameMax) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
+  return name != "." && name != "..";
+}
+std::string shm_name(const std::string& name) { return std::string(kShmPrefix) + name; }
+
+Problem validate(const void* base, std::uint64_t size) noexcept {
+  auto bad = [](std::uint64_t off, const char* what) { return Problem{false, off, what}; };
+  if (size < sizeof(BoardHeader)) return bad(size, "segment too small for a board header");
+  const auto* h = static_cast<const BoardHeader*>(base);
+  if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0) return bad(0, "not a kron board (bad magic)");
+  if (h->byte_order != kByteOrderMark)
+    return bad(offsetof(BoardHeader, byte_order), "byte-order mark is not 0x01020304 (another byte order?)");
+  if (h->major != kMajor) return bad(offsetof(BoardHeader, major), "board format major version is not 1");
+  if (h->header_size < sizeof(BoardHeader) || h->header_size % kLine || h->header_size > size)
+    return bad(offsetof(BoardHeader, header_size), "header size is invalid");
+  if (h->line_size != kLine) return bad(offsetof(BoardHeader, line_size), "cache line size is not 64");
+  if (h->segment_size != size) return bad(offsetof(BoardHeader, segment_size), "segment size does not match the segment");
+  if (h->lane_count == 0 || h->lane_count > kMaxLanes) return bad(offsetof(BoardHeader, lane_count), "lane count is invalid");
+  if (h->lane_header_size < sizeof(LaneHeader) || h->lane_header_size % kLine || h->lane_header_size > 65536)
+    return bad(offsetof(BoardHeader, lane_header_size), "lane header size is invalid");
+  if (h->lanes_offset < h->header_size || h->lanes_offset % kLine || h->lanes_offset > size ||
+      std::uint64_t{h->lane_count} * h->lane_header_size > size - h->lanes_offset)
+    return bad(offsetof(BoardHeader, lanes_offset), "lane table runs past the end of the segment");
+  if (!is_pow2(h->ring_bytes) || h->ring_bytes < kMinRingBytes || h->ring_bytes > kMaxSegment)
+    return bad(offsetof(BoardHeader, ring_bytes), "ring size is not a power of two of at least 4096 bytes");
+  const std::uint64_t lanes_end = h->lanes_offset + std::uint64_t{h->lane_count} * h->lane_header_size;
+  if (h->rings_offset < lanes_end || h->rings_offset % kLine || h->rings_offset > size ||
+      h->ring_bytes > (size - h->rings_offset) / h->lane_count)
+    return bad(offsetof(BoardHeader, rings_offset), "rings run past the end of the segment");
+  if (h->clock_hz == 0) return bad(offsetof(BoardHeader, clock_hz), "timestamp clock rate is 0");
+  if (h->clock_kind != ClockKind::Tsc && h->clock_kind != ClockKind::Monotonic)
+    return bad(offsetof(BoardHeader, clock_kind), "unknown clock kind");
+  if (h->config & ~kCfgWrapB) return bad(offsetof(BoardHeader, config), "configuration register has unknown bits");
+  for (unsigned n = 0; n < kCounters; ++n) {
+    const auto s = h->sources[n].signal;
+    if (s != Signal::None && s != Signal::Perf && s != Signal::OnCpu)
+      return bad(offsetof(BoardHeader, sources) + n * sizeof(CounterSource), "counter source has an unknown signal");
+  }
+  return {};
+}
+
+Mapping::~Mapping() {
+  if (base_ && owned_) ::munmap(base_, size_);
+}
+Mapping::Mapping(Mapping&& o) noexcept : base_(o.base_), size_(o.size_), owned_(o.owned_) { o.base_ = nullptr; }
+Mapping& Mapping::operator=(Mapping&& o) noexcept {
+  if (this != &o) {
+    if (base_ && owned_) ::munmap(base_, size_);
+    base_ = o.base_, size_ = o.size_, owned_ = o.owned_;
+    o.base_ = nullptr;
+  }
+  return *this;
+}
+Mapping Mapping::view(void* base, std::uint64_t size) {
+  Mapping m;
+  m.base_ = base, m.size_ = size, m.owned_ = false;
+  return m;
+}
+
+Mapping Mapping::create(const CreateOptions& o, std::string* err) {
+  auto fail = [&](const std::string& why) {
+    *err = why;
+    return Mapping{};
+  };
+  if (!valid_name(o.name)) return fail("board name '" + o.name + "' is invalid (1-23 of [A-Za-z0-9._-])");
+  if (o.lanes == 0 || o.lanes > kMaxLanes) return fail("lane count must be 1-" + std::to_string(kMaxLanes));
+  if (o.size > kMaxSegment) return fail("board size is larger than 1 TiB");
+  const std::uint64_t lanes_off = sizeof(BoardHeader);
+  std::uint64_t rings_off = lanes_off + std::uint64_t{o.lanes} * sizeof(LaneHeader);
+  rings_off = (rings_off + 4095) & ~std::uint64_t{4095};
+  // The sample memory is `size` bytes shared by the lanes, each a power of two (the header and lane
+  // table come on top, as the board's registers sit beside its 16 MB local memory, 003 Table 1).
+  if (o.size / o.lanes < kMinRingBytes)
+    return fail("board memory " + std::to_string(o.size) + " is too small for " + std::to_string(o.lanes) +
+                " lanes of at least 4 KiB");
+  std::uint64_t ring = o.size / o.lanes;
+  while (!is_pow2(ring)) ring &= ring - 1;  // round down to a power of two
+  const std::uint64_t size = rings_off + ring * o.lanes;
+  const std::string shm = shm_name(o.name);
+  if (o.replace) ::shm_unlink(shm.c_str());
+  // Created under a temporary name and renamed? POSIX shm has no rename: create exclusively with mode 0
+  // so nobody can open it until the header is complete, then fchmod to the requested permissions.
+  const int fd = ::shm_open(shm.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+  if (fd < 0) return fail("cannot create board '" + o.name + "': " + std::strerror(errno));
+  auto undo = [&](const std::string& why) {
+    ::close(fd);
+    ::shm_unlink(shm.c_str());
+    return fail(why);
+  };
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return undo("cannot size board: " + std::string(std::strerror(errno)));
+  void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) return undo("cannot map board: " + std::string(std::strerror(errno)));
+  auto* h = new (m) BoardHeader;  // the segment is zero-filled: every counter and lane starts at 0
+  std::memcpy(h->magic, kMagic, sizeof kMagic);
+  h->byte_order = kByteOrderMark;
+  h->major = kMajor, h->minor = kMinor;
+  h->header_size = sizeof(BoardHeader);
+  h->line_size = kLine;
+  h->segment_size = size;
+  h->lanes_offset = lanes_off;
+  h->lane_count = o.lanes;
+  h->lane_header_size = sizeof(LaneHeader);
+  h->rings_offset = rings_off;
+  h->ring_bytes = ring;
+  h->clock_kind = clock_kind();
+  h->clock_hz = clock_hz();
+  h->node = o.node;
+  h->created_ticks = ticks(h->clock_kind);
+  h->created_realtime_ns = realtime_ns();
+  h->creator_pid = static_cast<std::uint32_t>(::getpid());
+  h->config = o.mode == BufferMode::Simple ? kCfgWrapB : 0;
+  std::snprintf(h->name, sizeof h->name, "%s", o.name.c_str());
+  for (unsigned n = 0; n < kCounters; ++n) h->sources[n] = o.sources[n];
+  h->enable_reg.store(all_fields(kEnableReset), std::memory_order_relaxed);
+  h->mode_reg.store(all_fields(kModeReset), std::memory_order_relaxed);
+  h->clock_reg.store(all_fields(kClockReset), std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < o.lanes; ++i) new (static_cast<std::uint8_t*>(m) + lanes_off + i * sizeof(LaneHeader)) LaneHeader;
+  h->control.store(control_word(o.filter, static_cast<std::uint16_t>(o.csr & kCsrStoredMask)), std::memory_order_relaxed);
+  Mapping out;
+  out.base_ = m, out.size_ = size, out.owned_ = true;
+  write_counter_control(*h, 0, o.mode_reg, o.clock_reg);
+  write_counter_control(*h, o.enable, 0, 0);
+  // Release: everything above is visible to whoever can open the segment after the fchmod.
+  std::atomic_thread_fence(std::memory_order_release);
+  if (::fchmod(fd, o.perms) != 0) return undo("cannot set board permissions: " + std::string(std::strerror(errno)));
+  ::close(fd);
+  return out;
+}
+
+Mapping Mapping::open(const std::string& name, std::string* err, std::uint64_t* err_offset) {
+  if (err_offset) *err_offset = 0;
+  if (!valid_name(name)) {
+    *err = "board name '" + name + "' is invalid";
+    return {};
+  }
+  const int fd = ::shm_open(shm_name(name).c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) {
+    *err = "no board '" + name + "': " + std::strerror(errno);
+    return {};
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+    ::close(fd);
+    *err = "board '" + name + "' is empty or cannot be examined";
+    return {};
+  }
+  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
+  void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) {
+    *err = "cannot map board '" + name + "': " + std::strerror(errno);
+    return {};
+  }
+  Mapping out;
+  out.base_ = m, out.size_ = size, out.owned_ = true;
+  // Acquire: pairs with the creator's release fence before it opened the permissions.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const Problem p = validate(m, size);
+  if (!p.ok) {
+    *err = "board '" + name + "' refused: " + p.what;
+    if (err_offset) *err_offset = p.offset;
+    return {};
+  }
+  return out;
+}
+
+bool unlink(const std::string& name, std::string* err) {
+  if (!valid_name(name) || ::shm_unlink(shm_name(name).c_str()) != 0) {
+    *err = "cannot remove board '" + name + "': " + (valid_name(name) ? std::strerror(errno) : "invalid name");
+    return false;
+  }
+  return true;
+}
+
+// ---- registers ----------------------------------------------------------------------------------------
+
+std::uint16_t filter_of(const BoardHeader& b) { return static_cast<std::uint16_t>(b.control.load(std::memory_order_relaxed)); }
+std::uint16_t csr_stored(const BoardHeader& b) {
+  return static_cast<std::uint16_t>(b.control.load(std::memory_order_relaxed) >> 16);
+}
+void write_filter(BoardHeader& b, std::uint16_t filter) {
+  std::uint32_t c = b.control.load(std::memory_order_relaxed);
+  // CAS: `kron csr` may write the other half at the same time; probes only load this word.
+  while (!b.control.compare_exchange_weak(c, (c & 0xffff0000u) | filter, std::memory_order_relaxed)) {
+  }
+}
+void write_csr(BoardHeader& b, std::uint16_t written) {
+  std::uint32_t c = b.control.load(std::memory_order_relaxed);
+  // CAS, as in write_filter.
+  while (!b.control.compare_exchange_weak(
+      c, (c & 0xffffu) | (std::uint32_t{csr_write(static_cast<std::uint16_t>(c >> 16), written)} << 16),
+      std::memory_order_relaxed)) {
+  }
+}
+
+void write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t mode, std::uint64_t clock) {
+  // A spin lock serialises writers (tools and programs, rare); probes never take it.
+  std::uint32_t unlocked = 0;
+  while (!b.ctl_lock.compare_exchange_weak(unlocked, 1, std::memory_order_acquire)) {
+    unlocked = 0;
+    std::this_thread::yield();
+  }
+  b.mode_reg.store(write_fields(b.mode_reg.load(std::memory_order_relaxed), mode), std::memory_order_relaxed);
+  b.clock_reg.store(write_fields(b.clock_reg.load(std::memory_order_relaxed), clock), std::memory_order_relaxed);
+  const std::uint64_t now = ticks(b.clock_kind);
+  const std::uint64_t seq = b.ctr_seq.load(std::memory_order_relaxed);
+  b.ctr_seq.store(seq + 1, std::memory_order_relaxed);  // odd: stopwatch state being written
+  // Release fence: readers that see a changed stopwatch below also see the odd sequence number.
+  std::atomic_thread_fence(std::memory_order_release);
+  for (unsigned n = 0; n < kCounters; ++n) {
+    const std::uint8_t f = field(enable, n);
+    if (!f) continue;  // 0 leaves the field alone (000 "Resource Counter Control Registers")
+    const std::uint64_t since = b.sw_since[n].load(std::memory_order_relaxed);
+    switch (enable_of(f)) {
+      case Enable::Nop: break;
+      case Enable::Disable:  // Table B7 xx01
+        if (since) b.sw_acc[n].store(b.sw_acc[n].load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
+        b.sw_since[n].store(0, std::memory_order_relaxed);
+        break;
+      case Enable::Enable:  // Table B7 xx10: previous contents intact
+        if (!since) b.sw_since[n].store(now ? now : 1, std::memory_order_relaxed);
+        break;
+      case Enable::ResetEnable:  // Table B7 xx11
+        b.sw_acc[n].store(0, std::memory_order_relaxed);
+        b.sw_since[n].store(now ? now : 1, std::memory_order_relaxed);
+        b.reset_gen[n].store(b.reset_gen[n].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        break;
+    }
+  }
+  b.enable_reg.store(write_fields(b.enable_reg.load(std::memory_order_relaxed), enable), std::memory_order_relaxed);
+  b.ctr_seq.store(seq + 2, std::memory_order_release);  // even: consistent again
+  // Release: a thread that sees the new generation re-reads the registers written above.
+  b.counter_gen.store(b.counter_gen.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  b.ctl_lock.store(0, std::memory_order_release);
+}
+
+// ---- counter sources ------------------------------------------------------------------------------------
+
+namespace {
+struct Named {
+  const char* name;
+  std::uint32_t type;
+  std::uint64_t config;
+};
+constexpr Named kPerf[] = {
+    {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+    {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+    {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
+    {"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+    {"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+    {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+};
+}  // namespace
+
+bool parse_source(const std::string& text, SourceSpec* out, std::string* err) {
+  *out = SourceSpec{};
+  std::snprintf(out->src.name, sizeof out->src.name, "%s", text.c_str());
+  // Mode Register (Table B5) and Clock Select (Table B6) field values for each source.
+  if (text == "clock" || text == "clock/10" || text == "clock/100" || text == "tsclk") {
+    out->mode = static_cast<std::uint8_t>(Mode::Clock);
+    out->clock = static_cast<std::uint8_t>(text == "clock"       ? ClockSel::NodeClk
+                                           : text == "clock/10"  ? ClockSel::NodeClk10
+                                           : text == "clock/100" ? ClockSel::NodeClk100
+                                                                 : ClockSel::TsClk);
+    return true;
+  }
+  if (text == "software") {
+    out->mode = static_cast<std::uint8_t>(Mode::Software);
+    return true;
+  }
+  if (text == "oncpu") {  // the clock gated by "this thread is on a CPU" (External Enable)
+    out->mode = static_cast<std::uint8_t>(Mode::ExternalEnable);
+    out->clock = static_cast<std::uint8_t>(ClockSel::NodeClk);
+    out->src.signal = Signal::OnCpu;
+    out->src.perf_type = PERF_TYPE_SOFTWARE;
+    out->src.perf_config = PERF_COUNT_SW_TASK_CLOCK;
+    return true;
+  }
+  for (const auto& p : kPerf)
+    if (text == p.name) {
+      out->mode = static_cast<std::uint8_t>(Mode::ExternalSignal);
+      out->src.signal = Signal::Perf;
+      out->src.perf_type = p.type;
+      out->src.perf_config = p.config;
+      return true;
+    }
+  std::string names = "clock, clock/10, clock/100, tsclk, software, oncpu";
+  for (const auto& p : kPerf) names += std::string(", ") + p.name;
+  *err = "unknown counter source '" + text + "' (known: " + names + ")";
+  return false;
+}
+
+std::string probe_perf(const CounterSource& s) {
+  if (s.signal == Signal::None) return "";
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.type = s.perf_type;
+  a.config = s.perf_config;
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  const long fd = ::syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    return std::string("perf_event_open failed: ") + std::strerror(e) +
+           (s.perf_type == PERF_TYPE_HARDWARE ? " (no hardware PMU here: virtual machines often have none)" : "");
+  }
+  ::close(static_cast<int>(fd));
+  return "";
+}
+
+}  // namespace kron::board

@@ -1,0 +1,99 @@
+// Reading a board from outside the program: the drain of `kron record` (takes records off the lanes,
+// exact accounting), the non-destructive snapshot of `kron rdsample` / `kron status` (also after the
+// program crashed), and the register view. Never trusts the segment: every position is bounded by the
+// ring, every record's kind and size is checked before it is used.
+// Format: include/kron/board.hpp, docs/board-format.md.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kron/board_ops.hpp"
+#include "kron/format/trace_file.hpp"
+
+namespace kron::recorder {
+
+// One lane as a reader sees it.
+struct LaneView {
+  std::uint32_t index = 0, pid = 0, tid = 0, source = 0, occupancy = 0;
+  board::LaneState state = board::LaneState::Free;
+  bool owner_dead = false;       // Active, but its process is gone (killed)
+  std::uint64_t passed = 0;      // probes that passed filter and enable
+  std::uint64_t written = 0;     // records ever written (drained + overwritten + held)
+  std::uint64_t drained = 0;     // records taken off by a drain
+  std::uint64_t held = 0;        // records on the board now
+  std::uint64_t overruns = 0, overwritten = 0, waits = 0, wait_ticks = 0;
+  std::uint64_t torn = 0;        // a record cut by the owner's death: counted, never decoded
+  std::uint64_t capacity_slots = 0, used_slots = 0;
+  std::string problem;           // corrupt lane memory: what and where (segment offset)
+};
+
+// Accounting over the whole board (or a drain): passed == recorded + overruns + overwritten.
+struct Totals {
+  std::uint64_t passed = 0, recorded = 0, overruns = 0, overwritten = 0, waits = 0, wait_ticks = 0, no_lane = 0;
+  std::uint64_t torn = 0;
+  bool exact() const { return passed == recorded + overruns + overwritten; }
+};
+
+class BoardReader {
+ public:
+  // Opens board `name` and validates it; throws InputError("board NAME", offset, what) when refused.
+  static BoardReader open(const std::string& name);
+  // Reads an image in memory (tests, fuzzing); validates it; throws InputError on a bad header.
+  static BoardReader view(void* base, std::uint64_t size, const std::string& label);
+
+  const board::BoardHeader& header() const { return *map_.header(); }
+  board::BoardHeader& header() { return *map_.header(); }
+  const board::Mapping& mapping() const { return map_; }
+  const std::string& label() const { return label_; }
+  bool circular() const { return !(header().config & board::kCfgWrapB); }
+
+  // Receives runs of whole, validated records of one lane (trace-file record layout) and their count.
+  // The span is this reader's private copy and stays valid until the next drain/snapshot/lanes call.
+  using Sink = std::function<void(const LaneView&, std::span<const std::uint8_t>, std::uint64_t)>;
+
+  // Takes every record published so far off the board (this process is the board's one drainer):
+  // advances the lanes' read positions, counts overwritten records, frees lanes whose owner retired or
+  // died (their final figures go to `finished`). Returns the lanes drained.
+  void drain(const Sink& sink, std::vector<tracefile::LaneEntry>* finished);
+  // Announces this process as the drainer (heartbeat for waiting probes) or withdraws it.
+  void set_drainer(bool on);
+  void heartbeat();
+
+  // The records on the board now, lane by lane, without changing anything.
+  void snapshot(const Sink& sink);
+  // Every lane's figures now (no change to the board).
+  std::vector<LaneView> lanes();
+  Totals totals();
+  // Lane table entries for a trace file: every lane that ever saw a probe.
+  std::vector<tracefile::LaneEntry> lane_entries();
+  // CSR as a read returns it (000 Table B1): stored bits plus the computed status bits 6-9.
+  std::uint16_t csr_read();
+  // A trace file header describing this board (clock, node, counters, mode).
+  tracefile::FileHeader file_header();
+
+ private:
+  BoardReader(board::Mapping m, std::string label) : map_(std::move(m)), label_(std::move(label)) {}
+  LaneView view_lane(std::uint32_t i);
+  // The drain/snapshot of one lane from position (r, rr). Returns the new (r, rr) and counts.
+  struct Pass {
+    std::uint64_t r = 0, rr = 0, emitted = 0, overwritten = 0;
+    bool corrupt = false;
+    std::string problem;
+  };
+  Pass pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink);
+
+  board::Mapping map_;
+  std::string label_;
+  std::vector<std::vector<std::uint8_t>> bufs_;  // per lane: records copied out of its ring
+  std::vector<std::string> problems_;
+  Totals freed_;  // lanes finished and freed by drain()
+
+ public:
+  // Corrupt lane memory met so far (each names the segment offset).
+  const std::vector<std::string>& problems() const { return problems_; }
+};
+
+}  // namespace kron::recorder

@@ -1,0 +1,76 @@
+// Option parsing for the recorder's commands (options.hpp).
+#include "recorder/options.hpp"
+
+#include <cctype>
+
+#include "kron/core/error.hpp"
+
+namespace kron::recorder {
+
+std::optional<std::uint64_t> parse_uint(const std::string& text, std::uint64_t max) {
+  if (text.empty()) return std::nullopt;
+  int base = 10;
+  std::size_t i = 0;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) base = 16, i = 2;
+  else if (text.size() > 2 && text[0] == '0' && (text[1] == 'b' || text[1] == 'B')) base = 2, i = 2;
+  std::uint64_t v = 0;
+  for (; i < text.size(); ++i) {
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else return std::nullopt;
+    if (d >= base) return std::nullopt;
+    if (v > (max - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base)) return std::nullopt;
+    v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
+  }
+  return v;
+}
+
+std::optional<std::uint64_t> parse_size(const std::string& text) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0 || i > 15) return std::nullopt;
+  std::uint64_t v = std::stoull(text.substr(0, i));
+  std::string unit = text.substr(i);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  unsigned shift = 0;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") shift = 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") shift = 30;
+  else if (unit == "T" || unit == "TB" || unit == "TIB") shift = 40;
+  else return std::nullopt;
+  if (v > (board::kMaxSegment >> shift)) return std::nullopt;
+  return v << shift;
+}
+
+board::BufferMode parse_mode(const std::string& text) {
+  if (text == "simple") return board::BufferMode::Simple;
+  if (text == "circular") return board::BufferMode::Circular;
+  throw InputError::at_offset("--mode " + text, 0, "buffer mode must be simple or circular");
+}
+
+void apply_counters(const std::vector<std::string>& specs, board::CreateOptions& o) {
+  for (const std::string& spec : specs) {
+    const std::string where = "--counter " + spec;
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos) throw InputError::at_offset(where, 0, "expected N=SOURCE (N 0-15)");
+    const auto n = parse_uint(spec.substr(0, eq), board::kCounters - 1);
+    if (!n) throw InputError::at_offset(where, 0, "counter number must be 0-15");
+    board::SourceSpec s;
+    std::string err;
+    if (!board::parse_source(spec.substr(eq + 1), &s, &err)) throw InputError::at_offset(where, eq + 1, err);
+    const std::string why = board::probe_perf(s.src);
+    if (!why.empty())
+      throw InputError::at_offset(where, eq + 1,
+                                  "event '" + spec.substr(eq + 1) + "' cannot be counted on this machine: " + why);
+    const unsigned c = static_cast<unsigned>(*n);
+    o.sources[c] = s.src;
+    o.mode_reg |= std::uint64_t{s.mode} << (4 * c);
+    o.clock_reg |= std::uint64_t{s.clock} << (4 * c);
+    o.enable |= std::uint64_t{static_cast<std::uint8_t>(board::Enable::ResetEnable)} << (4 * c);
+  }
+}
+
+}  // namespace kron::recorder

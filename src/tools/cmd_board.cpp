@@ -1,0 +1,113 @@
+// kron board create|ls|rm: boards (named shared-memory segments) that outlive the programs using them,
+// as the toolkit board of 003 keeps its local memory until it is read.
+#include <dirent.h>
+#include <fmt/core.h>
+
+#include "kron/core/error.hpp"
+#include "recorder/board_reader.hpp"
+#include "recorder/options.hpp"
+#include "tools/command.hpp"
+
+namespace kron::tools {
+namespace {
+
+struct CreateArgs {
+  std::string name, buffer = "16M", mode = "simple", filter = "0xffff", perms = "0600";
+  bool wait = false, replace = false, disabled = false;
+  std::vector<std::string> counters;
+  unsigned lanes = board::kDefaultLanes, node = 0;
+};
+
+int create(const CreateArgs& a) {
+  board::CreateOptions o;
+  o.name = a.name;
+  const auto size = recorder::parse_size(a.buffer);
+  if (!size) throw InputError::at_offset("--buffer " + a.buffer, 0, "expected a size such as 16M or 1G");
+  o.size = *size;
+  o.lanes = a.lanes;
+  o.mode = recorder::parse_mode(a.mode);
+  const auto filter = recorder::parse_uint(a.filter, 0xffff);
+  if (!filter) throw InputError::at_offset("--filter " + a.filter, 0, "expected a 16-bit mask");
+  o.filter = static_cast<std::uint16_t>(*filter);
+  const auto perms = recorder::parse_uint(a.perms.size() > 1 && a.perms[0] == '0' ? a.perms.substr(1) : a.perms, 777);
+  if (!perms) throw InputError::at_offset("--perms " + a.perms, 0, "expected octal digits such as 0600");
+  unsigned oct = 0;  // the digits were read as decimal: reinterpret as octal
+  for (char c : std::to_string(*perms)) {
+    if (c > '7') throw InputError::at_offset("--perms " + a.perms, 0, "expected octal digits such as 0600");
+    oct = oct * 8 + static_cast<unsigned>(c - '0');
+  }
+  o.perms = oct;
+  o.csr = (a.disabled ? 0 : board::kCsrSamplingEnabled) | (a.wait ? board::kCsrWriteWait : 0);
+  o.node = a.node;
+  o.replace = a.replace;
+  recorder::apply_counters(a.counters, o);
+  std::string err;
+  board::Mapping m = board::Mapping::create(o, &err);
+  if (!m) throw std::runtime_error(err);
+  const auto& h = *m.header();
+  fmt::print("board {}: {} bytes, {} lanes of {} bytes, {} buffer, {} Hz {}\n", a.name, h.segment_size, h.lane_count,
+             h.ring_bytes, (h.config & board::kCfgWrapB) ? "simple" : "circular", h.clock_hz,
+             h.clock_kind == board::ClockKind::Tsc ? "TSC" : "CLOCK_MONOTONIC");
+  return kExitOk;
+}
+
+int list() {
+  DIR* d = ::opendir("/dev/shm");
+  if (!d) throw std::runtime_error("cannot list /dev/shm");
+  int n = 0;
+  fmt::print("{:<24} {:>12} {:>6} {:>9} {:>12} {:>8}\n", "board", "bytes", "lanes", "mode", "samples", "creator");
+  while (dirent* e = ::readdir(d)) {
+    const std::string f = e->d_name;
+    if (f.rfind("kron.", 0) != 0) continue;
+    const std::string name = f.substr(5);
+    try {
+      auto r = recorder::BoardReader::open(name);
+      const auto t = r.totals();
+      fmt::print("{:<24} {:>12} {:>6} {:>9} {:>12} {:>8}\n", name, r.header().segment_size, r.header().lane_count,
+                 r.circular() ? "circular" : "simple", t.recorded, r.header().creator_pid);
+    } catch (const std::exception& ex) {
+      fmt::print("{:<24} refused: {}\n", name, ex.what());
+    }
+    ++n;
+  }
+  ::closedir(d);
+  if (!n) fmt::print("(no boards)\n");
+  return kExitOk;
+}
+
+KRON_COMMAND("board", "create, list or remove boards (shared memory that outlives the program)", 31, [](CLI::App& app) {
+  app.require_subcommand(1);
+  auto c = std::make_shared<CreateArgs>();
+  auto* cr = app.add_subcommand("create", "create a board");
+  cr->add_option("name", c->name, "board name")->required();
+  cr->add_option("--buffer", c->buffer, "board memory (16M default)")->capture_default_str();
+  cr->add_option("--lanes", c->lanes, "lanes (threads writing at once)")->capture_default_str();
+  cr->add_option("--mode", c->mode, "simple or circular")->capture_default_str();
+  cr->add_option("--filter", c->filter, "Filter Register")->capture_default_str();
+  cr->add_flag("--wait", c->wait, "CSR Write Wait on Overrun");
+  cr->add_flag("--disabled", c->disabled, "create with sampling disabled (000 Table B1 reset state)");
+  cr->add_option("--counter", c->counters, "resource counter N=SOURCE");
+  cr->add_option("--node", c->node, "node number")->capture_default_str();
+  cr->add_option("--perms", c->perms, "permissions (octal)")->capture_default_str();
+  cr->add_flag("--replace", c->replace, "replace a board of that name");
+  auto* ls = app.add_subcommand("ls", "list boards");
+  auto rm_name = std::make_shared<std::vector<std::string>>();
+  auto* rm = app.add_subcommand("rm", "remove boards");
+  rm->add_option("name", *rm_name, "board names")->required();
+  return [=] {
+    if (cr->parsed()) return create(*c);
+    if (ls->parsed()) return list();
+    int rc = kExitOk;
+    for (const auto& n : *rm_name) {
+      std::string err;
+      if (!board::unlink(n, &err)) {
+        fmt::print(stderr, "kron board rm: {}\n", err);
+        rc = kExitBadInput;
+      }
+    }
+    return rc;
+  };
+});
+
+}  // namespace
+}  // namespace kron::tools

@@ -1,0 +1,91 @@
+// kron info FILE [--json]: a trace file's header: format, clock rate, node, sample counts, overrun,
+// overwritten and wait counts, lanes (pid, tid, samples each).
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include "kron/board.hpp"
+#include "kron/format/trace_file.hpp"
+#include "tools/command.hpp"
+
+namespace kron::tools {
+namespace {
+struct Args {
+  std::string file;
+  bool json = false;
+};
+constexpr const char* kOrigins[] = {"live", "mk1", "mk2", "model"};
+
+int run(const Args& a) {
+  tracefile::Reader r(a.file);
+  const auto& h = r.header();
+  std::uint64_t trace = 0, resource = 0, first = 0, last = 0;
+  Sample s;
+  bool any = false;
+  while (r.next(s)) {
+    (s.is_resource() ? resource : trace)++;
+    if (!any) first = s.timestamp, any = true;
+    first = std::min(first, s.timestamp);
+    last = std::max(last, s.timestamp);
+  }
+  const double span = any ? double(last - first) / double(h.clock_hz) : 0.0;
+  const char* origin = static_cast<unsigned>(h.origin) < 4 ? kOrigins[static_cast<unsigned>(h.origin)] : "unknown";
+  if (a.json) {
+    nlohmann::json j;
+    j["file"] = a.file;
+    j["format"] = fmt::format("{}.{}", h.major, h.minor);
+    j["complete"] = r.complete();
+    j["origin"] = origin;
+    j["clock_hz"] = h.clock_hz;
+    j["node"] = h.node;
+    j["program"] = std::string(tracefile::program(h));
+    j["mode"] = (h.flags & tracefile::kFlagCircular) ? "circular" : "simple";
+    j["policy"] = (h.flags & tracefile::kFlagWait) ? "wait" : "discard";
+    j["filter"] = h.filter;
+    j["samples"] = trace + resource;
+    j["trace_samples"] = trace;
+    j["resource_samples"] = resource;
+    j["span_s"] = span;
+    j["overruns"] = h.overruns;
+    j["overwritten"] = h.overwritten;
+    j["passed_filter"] = h.passed_filter;
+    j["waits"] = h.waits;
+    j["wait_ticks"] = h.wait_ticks;
+    j["dropped_tail_bytes"] = r.dropped_tail_bytes();
+    j["counters"] = nlohmann::json::array();
+    for (unsigned n = 0; n < kResourceCounters; ++n) j["counters"].push_back(std::string(tracefile::counter_name(h, n)));
+    j["lanes"] = nlohmann::json::array();
+    for (const auto& l : r.lanes())
+      j["lanes"].push_back({{"pid", l.pid}, {"tid", l.tid}, {"samples", l.samples}, {"overruns", l.overruns},
+                            {"overwritten", l.overwritten}, {"waits", l.waits}, {"wait_ticks", l.wait_ticks}});
+    fmt::print("{}\n", j.dump(1));
+    return kExitOk;
+  }
+  fmt::print("{}: kron trace {}.{}, {}, origin {}\n", a.file, h.major, h.minor, r.complete() ? "complete" : "NOT closed (recorder died)", origin);
+  if (!tracefile::program(h).empty()) fmt::print("program: {}\n", tracefile::program(h));
+  fmt::print("clock {} Hz, node {}, {} buffer, {} on overrun, Filter Register 0x{:04x}\n", h.clock_hz, h.node,
+             (h.flags & tracefile::kFlagCircular) ? "circular" : "simple", (h.flags & tracefile::kFlagWait) ? "wait" : "discard",
+             h.filter);
+  fmt::print("samples {} (trace {}, resource {}) over {:.6f} s\n", trace + resource, trace, resource, span);
+  if (r.complete())
+    fmt::print("passed filter {}, overruns {}, overwritten {}, waits {} ({:.3f} ms held){}\n", h.passed_filter, h.overruns,
+               h.overwritten, h.waits, double(h.wait_ticks) * 1e3 / double(h.clock_hz),
+               h.passed_filter == trace + resource + h.overruns + h.overwritten ? "" : "  (accounting does not add up)");
+  if (r.dropped_tail_bytes()) fmt::print("dropped {} bytes of a record cut short\n", r.dropped_tail_bytes());
+  for (unsigned n = 0; n < kResourceCounters; ++n)
+    if (!tracefile::counter_name(h, n).empty()) fmt::print("counter {:>2}: {}\n", n, tracefile::counter_name(h, n));
+  if (!r.lanes().empty()) {
+    fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}\n", "pid", "tid", "samples", "overruns", "overwritten", "waits");
+    for (const auto& l : r.lanes())
+      fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}\n", l.pid, l.tid, l.samples, l.overruns, l.overwritten, l.waits);
+  }
+  return kExitOk;
+}
+KRON_COMMAND("info", "show a trace file's header, counts and lanes", 37, [](CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  app.add_option("file", a->file, "kron trace file")->required();
+  app.add_flag("--json", a->json, "JSON output");
+  return [a] { return run(*a); };
+});
+}  // namespace
+}  // namespace kron::tools

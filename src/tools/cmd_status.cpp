@@ -1,0 +1,77 @@
+// kron status --board NAME: 003's mk_status. The board's registers (CSR decoded per 000 Table B1,
+// Filter Register, Wait and Overrun Error Counters, counter control per Tables B5-B7), fill level,
+// lanes and accounting. Inspection never changes the board.
+#include <fmt/core.h>
+
+#include "recorder/board_reader.hpp"
+#include "tools/command.hpp"
+
+namespace kron::tools {
+namespace {
+using namespace kron::board;
+
+constexpr const char* kModeNames[] = {"NOP", "CLK", "Software", "External Enable", "External Signal"};
+constexpr const char* kClockNames[] = {"NOP", "NodeClk", "NodeClk/10", "NodeClk/100", "TSclk"};
+constexpr const char* kEnableNames[] = {"NOP", "disabled", "enabled", "reset & enabled"};
+constexpr const char* kStateNames[] = {"free", "claiming", "active", "retired"};
+
+struct Args {
+  std::string board;
+};
+int run(const Args& a) {
+  auto r = recorder::BoardReader::open(a.board);
+  const BoardHeader& h = r.header();
+  fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} processes attached\n", a.board, h.major, h.minor,
+             h.segment_size, h.creator_pid, h.attached.load());
+  fmt::print("Configuration Register 0x{:06x}: WRAPB={} ({} buffer)\n", h.config, (h.config & kCfgWrapB) ? 1 : 0,
+             r.circular() ? "circular" : "simple");
+  fmt::print("timestamp clock: {} Hz ({}), node {}\n", h.clock_hz, h.clock_kind == ClockKind::Tsc ? "TSC" : "CLOCK_MONOTONIC", h.node);
+  const std::uint16_t csr = r.csr_read();
+  fmt::print("CSR 0x{:04x}\n", csr);
+  struct Bit {
+    std::uint16_t bit;
+    const char* name;
+  };
+  // 000 Table B1, status column.
+  constexpr Bit bits[] = {{kCsrSamplingEnabled, "Sampling Enabled"},   {kCsrWriteWait, "Write Wait on Overrun"},
+                          {kCsrReadWait, "Read Wait for shadow regs"}, {kCsrFifoFull, "FIFO Full"},
+                          {kCsrShadowFull, "Resource Shadow Registers Full"}, {kCsrFifoOverrun, "FIFO Overrun"},
+                          {kCsrShadowOverrun, "Resource Shadow Register Overrun"}, {kCsr32Bit, "32 bit mode enabled"}};
+  for (const auto& b : bits) fmt::print("  bit {:>2} {:<34} {}\n", std::countr_zero(b.bit), b.name, (csr & b.bit) ? 1 : 0);
+  fmt::print("Filter Register 0x{:04x}\n", filter_of(h));
+  const auto t = r.totals();
+  fmt::print("Wait Error Counter {} ticks ({} probes held)\nOverrun Error Counter {} (no free lane: {})\n", t.wait_ticks,
+             t.waits, t.overruns, t.no_lane);
+  const std::uint64_t en = h.enable_reg.load(), mode = h.mode_reg.load(), clk = h.clock_reg.load();
+  fmt::print("Enable Register 0x{:016x}  Mode Register 0x{:016x}  Clock Select Register 0x{:016x}\n", en, mode, clk);
+  for (unsigned n = 0; n < kCounters; ++n) {
+    const Mode m = mode_of(field(mode, n));
+    if (m == Mode::Nop || (m == Mode::ExternalSignal && h.sources[n].signal == Signal::None && !h.sources[n].name[0])) continue;
+    fmt::print("  counter {:>2}: {:<15} {:<11} {:<15} {}\n", n, kModeNames[static_cast<unsigned>(m)],
+               kClockNames[static_cast<unsigned>(clock_of(field(clk, n)))],
+               kEnableNames[static_cast<unsigned>(enable_of(field(en, n)))], h.sources[n].name);
+  }
+  std::uint64_t held = 0, cap = 0, used = 0;
+  const auto lanes = r.lanes();
+  for (const auto& v : lanes) held += v.held, cap += v.capacity_slots, used += v.used_slots;
+  fmt::print("memory: {} samples held, {} of {} slots used ({:.1f}%)\n", held, used, cap, cap ? 100.0 * double(used) / double(cap) : 0.0);
+  fmt::print("{:>4} {:<8} {:>14} {:>8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>5}\n", "lane", "state", "node.process", "tid",
+             "held", "passed", "overruns", "overwrit.", "waits", "torn");
+  for (const auto& v : lanes) {
+    if (v.state == LaneState::Free && !v.written) continue;
+    fmt::print("{:>4} {:<8} {:>14} {:>8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>5}{}\n", v.index,
+               v.owner_dead ? "dead" : kStateNames[static_cast<unsigned>(v.state) & 3],
+               fmt::format("{}.{}", source_node(v.source), source_pid(v.source)), v.tid, v.held, v.passed, v.overruns,
+               v.overwritten, v.waits, v.torn, v.problem.empty() ? "" : "  " + v.problem);
+  }
+  fmt::print("accounting: passed {} {} recorded {} + overruns {} + overwritten {}\n", t.passed, t.exact() ? "=" : "!=",
+             t.recorded, t.overruns, t.overwritten);
+  return kExitOk;
+}
+KRON_COMMAND("status", "show a board's registers, fill level, lanes and counts (003's mk_status)", 34, [](CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  app.add_option("--board", a->board, "board name")->required();
+  return [a] { return run(*a); };
+});
+}  // namespace
+}  // namespace kron::tools

@@ -1,0 +1,185 @@
+// The board's registers and header: 000 Table B1 (CSR), Tables B5-B7 (counter control), the header
+// validation every reader applies, and the option parsers of the recorder's commands.
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "kron/core/error.hpp"
+#include "recorder/options.hpp"
+#include "recorder_test_util.hpp"
+
+namespace kron {
+namespace {
+using namespace board;
+
+// 000 Table B1, one row per control bit: (status before, written, status after).
+struct CsrVector {
+  std::uint16_t before, written, after;
+  const char* row;
+};
+constexpr CsrVector kCsrVectors[] = {
+    {0x0000, 0x0001, 0x0001, "bit 0 Enable Sampling"},
+    {0x0001, 0x0002, 0x0000, "bit 1 Disable Sampling"},
+    {0x0000, 0x0004, 0x0004, "bit 2 Enable Wait on sample"},
+    {0x0004, 0x0008, 0x0000, "bit 3 Disable Wait on sample, discard"},
+    {0x0000, 0x0010, 0x0010, "bit 4 Enable read wait"},
+    {0x0010, 0x0020, 0x0000, "bit 5 Disable read wait"},
+    {0x0000, 0x4000, 0x4000, "bit 14 32 bit mode"},
+    {0x4000, 0x8000, 0x0000, "bit 15 64 bit mode"},
+    {0x0005, 0x0000, 0x0005, "a 0 causes no effect"},
+    {0x0000, 0x3fc0, 0x0000, "bits 6-13 read only, write data ignored"},
+    {0x0001, 0x0005, 0x0005, "write 1 to act: fields independent"},
+};
+
+TEST(BoardCsrTest, WriteOneToActPerTableB1) {
+  for (const auto& v : kCsrVectors) EXPECT_EQ(csr_write(v.before, v.written), v.after) << v.row;
+  EXPECT_EQ(kCsrReset, 0);  // Table B1: sampling disabled, discard, read wait off on reset
+}
+
+TEST(BoardControlTest, ModeClockEnableEncodingsPerTablesB5toB7) {
+  // Table B5: x000 NOP, x001 CLK, x010 Software, x011 External Enable, x100 External Signal, x101-x111 as x001-x011.
+  EXPECT_EQ(mode_of(0x0), Mode::Nop);
+  EXPECT_EQ(mode_of(0x1), Mode::Clock);
+  EXPECT_EQ(mode_of(0x2), Mode::Software);
+  EXPECT_EQ(mode_of(0x3), Mode::ExternalEnable);
+  EXPECT_EQ(mode_of(0x4), Mode::ExternalSignal);
+  EXPECT_EQ(mode_of(0x5), Mode::Clock);
+  EXPECT_EQ(mode_of(0x6), Mode::Software);
+  EXPECT_EQ(mode_of(0x7), Mode::ExternalEnable);
+  EXPECT_EQ(mode_of(0x9), Mode::Clock);  // 1xxx double precision: same source
+  // Table B6: x001 NodeClk, x010 /10, x011 /100, x100 TSclk, x101-x111 as x001-x011.
+  EXPECT_EQ(clock_of(0x1), ClockSel::NodeClk);
+  EXPECT_EQ(clock_of(0x2), ClockSel::NodeClk10);
+  EXPECT_EQ(clock_of(0x3), ClockSel::NodeClk100);
+  EXPECT_EQ(clock_of(0x4), ClockSel::TsClk);
+  EXPECT_EQ(clock_of(0x7), ClockSel::NodeClk100);
+  // Table B7: xx00 NOP, xx01 disable, xx10 enable, xx11 reset & enable.
+  EXPECT_EQ(enable_of(0x4), Enable::Nop);
+  EXPECT_EQ(enable_of(0x5), Enable::Disable);
+  EXPECT_EQ(enable_of(0x6), Enable::Enable);
+  EXPECT_EQ(enable_of(0xf), Enable::ResetEnable);
+}
+
+TEST(BoardControlTest, ZeroFieldLeavesFieldUnchanged) {  // 000 "Resource Counter Control Registers"
+  const std::uint64_t reg = 0x123456789abcdef1ull;
+  EXPECT_EQ(write_fields(reg, 0), reg);
+  EXPECT_EQ(write_fields(reg, 0x0000000000000f00ull), 0x123456789abcdff1ull);
+  EXPECT_EQ(write_fields(reg, 0x7000000000000002ull), 0x723456789abcdef2ull);
+}
+
+TEST(BoardSourceTest, SourceIdentificationIsNodeDotProcess) {  // 000 "Source Address Registers"; ERRATUM E21
+  const std::uint32_t s = source_id(5, 123456);
+  EXPECT_EQ(source_node(s), 5u);
+  EXPECT_EQ(source_pid(s), 123456u);
+}
+
+// ---- header validation: every field a reader relies on is checked, and the offset named ------------------
+class BoardValidateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CreateOptions o;
+    o.size = 64 << 10;
+    o.lanes = 2;
+    board_ = std::make_unique<testing::ScratchBoard>(o, "val");
+    image_.assign(board_->map.bytes(), board_->map.bytes() + board_->map.size());
+  }
+  BoardHeader* h() { return reinterpret_cast<BoardHeader*>(image_.data()); }
+  Problem check() { return validate(image_.data(), image_.size()); }
+  std::unique_ptr<testing::ScratchBoard> board_;
+  std::vector<std::uint8_t, std::allocator<std::uint8_t>> image_;
+};
+
+TEST_F(BoardValidateTest, GoodBoardPasses) { EXPECT_TRUE(check().ok) << check().what; }
+
+TEST_F(BoardValidateTest, HostileHeadersAreRefusedWithTheirOffset) {
+  struct Corruption {
+    const char* what;
+    std::size_t offset;
+    std::function<void(BoardHeader*)> apply;
+  };
+  const std::vector<Corruption> cases = {
+      {"magic", 0, [](BoardHeader* b) { b->magic[0] = 'X'; }},
+      {"byte order", offsetof(BoardHeader, byte_order), [](BoardHeader* b) { b->byte_order = 0x04030201; }},
+      {"major", offsetof(BoardHeader, major), [](BoardHeader* b) { b->major = 2; }},
+      {"header size", offsetof(BoardHeader, header_size), [](BoardHeader* b) { b->header_size = 1u << 30; }},
+      {"segment size", offsetof(BoardHeader, segment_size), [](BoardHeader* b) { b->segment_size *= 2; }},
+      {"lane count", offsetof(BoardHeader, lane_count), [](BoardHeader* b) { b->lane_count = 0; }},
+      {"lanes offset", offsetof(BoardHeader, lanes_offset), [](BoardHeader* b) { b->lanes_offset = ~0ull - 10; }},
+      {"ring size", offsetof(BoardHeader, ring_bytes), [](BoardHeader* b) { b->ring_bytes = 5000; }},
+      {"rings beyond", offsetof(BoardHeader, rings_offset), [](BoardHeader* b) { b->ring_bytes <<= 4; }},
+      {"rings overflow", offsetof(BoardHeader, rings_offset), [](BoardHeader* b) { b->rings_offset = ~0ull & ~63ull; }},
+      {"lane count overflow", offsetof(BoardHeader, lanes_offset), [](BoardHeader* b) { b->lane_count = kMaxLanes; }},
+      {"clock", offsetof(BoardHeader, clock_hz), [](BoardHeader* b) { b->clock_hz = 0; }},
+      {"config", offsetof(BoardHeader, config), [](BoardHeader* b) { b->config = 0xffffffff; }},
+  };
+  const std::vector<std::uint8_t> good = image_;
+  for (const auto& c : cases) {
+    image_ = good;
+    c.apply(h());
+    const Problem p = check();
+    EXPECT_FALSE(p.ok) << c.what;
+    EXPECT_EQ(p.offset, c.offset) << c.what << ": " << p.what;
+  }
+  EXPECT_FALSE(validate(image_.data(), 100).ok);  // shorter than a header
+}
+
+TEST_F(BoardValidateTest, ReaderRefusesCorruptLaneMemoryWithoutDecodingIt) {
+  // A lane whose head claims records that are not records: the reader names the offset and stops.
+  auto* L = reinterpret_cast<LaneHeader*>(image_.data() + h()->lanes_offset);
+  L->state.store(LaneState::Retired);
+  L->head.store(3);
+  L->passed.store(3);
+  std::memset(image_.data() + h()->rings_offset, 0xab, 3 * kSlot);
+  auto r = recorder::BoardReader::view(image_.data(), image_.size(), "image");
+  std::uint64_t got = 0;
+  r.snapshot([&](const recorder::LaneView&, std::span<const std::uint8_t>, std::uint64_t n) { got += n; });
+  EXPECT_EQ(got, 0u);
+  ASSERT_EQ(r.problems().size(), 1u);
+  EXPECT_NE(r.problems()[0].find("offset " + std::to_string(h()->rings_offset)), std::string::npos) << r.problems()[0];
+  // Head far beyond the ring: refused, not followed.
+  L->head.store(1ull << 40);
+  auto r2 = recorder::BoardReader::view(image_.data(), image_.size(), "image");
+  r2.snapshot(nullptr);
+  EXPECT_EQ(r2.problems().size(), 1u);
+}
+
+TEST(BoardReaderTest, MissingBoardIsBadInput) {
+  EXPECT_THROW(recorder::BoardReader::open("no-such-board-kron-test"), InputError);
+}
+
+// ---- option parsing ---------------------------------------------------------------------------------------------
+TEST(RecorderOptionsTest, Sizes) {
+  EXPECT_EQ(recorder::parse_size("4096"), 4096u);
+  EXPECT_EQ(recorder::parse_size("16M"), 16u << 20);
+  EXPECT_EQ(recorder::parse_size("2GiB"), 2ull << 30);
+  EXPECT_EQ(recorder::parse_size("64k"), 64u << 10);
+  EXPECT_FALSE(recorder::parse_size("").has_value());
+  EXPECT_FALSE(recorder::parse_size("12Q").has_value());
+  EXPECT_FALSE(recorder::parse_size("99999999999999T").has_value());
+}
+
+TEST(RecorderOptionsTest, Masks) {
+  EXPECT_EQ(recorder::parse_uint("0xffff", 0xffff), 0xffffu);
+  EXPECT_EQ(recorder::parse_uint("0b101", 0xffff), 5u);
+  EXPECT_EQ(recorder::parse_uint("12", 0xffff), 12u);
+  EXPECT_FALSE(recorder::parse_uint("0x10000", 0xffff).has_value());
+  EXPECT_FALSE(recorder::parse_uint("0xg", 0xffff).has_value());
+}
+
+TEST(RecorderOptionsTest, CounterSpecs) {
+  CreateOptions o;
+  recorder::apply_counters({"0=clock/10", "3=software", "5=page-faults"}, o);
+  EXPECT_EQ(mode_of(field(o.mode_reg, 0)), Mode::Clock);
+  EXPECT_EQ(clock_of(field(o.clock_reg, 0)), ClockSel::NodeClk10);
+  EXPECT_EQ(mode_of(field(o.mode_reg, 3)), Mode::Software);
+  EXPECT_EQ(mode_of(field(o.mode_reg, 5)), Mode::ExternalSignal);
+  EXPECT_EQ(o.sources[5].signal, Signal::Perf);
+  EXPECT_EQ(enable_of(field(o.enable, 5)), Enable::ResetEnable);
+  EXPECT_THROW(recorder::apply_counters({"16=clock"}, o), InputError);
+  EXPECT_THROW(recorder::apply_counters({"1=bogus"}, o), InputError);
+  EXPECT_THROW(recorder::apply_counters({"clock"}, o), InputError);
+}
+
+}  // namespace
+}  // namespace kron

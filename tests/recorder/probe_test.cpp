@@ -1,0 +1,391 @@
+// The probes (include/kron/kron.hpp, mk.h) against a real board. Each test runs its probes in a forked
+// child (a process attaches to one board) and inspects the board from the parent, as kron status would.
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "kron/core/vocabulary.hpp"
+#include "kron/format/trace_file.hpp"
+#include "recorder/recorder.hpp"
+#include "recorder_test_util.hpp"
+
+extern "C" int kron_c_probe_program(void);  // mk_c_test.c
+
+namespace kron {
+namespace {
+using testing::in_child;
+using testing::samples_of;
+using testing::ScratchBoard;
+
+board::CreateOptions small(board::BufferMode mode = board::BufferMode::Simple, std::uint64_t size = 64 << 10) {
+  board::CreateOptions o;
+  o.size = size;
+  o.lanes = 4;
+  o.mode = mode;
+  return o;
+}
+
+TEST(ProbeTest, TraceSampleCarriesSourceThreadCpuGroupAndData) {
+  ScratchBoard b(small());
+  int tid = 0;
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  ASSERT_EQ(in_child(b.name, [&] {
+              kron::trace(5, 0x1122334455667788ull);
+              const int t = static_cast<int>(::syscall(SYS_gettid));
+              return ::write(pipefd[1], &t, sizeof t) == sizeof t ? 0 : 1;
+            }),
+            0);
+  ASSERT_EQ(::read(pipefd[0], &tid, sizeof tid), static_cast<long>(sizeof tid));
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].type, SampleType::Trace);
+  EXPECT_EQ(s[0].group, 5);
+  EXPECT_EQ(s[0].data, 0x1122334455667788ull);
+  EXPECT_EQ(s[0].thread, static_cast<std::uint32_t>(tid));
+  // 000 "Source Address Registers": node.process of the writer (node 0 here; the child's pid = its tid).
+  EXPECT_EQ(board::source_pid(s[0].source), static_cast<std::uint32_t>(tid));
+  EXPECT_LT(s[0].cpu, 4096);  // a real CPU number (rseq or sched_getcpu)
+  EXPECT_GE(s[0].timestamp, b.header().created_ticks);
+  close(pipefd[0]);
+  close(pipefd[1]);
+}
+
+TEST(ProbeTest, FilterRegisterSelectsGroups) {  // 000 "Filter Register": bit n set = level n sampled
+  board::CreateOptions o = small();
+  o.filter = 0x0005;  // groups 0 and 2
+  ScratchBoard b(o);
+  ASSERT_EQ(in_child(b.name, [] {
+              for (unsigned g = 0; g < 16; ++g) kron::trace(g, g);
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].group, 0);
+  EXPECT_EQ(s[1].group, 2);
+  EXPECT_EQ(r.totals().passed, 2u);  // filtered probes are not counted as passed
+}
+
+TEST(ProbeTest, FilterAndCsrChangedFromOutsideTakeEffect) {
+  ScratchBoard b(small());
+  ASSERT_EQ(in_child(b.name, [&] {
+              kron::trace(1, 1);
+              board::write_filter(b.header(), 0x0001);  // as `kron filter` does from another process
+              kron::trace(1, 2);                         // filtered out
+              kron::trace(0, 3);
+              board::write_csr(b.header(), 1u << 1);  // 000 Table B1 bit 1: Disable Sampling
+              kron::trace(0, 4);
+              board::write_csr(b.header(), 1u << 0);  // bit 0: Enable Sampling
+              kron::trace(0, 5);
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].data, 1u);
+  EXPECT_EQ(s[1].data, 3u);
+  EXPECT_EQ(s[2].data, 5u);
+}
+
+TEST(ProbeTest, ProgramWithoutBoardRecordsNothing) {
+  ASSERT_FALSE(kron::attached());  // the test process itself never attaches
+  kron::trace(0, 1);               // must be harmless
+  kron::resource(0, 1);
+  kron::count(0, 1);
+  SUCCEED();
+}
+
+TEST(ProbeTest, ScopeEmitsAPair) {
+  ScratchBoard b(small());
+  ASSERT_EQ(in_child(b.name, [] {
+              { kron::Scope s(1, 10, 20); kron::trace(1, 15); }
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].data, 10u);
+  EXPECT_EQ(s[1].data, 15u);
+  EXPECT_EQ(s[2].data, 20u);
+  EXPECT_LE(s[0].timestamp, s[2].timestamp);
+}
+
+TEST(ProbeTest, SimpleBufferKeepsOldestAndCountsOverruns) {  // 003 2.7 simple buffer; 000 Table B3a, discard
+  ScratchBoard b(small(board::BufferMode::Simple, 32 << 10));  // 4 lanes of 2 KiB... rounded: see ring_bytes
+  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  const std::uint64_t n = slots + 100;
+  ASSERT_EQ(in_child(b.name, [&] {
+              for (std::uint64_t i = 0; i < n; ++i) kron::trace(0, i);
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), slots);
+  for (std::uint64_t i = 0; i < slots; ++i) ASSERT_EQ(s[i].data, i);  // the oldest are kept
+  const auto t = r.totals();
+  EXPECT_EQ(t.overruns, 100u);
+  EXPECT_EQ(t.passed, n);
+  EXPECT_TRUE(t.exact());
+  EXPECT_TRUE(r.csr_read() & board::kCsrFifoOverrun);  // 000 Table B1 bit 8
+}
+
+TEST(ProbeTest, NextSampleAfterOverrunCarriesTheFlag) {  // 000 SAMPLING: "reset by next successful sample"
+  ScratchBoard b(small(board::BufferMode::Simple, 32 << 10));
+  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  int go[2], done[2];
+  ASSERT_EQ(::pipe(go), 0);
+  ASSERT_EQ(::pipe(done), 0);
+  auto r = b.reader();
+  std::vector<Sample> drained;
+  auto sink = [&](const recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t) {
+    for (std::size_t off = 0; off < recs.size(); off += 32) {
+      tracefile::TraceRecord t;
+      std::memcpy(&t, recs.data() + off, sizeof t);
+      Sample s;
+      s.flags = t.h.flags, s.data = t.data;
+      drained.push_back(s);
+    }
+  };
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    kron::attach(b.name.c_str());
+    for (std::uint64_t i = 0; i < slots + 3; ++i) kron::trace(0, i);  // 3 overruns
+    char c = 1;
+    if (::write(done[1], &c, 1) != 1) std::exit(2);
+    if (::read(go[0], &c, 1) != 1) std::exit(3);  // the parent drained
+    kron::trace(0, 1000);
+    kron::trace(0, 1001);
+    std::exit(0);
+  }
+  char c;
+  ASSERT_EQ(::read(done[0], &c, 1), 1);
+  r.drain(sink, nullptr);
+  ASSERT_EQ(::write(go[1], &c, 1), 1);
+  int status;
+  ::waitpid(pid, &status, 0);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  r.drain(sink, nullptr);
+  ASSERT_EQ(drained.size(), slots + 2);
+  EXPECT_EQ(drained[slots].data, 1000u);
+  EXPECT_EQ(drained[slots].flags & kFlagFifoOverrun, kFlagFifoOverrun);
+  EXPECT_EQ(drained[slots + 1].flags & kFlagFifoOverrun, 0);
+  EXPECT_TRUE(r.totals().exact());
+}
+
+TEST(ProbeTest, WaitPolicyWithoutDrainerDiscardsInsteadOfHanging) {  // 000 Table B3a; ERRATUM E22
+  board::CreateOptions o = small(board::BufferMode::Simple, 32 << 10);
+  o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;
+  ScratchBoard b(o);
+  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  ASSERT_EQ(in_child(b.name, [&] {
+              for (std::uint64_t i = 0; i < slots + 10; ++i) kron::trace(0, i);
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto t = r.totals();
+  EXPECT_EQ(t.overruns, 10u);
+  EXPECT_EQ(t.waits, 0u);
+  EXPECT_TRUE(t.exact());
+}
+
+TEST(ProbeTest, WaitPolicyHoldsTheProbeUntilTheDrainerMakesRoom) {  // 000 Table B3a rows "Wait until FIFO is available"
+  board::CreateOptions o = small(board::BufferMode::Simple, 32 << 10);
+  o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;
+  ScratchBoard b(o);
+  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  auto r = b.reader();
+  r.set_drainer(true);
+  std::uint64_t got = 0;
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    kron::attach(b.name.c_str());
+    for (std::uint64_t i = 0; i < 3 * slots; ++i) kron::trace(0, i);
+    std::exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) != pid) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a slow drainer: the probe must wait
+    r.drain([&](const recorder::LaneView&, std::span<const std::uint8_t>, std::uint64_t n) { got += n; }, nullptr);
+  }
+  r.drain([&](const recorder::LaneView&, std::span<const std::uint8_t>, std::uint64_t n) { got += n; }, nullptr);
+  r.set_drainer(false);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const auto t = r.totals();
+  EXPECT_EQ(got, 3 * slots);  // nothing discarded
+  EXPECT_EQ(t.overruns, 0u);
+  EXPECT_GT(t.waits, 0u);       // the Wait Counter counted the holds
+  EXPECT_GT(t.wait_ticks, 0u);
+  EXPECT_TRUE(t.exact());
+}
+
+TEST(ProbeTest, CircularBufferKeepsNewestAndCountsOverwritten) {  // 003 2.7 circular ("cockpit voice recorder")
+  ScratchBoard b(small(board::BufferMode::Circular, 32 << 10));
+  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  const std::uint64_t n = 10 * slots + 7;
+  ASSERT_EQ(in_child(b.name, [&] {
+              for (std::uint64_t i = 0; i < n; ++i) kron::trace(0, i);
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_GE(s.size(), slots - slots / 16);  // evicted 1/16 of the ring at a time
+  ASSERT_LE(s.size(), slots);
+  for (std::size_t i = 0; i < s.size(); ++i) ASSERT_EQ(s[i].data, n - s.size() + i);  // the newest, in order
+  const auto t = r.totals();
+  EXPECT_EQ(t.overwritten, n - s.size());
+  EXPECT_EQ(t.overruns, 0u);
+  EXPECT_TRUE(t.exact());
+}
+
+TEST(ProbeTest, ResourceSampleCarriesSixteenCounters) {  // 000 Table B2 RESOURCE sample; Tables B5-B7
+  board::CreateOptions o = small();
+  o.mode_reg = 0x21;  // counter 0 CLK (Table B5 x001), counter 1 Software (x010)
+  o.clock_reg = 0x01; // counter 0 NodeClk (Table B6 x001)
+  o.enable = 0x33;    // both Reset & Enable (Table B7 xx11)
+  ScratchBoard b(o);
+  ASSERT_EQ(in_child(b.name, [] {
+              kron::count(1, 5);
+              kron::count(2, 7);  // counter 2 is not in Software mode: no effect
+              kron::resource(0, 1);
+              kron::counter_control(0x10, 0, 0);  // disable counter 1 (Table B7 xx01)
+              kron::count(1, 100);                // ignored while disabled
+              kron::counter_control(0x01, 0, 0);  // disable counter 0: the stopwatch stops
+              kron::resource(0, 2);
+              kron::resource(0, 3);
+              kron::counter_control(0x30, 0, 0);  // reset & enable counter 1
+              kron::count(1, 2);
+              kron::resource(0, 4);
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), 4u);
+  for (const auto& x : s) EXPECT_EQ(x.type, SampleType::Resource);
+  EXPECT_EQ(s[0].counters[1], 5u);
+  EXPECT_EQ(s[0].counters[2], 0u);
+  EXPECT_GT(s[0].counters[0], 0u);
+  EXPECT_EQ(s[1].counters[1], 5u);                  // disabled: 100 not counted
+  EXPECT_EQ(s[1].counters[0], s[2].counters[0]);    // stopped stopwatch holds its value
+  EXPECT_GE(s[1].counters[0], s[0].counters[0]);
+  EXPECT_EQ(s[3].counters[1], 2u);                  // reset, then 2
+}
+
+TEST(ProbeTest, ControlRegistersReadBackAsWritten) {  // 000: "a zero value written into any field leaves that field unchanged"
+  ScratchBoard b(small());
+  auto& h = b.header();
+  EXPECT_EQ(h.mode_reg.load(), board::all_fields(board::kModeReset));  // Table B5 default x100
+  EXPECT_EQ(h.clock_reg.load(), board::all_fields(board::kClockReset));  // Table B6 default x100
+  EXPECT_EQ(h.enable_reg.load(), board::all_fields(board::kEnableReset));  // Table B7 default xx01
+  board::write_counter_control(h, 0x20, 0x0301, 0);
+  EXPECT_EQ(h.enable_reg.load(), (board::all_fields(1) & ~std::uint64_t{0xf0}) | 0x20);
+  EXPECT_EQ(h.mode_reg.load(), (board::all_fields(4) & ~std::uint64_t{0x0f0f}) | 0x0301);
+}
+
+TEST(ProbeTest, CApiRecordsLikeTheToolkit) {  // mk.h: MK_DEFAULT_MAP, mk_trace, mk_resource
+  ScratchBoard b(small());
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv(board::kEnvBoard, b.name.c_str(), 1);
+    std::exit(kron_c_probe_program());
+  }
+  int status;
+  ::waitpid(pid, &status, 0);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].data, 10u);
+  EXPECT_EQ(s[1].type, SampleType::Resource);
+  EXPECT_EQ(s[2].data, 20u);
+}
+
+TEST(RecorderTest, LanesOfOnePassAreMergedByTimestamp) {
+  ScratchBoard b(small());
+  // Two threads take turns (1, 2, 3, 4, 5, 6): one drain pass finds three records in each lane.
+  ASSERT_EQ(in_child(b.name, [] {
+              std::atomic<int> turn{0};
+              auto body = [&](int me) {
+                for (int k = 0; k < 3; ++k) {
+                  while (turn.load() % 2 != me) {
+                  }
+                  kron::trace(0, static_cast<std::uint64_t>(turn.load() + 1));
+                  turn.fetch_add(1);
+                }
+              };
+              std::thread a(body, 0), c(body, 1);
+              a.join();
+              c.join();
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const std::string path = ::testing::TempDir() + "merge-" + std::to_string(::getpid()) + ".trace";
+  {
+    tracefile::Writer w(path, r.file_header());
+    recorder::Recorder rec(r, w);
+    EXPECT_EQ(rec.drain_once(), 6u);
+    rec.finish(r.file_header());
+  }
+  tracefile::Reader f(path);
+  Sample s;
+  std::uint64_t expect = 1;
+  while (f.next(s)) EXPECT_EQ(s.data, expect++);
+  EXPECT_EQ(expect, 7u);
+  EXPECT_EQ(f.lanes().size(), 2u);
+  std::remove(path.c_str());
+}
+
+TEST(ProbeTest, BoardIsPrivateAndSixteenMegabytesByDefault) {  // issue 3: 0600; 003: 16 MB local memory
+  ScratchBoard b(board::CreateOptions{});
+  struct stat st;
+  ASSERT_EQ(::stat(("/dev/shm/kron." + b.name).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(std::uint64_t{b.header().ring_bytes} * b.header().lane_count, 16u << 20);  // sample memory
+}
+
+TEST(ProbeTest, ThreadsGetTheirOwnLanesAndLanesAreReusedAfterDrain) {
+  board::CreateOptions o = small();
+  o.lanes = 2;
+  ScratchBoard b(o);
+  ASSERT_EQ(in_child(b.name, [] {
+              kron::trace(0, 1);                              // main thread: lane 0
+              std::thread([] { kron::trace(0, 2); }).join();  // lane 1 of 2 (retired at thread exit)
+              std::thread([] {
+                kron::trace(0, 3);  // adopts the retired lane 1
+                std::thread([] { kron::trace(0, 4); }).join();  // no lane free or retired: counted
+              }).join();
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  auto t = r.totals();
+  EXPECT_EQ(t.no_lane, 1u);
+  EXPECT_EQ(t.passed, 4u);
+  EXPECT_EQ(t.recorded, 3u);
+  EXPECT_TRUE(t.exact());
+  std::vector<tracefile::LaneEntry> finished;
+  r.drain(nullptr, &finished);
+  EXPECT_EQ(finished.size(), 2u);  // both owners are gone: lanes freed
+  t = r.totals();
+  EXPECT_EQ(t.passed, 4u);
+  EXPECT_TRUE(t.exact());
+  for (const auto& v : r.lanes()) EXPECT_EQ(v.state, board::LaneState::Free);
+}
+
+}  // namespace
+}  // namespace kron

@@ -1,0 +1,78 @@
+// Helpers for the recorder's tests: scratch boards and child processes.
+#pragma once
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <cstring>
+#include <vector>
+
+#include "kron/board_ops.hpp"
+#include "kron/kron.hpp"
+#include "recorder/board_reader.hpp"
+
+namespace kron::testing {
+
+// A board that exists for one test and is removed after it.
+struct ScratchBoard {
+  std::string name;
+  board::Mapping map;
+  explicit ScratchBoard(board::CreateOptions o, const std::string& tag = "t") {
+    static std::atomic<int> seq{0};
+    name = "test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(seq++);
+    o.name = name;
+    o.replace = true;
+    std::string err;
+    map = board::Mapping::create(o, &err);
+    if (!map) ADD_FAILURE() << err;
+  }
+  ~ScratchBoard() {
+    std::string err;
+    board::unlink(name, &err);
+  }
+  board::BoardHeader& header() { return *map.header(); }
+  recorder::BoardReader reader() { return recorder::BoardReader::open(name); }
+};
+
+// Every record on a board now, in lane order.
+inline std::vector<Sample> samples_of(recorder::BoardReader& r) {
+  std::vector<Sample> out;
+  r.snapshot([&](const recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t) {
+    for (std::size_t off = 0; off < recs.size();) {
+      tracefile::ResourceRecord rr{};
+      tracefile::RecordHeader h;
+      std::memcpy(&h, recs.data() + off, sizeof h);
+      std::memcpy(&rr, recs.data() + off, h.size);
+      Sample s;
+      s.type = h.kind == tracefile::RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
+      s.flags = h.flags, s.group = h.group, s.cpu = h.cpu;
+      s.source = rr.t.source, s.thread = rr.t.thread, s.timestamp = rr.t.timestamp, s.data = rr.t.data;
+      if (s.is_resource()) std::copy(std::begin(rr.counters), std::end(rr.counters), s.counters.begin());
+      out.push_back(s);
+      off += h.size;
+    }
+  });
+  return out;
+}
+
+// Runs `body` in a forked child that first attaches to board `name`; returns the child's exit status
+// (body's return value), or 128 + signal.
+inline int in_child(const std::string& name, const std::function<int()>& body) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int rc = 100;
+    if (kron::attach(name.c_str())) rc = body();
+    std::fflush(nullptr);
+    std::exit(rc);  // atexit retires the main thread's lane
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace kron::testing
