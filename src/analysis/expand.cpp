@@ -30,36 +30,33 @@ unsigned width(Radix r, unsigned bits) {
   return 1;
 }
 
-// Hexadecimal and octal are zero-padded to the field width; decimal is right-aligned with blanks.
-void put(std::string& out, std::uint64_t v, Radix r, unsigned w) {
-  char buf[32];
-  char* end = buf + sizeof buf;
-  char* p = end;
+// Writes v in exactly w characters at p (w is at least the digits of the field's largest value):
+// hexadecimal and octal zero-padded, decimal right-aligned with blanks.
+inline void put(char*& p, std::uint64_t v, Radix r, unsigned w) {
   static constexpr char kHex[] = "0123456789abcdef";
+  char* q = p + w;
   switch (r) {
     case Radix::Hex:
-      do {
-        *--p = kHex[v & 15];
+      while (q != p) {
+        *--q = kHex[v & 15];
         v >>= 4;
-      } while (v);
-      while (static_cast<unsigned>(end - p) < w) *--p = '0';
+      }
       break;
     case Radix::Oct:
-      do {
-        *--p = static_cast<char>('0' + (v & 7));
+      while (q != p) {
+        *--q = static_cast<char>('0' + (v & 7));
         v >>= 3;
-      } while (v);
-      while (static_cast<unsigned>(end - p) < w) *--p = '0';
+      }
       break;
     case Radix::Dec:
       do {
-        *--p = static_cast<char>('0' + v % 10);
+        *--q = static_cast<char>('0' + v % 10);
         v /= 10;
-      } while (v);
-      while (static_cast<unsigned>(end - p) < w) *--p = ' ';
+      } while (v && q != p);
+      while (q != p) *--q = ' ';
       break;
   }
-  out.append(p, static_cast<std::size_t>(end - p));
+  p += w;
 }
 
 void pad(std::string& out, const char* title, unsigned w, bool right = true) {
@@ -107,26 +104,30 @@ void Expander::heading(std::string& out) const {
 }
 
 void Expander::line(const Sample& s, std::string& out) {
+  // One line is at most 2 + 3 x 64 digits + 3 kron fields + 16 x 22 digits and blanks: well under 1 KiB.
+  char buf[1024];
+  char* p = buf;
   const std::uint8_t h = classic::encode_header(chip_, s);
   if (opt_.header_bits) {
     // 000 Table B2: CPU ID (3) | type (2) | Shadow Reg overflow | FIFO overflow | N/A.
     // 001 Table 5:  CPU ID (3) | type (2) | FIFO overrun | RSRC overrun | RSRC read error.
     // Each field right-aligned under its heading ("cpu type shadow fifo na" / "cpu type fifo rsrc rderr").
     const bool mk1 = chip_ == classic::Chip::Mk1;
-    const unsigned w[3] = {mk1 ? 4u : 6u, mk1 ? 4u : 4u, mk1 ? 5u : 2u};
-    out += "  ";
-    out += static_cast<char>('0' + (h >> 5));
-    out += "   ";
-    out += (h & 0x10) ? '1' : '0';
-    out += (h & 0x08) ? '1' : '0';
+    const unsigned w[3] = {mk1 ? 4u : 6u, 4u, mk1 ? 5u : 2u};
+    *p++ = ' ';
+    *p++ = ' ';
+    *p++ = static_cast<char>('0' + (h >> 5));
+    for (int k = 0; k < 3; ++k) *p++ = ' ';
+    *p++ = (h & 0x10) ? '1' : '0';
+    *p++ = (h & 0x08) ? '1' : '0';
     for (unsigned i = 0; i < 3; ++i) {
-      out.append(w[i], ' ');
-      out += (h >> (2 - i)) & 1 ? '1' : '0';
+      for (unsigned k = 0; k < w[i]; ++k) *p++ = ' ';
+      *p++ = (h >> (2 - i)) & 1 ? '1' : '0';
     }
   } else {
-    put(out, h, Radix::Hex, 2);
+    put(p, h, Radix::Hex, 2);
   }
-  out += ' ';
+  *p++ = ' ';
   std::uint64_t ts = s.timestamp;
   if (opt_.elapsed) {
     if (!have_first_) {
@@ -135,28 +136,31 @@ void Expander::line(const Sample& s, std::string& out) {
     }
     ts = (s.timestamp - first_ts_) & ts_mask_;
   }
-  put(out, ts, opt_.ts_radix, w_ts_);
-  out += ' ';
-  put(out, s.source, opt_.source_radix, w_src_);
-  out += ' ';
-  put(out, s.data, opt_.data_radix, w_data_);
+  put(p, ts, opt_.ts_radix, w_ts_);
+  *p++ = ' ';
+  put(p, s.source, opt_.source_radix, w_src_);
+  *p++ = ' ';
+  put(p, s.data, opt_.data_radix, w_data_);
   if (kron_) {
-    out += ' ';
-    put(out, s.cpu, Radix::Dec, 5);
-    out += ' ';
-    if (s.group == Sample::kGroupUnknown)
-      out += "    -";
-    else
-      put(out, s.group, Radix::Dec, 5);
-    out += ' ';
-    put(out, s.thread, Radix::Dec, 10);
+    *p++ = ' ';
+    put(p, s.cpu, Radix::Dec, 5);
+    *p++ = ' ';
+    if (s.group == Sample::kGroupUnknown) {
+      for (int k = 0; k < 4; ++k) *p++ = ' ';
+      *p++ = '-';
+    } else {
+      put(p, s.group, Radix::Dec, 5);
+    }
+    *p++ = ' ';
+    put(p, s.thread, Radix::Dec, 10);
   }
   if (opt_.counters && s.is_resource())
     for (unsigned i = 0; i < kResourceCounters; ++i) {
-      out += ' ';
-      put(out, s.counters[i], opt_.counter_radix, w_ctr_);
+      *p++ = ' ';
+      put(p, s.counters[i], opt_.counter_radix, w_ctr_);
     }
-  out += '\n';
+  *p++ = '\n';
+  out.append(buf, static_cast<std::size_t>(p - buf));
 }
 
 }  // namespace kron::analysis

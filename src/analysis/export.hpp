@@ -3,7 +3,7 @@
 //    read): one track per stream (process = source identification, thread = CPU), the intervals of
 //    interval.info as slices, resource counters as counter tracks, every other Trace sample as an instant.
 //  - csv: one row a sample.
-// Both stream: a sample in, its events out; nothing per sample is kept. docs/export.md says how to open them.
+// Both stream: a sample in, its events out; nothing per sample is kept. docs/tools.md says how to open them.
 #pragma once
 #include <cstdio>
 #include <string>

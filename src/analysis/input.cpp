@@ -106,7 +106,7 @@ class MappedClassic final : public Input {
   std::uint64_t offset() const override { return stream_->offset(); }
 
  private:
-  static constexpr std::uint64_t kRelease = 32u << 20;
+  static constexpr std::uint64_t kRelease = 8u << 20;
   const std::uint8_t* map_ = nullptr;
   std::uint64_t size_ = 0, released_ = 0;
   std::unique_ptr<ClassicStream> stream_;

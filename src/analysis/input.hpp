@@ -80,7 +80,7 @@ class ClassicStream final : public Input {
 // Throws InputError naming the file.
 std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& opt);
 
-// Several inputs merged in time order: a k-way merge on timestamps (each input is taken to be in time
+// ERRATUM E49. Several inputs merged in time order: a k-way merge on timestamps (each input is taken to be in time
 // order, as a board's memory and a recorder's file are; a sample earlier than the one merged before it
 // is still delivered, and counted in out_of_order()). All inputs must share one timestamp clock.
 class Merged {

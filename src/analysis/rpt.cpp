@@ -13,7 +13,36 @@
 
 namespace kron::analysis {
 
-double Stats::stddev() const { return count ? std::sqrt(std::max(0.0, m2 / static_cast<double>(count))) : 0.0; }
+double Stats::stddev() const {
+  if (count == 0) return 0.0;
+  const double n = static_cast<double>(count);
+  return std::sqrt(std::max(0.0, (s2 - s1 * s1 / n) / n));
+}
+
+void Stats::merge(const Stats& o) {
+  unmatched_starts += o.unmatched_starts;
+  unmatched_ends += o.unmatched_ends;
+  if (o.hist) {
+    if (!hist) hist = std::make_unique<Histogram>();
+    for (unsigned b = 0; b < Histogram::kBuckets; ++b) hist->counts[b] += o.hist->counts[b];
+  }
+  if (o.count == 0) return;
+  if (count == 0) {
+    min = o.min;
+    max = o.max;
+    shift = o.shift;
+  } else {
+    min = std::min(min, o.min);
+    max = std::max(max, o.max);
+  }
+  // Re-centre o's sums on this shift: sum(d - a) = sum(d - b) + n (b - a), and the square likewise.
+  const double delta = static_cast<double>(static_cast<std::int64_t>(o.shift - shift));
+  const double on = static_cast<double>(o.count);
+  s1 += o.s1 + on * delta;
+  s2 += o.s2 + 2 * delta * o.s1 + on * delta * delta;
+  count += o.count;
+  total += o.total;
+}
 
 double ticks_to_us(double ticks, std::uint64_t clock_hz) { return ticks * 1e6 / static_cast<double>(clock_hz); }
 
@@ -81,15 +110,29 @@ const std::vector<Matcher::Role>* Matcher::roles(std::uint64_t ev) const {
 std::uint32_t Matcher::stream_of(const Sample& s) {
   const std::uint64_t key = (std::uint64_t{s.source} << 16) | s.cpu;
   if (key == last_key_) return last_stream_;
-  auto [it, fresh] = stream_index_.try_emplace(key, static_cast<std::uint32_t>(streams_.size()));
-  if (fresh) {
+  std::uint32_t idx = static_cast<std::uint32_t>(streams_.size());
+  if (streams_.size() <= 16) {  // few streams (one per processor): a linear scan beats hashing
+    for (std::uint32_t k = 0; k < stream_keys_.size(); ++k)
+      if (stream_keys_[k] == key) {
+        idx = k;
+        break;
+      }
+  } else {
+    if (stream_index_.empty())
+      for (std::uint32_t k = 0; k < stream_keys_.size(); ++k) stream_index_.emplace(stream_keys_[k], k);
+    const auto it = stream_index_.find(key);
+    if (it != stream_index_.end()) idx = it->second;
+  }
+  if (idx == streams_.size()) {
     streams_.push_back(StreamKey{s.source, s.cpu});
+    stream_keys_.push_back(key);
+    if (!stream_index_.empty()) stream_index_.emplace(key, idx);
     open_.resize(streams_.size() * machines_.size());
     stats_.resize(streams_.size() * total_parts_);
   }
   last_key_ = key;
-  last_stream_ = it->second;
-  return it->second;
+  last_stream_ = idx;
+  return idx;
 }
 
 Stats& Matcher::slot(unsigned interval, unsigned part, std::uint32_t stream) {
@@ -111,8 +154,8 @@ void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std:
                      std::uint64_t start, std::uint64_t end) {
   // ERRATUM E43: modulo the timestamp field's width, so a counter that wrapped gives the right interval.
   const std::uint64_t d = (end - start) & ts_mask_;
-  if (!m.global) slot(m.interval, part, stream).add(d, opt_.histograms);
-  slot(m.interval, part, kAll).add(d, opt_.histograms);
+  // Classes 1-3 per stream (the row "all" is merged in finish()); class 4 across all streams only.
+  slot(m.interval, part, m.global ? kAll : stream).add(d, opt_.histograms);
   if (on_interval) on_interval(Occurrence{m.interval, part, stream, start_stream, start, end, d});
 }
 
@@ -125,7 +168,7 @@ bool Matcher::feed(const Sample& s) {
   const std::uint32_t stream = stream_of(s);
   for (const Role& r : *rs) {
     const Machine& m = machines_[r.machine];
-    if (m.global) {  // class 4: k-th end with k-th start, all streams, time order
+    if (m.global) {  // ERRATUM E46: class 4, k-th end with k-th start, all streams, time order
       auto& q = queues_[r.machine];
       if (r.end < 0) {
         q.emplace_back(s.timestamp, stream);
@@ -140,17 +183,13 @@ bool Matcher::feed(const Sample& s) {
     }
     Open& o = open_[std::size_t{stream} * machines_.size() + r.machine];
     if (r.end < 0) {
-      if (o.open) {  // a start never ended: counted, then the new start replaces it
-        ++slot(m.interval, m.start_part, stream).unmatched_starts;
-        ++slot(m.interval, m.start_part, kAll).unmatched_starts;
-      }
+      if (o.open) ++slot(m.interval, m.start_part, stream).unmatched_starts;  // counted, then replaced
       o.t = s.timestamp;
       o.open = true;
     } else {
       const unsigned part = m.end_part[static_cast<unsigned>(r.end)];
       if (!o.open) {
         ++slot(m.interval, part, stream).unmatched_ends;
-        ++slot(m.interval, part, kAll).unmatched_ends;
       } else {
         o.open = false;
         record(m, part, stream, stream, o.t, s.timestamp);
@@ -166,9 +205,17 @@ void Matcher::finish() {
       Open& o = open_[std::size_t{st} * machines_.size() + k];
       if (!o.open || machines_[k].global) continue;
       ++slot(machines_[k].interval, machines_[k].start_part, st).unmatched_starts;
-      ++slot(machines_[k].interval, machines_[k].start_part, kAll).unmatched_starts;
       o.open = false;
     }
+  // The rows "all" of classes 1-3: every stream merged (class 4 is counted there directly).
+  for (unsigned i = 0; i < info_.intervals.size(); ++i) {
+    if (info_.intervals[i].cls == 4) continue;
+    for (unsigned p = 0; p < part_count_[i]; ++p) {
+      Stats& all = slot(i, p, kAll);
+      all = Stats{};
+      for (std::uint32_t st = 0; st < streams_.size(); ++st) all.merge(slot(i, p, st));
+    }
+  }
   for (std::uint32_t k = 0; k < machines_.size(); ++k) {
     slot(machines_[k].interval, machines_[k].start_part, kAll).unmatched_starts += queues_[k].size();
     queues_[k].clear();

@@ -9,7 +9,7 @@
 // -s adds a row "all" per interval; E43 durations modulo the timestamp width; E44 how unmatched events
 // of classes 2 and 3 are counted; E46 class 4 is matched across all streams and reported as "all".
 //
-// A stream is one source identification (000 "Source Address Registers": node.process) and CPU.
+// ERRATUM E48: a stream is one source identification (000 "Source Address Registers": node.process) and CPU.
 // Classes 1-3 are matched within a stream, in the order the stream's samples arrive; class 4 matches its
 // k-th end with its k-th start across all streams in time order (003: a message sent on one node and
 // received on another).
@@ -28,7 +28,7 @@
 
 namespace kron::analysis {
 
-// Log-linear histogram of durations in ticks: values 0-7 exact, then eight buckets per power of two
+// ERRATUM E42: log-linear histogram of durations in ticks: values 0-7 exact, then eight buckets per power of two
 // (every bucket no wider than 1/8 of its lower bound). 496 buckets cover 64 bits.
 struct Histogram {
   static constexpr unsigned kBuckets = 8 + 61 * 8;
@@ -49,23 +49,32 @@ struct Histogram {
 
 struct Stats {
   std::uint64_t count = 0, total = 0, min = 0, max = 0;
-  double mean_w = 0, m2 = 0;  // Welford's running mean and sum of squared deviations
+  // Shifted sums for the variance (no division per interval, no cancellation): s1 = sum(d - shift),
+  // s2 = sum((d - shift)^2), shift = the first duration.
+  std::uint64_t shift = 0;
+  double s1 = 0, s2 = 0;
   std::uint64_t unmatched_starts = 0, unmatched_ends = 0;
   std::unique_ptr<Histogram> hist;
 
   void add(std::uint64_t d, bool keep_histogram) {
-    if (count == 0 || d < min) min = d;
-    if (count == 0 || d > max) max = d;
+    if (count == 0) {
+      min = max = shift = d;
+    } else {
+      min = d < min ? d : min;
+      max = d > max ? d : max;
+    }
     ++count;
     total += d;
-    const double x = static_cast<double>(d), delta = x - mean_w;
-    mean_w += delta / static_cast<double>(count);
-    m2 += delta * (x - mean_w);
+    const double y = static_cast<double>(static_cast<std::int64_t>(d - shift));
+    s1 += y;
+    s2 += y * y;
     if (keep_histogram) {
       if (!hist) hist = std::make_unique<Histogram>();
       ++hist->counts[Histogram::bucket(d)];
     }
   }
+  // Adds everything of `o` (the summary row across streams).
+  void merge(const Stats& o);
   double mean() const { return count ? static_cast<double>(total) / static_cast<double>(count) : 0.0; }
   // ERRATUM E41: population standard deviation (divide by n): the trace holds every occurrence.
   double stddev() const;
@@ -151,6 +160,7 @@ class Matcher {
   static constexpr std::uint64_t kSmall = 4096;
 
   std::vector<StreamKey> streams_;
+  std::vector<std::uint64_t> stream_keys_;  // searched linearly while there are few streams
   std::unordered_map<std::uint64_t, std::uint32_t> stream_index_;
   std::uint64_t last_key_ = ~std::uint64_t{0};
   std::uint32_t last_stream_ = 0;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 
@@ -211,6 +212,16 @@ Reader::~Reader() {
   if (map_) ::munmap(const_cast<std::uint8_t*>(map_), size_);
 }
 
+void Reader::release_behind() {
+  constexpr std::uint64_t kRelease = 8u << 20;  // give back the pages already read, 8 MiB at a time
+  if (pos_ - released_ < kRelease) return;
+  const std::uint64_t upto = pos_ & ~(kRelease - 1);
+  if (upto <= released_) return;
+  auto* base = const_cast<std::uint8_t*>(map_);
+  ::madvise(base + released_, upto - released_, MADV_DONTNEED);
+  released_ = upto;
+}
+
 bool Reader::next(Sample& out) {
   for (;;) {
     if (pos_ >= end_) return false;
@@ -238,21 +249,23 @@ bool Reader::next(Sample& out) {
       pos_ += h.size;
       continue;
     }
-    ResourceRecord r;
-    std::memcpy(&r, map_ + pos_, h.size);
+    // Fixed-size copies (inlined), the counters only for a Resource record: this is every tool's inner loop.
+    TraceRecord t;
+    std::memcpy(&t, map_ + pos_, sizeof t);
     out.type = h.kind == RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
     out.flags = h.flags;
     out.group = h.group;
     out.cpu = h.cpu;
-    out.source = r.t.source;
-    out.thread = r.t.thread;
-    out.timestamp = r.t.timestamp;
-    out.data = r.t.data;
+    out.source = t.source;
+    out.thread = t.thread;
+    out.timestamp = t.timestamp;
+    out.data = t.data;
     if (out.is_resource())
-      std::copy(std::begin(r.counters), std::end(r.counters), out.counters.begin());
+      std::memcpy(out.counters.data(), map_ + pos_ + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
     else
       out.counters.fill(0);
     pos_ += h.size;
+    release_behind();
     return true;
   }
 }
