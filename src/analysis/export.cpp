@@ -94,16 +94,17 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
   // Tracks: process = source identification, thread = CPU; named once, when first seen.
   std::unordered_set<std::uint32_t> named_pid;
   std::unordered_set<std::uint64_t> named_tid;
-  auto name_track = [&](std::uint32_t source, std::uint16_t cpu) {
-    if (named_pid.insert(source).second) {
+  // A stream (E48) is a thread track: tid = the CPU for classic samples, the thread id for live ones.
+  auto name_track = [&](const StreamKey& k) {
+    if (named_pid.insert(k.source).second) {
       sep();
       fmt::format_to(it, R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"source 0x{:08x}"}}}})",
-                     source, source);
+                     k.source, k.source);
     }
-    if (named_tid.insert((std::uint64_t{source} << 16) | cpu).second) {
+    if (named_tid.insert(k.key()).second) {
       sep();
-      fmt::format_to(it, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"cpu {}"}}}})", source,
-                     cpu, cpu);
+      fmt::format_to(it, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{} {}"}}}})", k.source,
+                     k.lane, k.by_thread ? "thread" : "cpu", k.lane);
     }
   };
 
@@ -117,18 +118,18 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       ++async_id;
       sep();
       fmt::format_to(it, R"({{"ph":"b","cat":"class4","id":{},"name":{},"pid":{},"tid":{},"ts":{:.4f}}})", async_id,
-                     name, ss.source, ss.cpu, us(o.start));
+                     name, ss.source, ss.lane, us(o.start));
       sep();
       fmt::format_to(it,
                      R"({{"ph":"e","cat":"class4","id":{},"name":{},"pid":{},"tid":{},"ts":{:.4f},)"
                      R"("args":{{"ticks":{},"end_stream":"{}"}}}})",
-                     async_id, name, ss.source, ss.cpu, us(o.end), o.duration, stream_name(sk));
+                     async_id, name, ss.source, ss.lane, us(o.end), o.duration, stream_name(sk));
     } else {
       sep();
       fmt::format_to(it,
                      R"({{"ph":"X","cat":"class{}","name":{},"pid":{},"tid":{},"ts":{:.4f},"dur":{:.4f},)"
                      R"("args":{{"ticks":{}}}}})",
-                     cls, name, sk.source, sk.cpu, us(o.start), dur_us(o.duration), o.duration);
+                     cls, name, sk.source, sk.lane, us(o.start), dur_us(o.duration), o.duration);
     }
     ++st.slices;
   };
@@ -140,14 +141,15 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       have_t0 = true;
       t0 = s.timestamp;
     }
-    name_track(s.source, s.cpu);
+    const StreamKey sk = StreamKey::of(s);
+    name_track(sk);
     const bool interval_event = m.feed(s);
     const double ts = us(s.timestamp);
     if (s.is_resource()) {
       for (unsigned c = 0; c < kResourceCounters; ++c) {
         sep();
         fmt::format_to(it, R"({{"ph":"C","name":"{}","pid":{},"tid":{},"ts":{:.4f},"args":{{"value":{}}}}})",
-                       counter_names[c], s.source, s.cpu, ts, s.counters[c]);
+                       counter_names[c], s.source, sk.lane, ts, s.counters[c]);
       }
       st.counters += kResourceCounters;
     }
@@ -156,7 +158,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       fmt::format_to(it,
                      R"({{"ph":"i","s":"t","name":"event {}","pid":{},"tid":{},"ts":{:.4f},)"
                      R"("args":{{"data":"0x{:x}","flags":{},"group":{},"thread":{}}}}})",
-                     s.data & m.event_mask(), s.source, s.cpu, ts, s.data, s.flags, s.group, s.thread);
+                     s.data & m.event_mask(), s.source, sk.lane, ts, s.data, s.flags, s.group, s.thread);
       ++st.instants;
     }
     out.maybe_flush();

@@ -46,7 +46,9 @@ void Stats::merge(const Stats& o) {
 
 double ticks_to_us(double ticks, std::uint64_t clock_hz) { return ticks * 1e6 / static_cast<double>(clock_hz); }
 
-std::string stream_name(const StreamKey& k) { return fmt::format("0x{:08x}/cpu{}", k.source, k.cpu); }
+std::string stream_name(const StreamKey& k) {
+  return fmt::format("0x{:08x}/{}{}", k.source, k.by_thread ? "tid" : "cpu", k.lane);
+}
 
 // ---- Matcher -------------------------------------------------------------------------------------
 
@@ -108,7 +110,8 @@ const std::vector<Matcher::Role>* Matcher::roles(std::uint64_t ev) const {
 }
 
 std::uint32_t Matcher::stream_of(const Sample& s) {
-  const std::uint64_t key = (std::uint64_t{s.source} << 16) | s.cpu;
+  const StreamKey sk = StreamKey::of(s);
+  const std::uint64_t key = sk.key();
   if (key == last_key_) return last_stream_;
   std::uint32_t idx = static_cast<std::uint32_t>(streams_.size());
   if (streams_.size() <= 16) {  // few streams (one per processor): a linear scan beats hashing
@@ -124,7 +127,7 @@ std::uint32_t Matcher::stream_of(const Sample& s) {
     if (it != stream_index_.end()) idx = it->second;
   }
   if (idx == streams_.size()) {
-    streams_.push_back(StreamKey{s.source, s.cpu});
+    streams_.push_back(sk);
     stream_keys_.push_back(key);
     if (!stream_index_.empty()) stream_index_.emplace(key, idx);
     open_.resize(streams_.size() * machines_.size());
@@ -234,7 +237,7 @@ Report make_report(const Matcher& m, bool summary) {
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
     const auto &x = m.streams()[a], &y = m.streams()[b];
-    return std::tie(x.source, x.cpu) < std::tie(y.source, y.cpu);
+    return x.key() < y.key();
   });
   const auto& ivs = m.info().intervals;
   for (unsigned i = 0; i < ivs.size(); ++i)

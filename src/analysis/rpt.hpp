@@ -95,9 +95,20 @@ struct Occurrence {
   std::uint64_t start, end, duration;
 };
 
+// ERRATUM E48: a classic sample's stream is (source identification, CPU); a live recorder's sample
+// (thread != 0) runs on whatever CPU the kernel gives its thread, so its stream is (source, thread).
 struct StreamKey {
   std::uint32_t source;
-  std::uint16_t cpu;
+  std::uint32_t lane;  // the CPU, or the thread when by_thread
+  bool by_thread;
+
+  static StreamKey of(const Sample& s) {
+    return s.thread ? StreamKey{s.source, s.thread, true} : StreamKey{s.source, s.cpu, false};
+  }
+  // One 64-bit key (Linux thread ids are below 2^31, CPU numbers below 2^16).
+  std::uint64_t key() const {
+    return (std::uint64_t{source} << 32) | (by_thread ? (0x80000000u | (lane & 0x7fffffffu)) : lane);
+  }
 };
 
 // Streaming matcher: feed samples in time order, then finish().

@@ -241,3 +241,18 @@ TEST(RptInputs, MergedFilesEqualOneFile) {
   EXPECT_EQ(render_json(r1, false), render_json(r2, false));
   std::filesystem::remove_all(dir);
 }
+
+// ERRATUM E48: live-recorder samples (thread != 0) are matched per (source, thread), whatever CPU the
+// thread ran on; two threads on one CPU do not mix.
+TEST(RptMatcher, LiveSamplesMatchPerThreadAcrossCpuMigration) {
+  auto live = [](std::uint64_t t, std::uint32_t tid, std::uint16_t cpu, std::uint64_t data) {
+    Sample s = ev(t, true, data);
+    s.thread = tid;
+    s.cpu = cpu;
+    return s;
+  };
+  auto r = run({live(100, 501, 0, 10), live(110, 502, 0, 10), live(150, 502, 0, 20), live(300, 501, 1, 20)}, {},
+               false);
+  expect_stats(*row(r->r, "whole program", "0x00010001/tid501").stats, 1, 200, 200, 200, 200, 0, 0, 0);
+  expect_stats(*row(r->r, "whole program", "0x00010001/tid502").stats, 1, 40, 40, 40, 40, 0, 0, 0);
+}
