@@ -104,6 +104,7 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
                  "interval events {}, other events {}{}.</p>\n",
                  r.clock_hz, r.event_bits, r.samples, r.resource_samples, r.matched_events, r.other_events,
                  r.out_of_order ? fmt::format(", {} out of time order", r.out_of_order) : std::string());
+  for (const auto& w : r.warnings) fmt::format_to(it, "<p class=\"warning\"><strong>Warning:</strong> {}</p>\n", esc(w));
   o += "<p>Inputs:";
   for (const auto& in : r.inputs) fmt::format_to(it, " <code>{}</code> ({}, {} samples)", esc(in.path), in.format, in.samples);
   o += "</p>\n<table id=\"report\">\n<thead><tr><th>interval</th><th>class</th><th>stream</th><th>count</th>"

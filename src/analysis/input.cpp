@@ -127,6 +127,19 @@ class KronFile final : public Input {
     return true;
   }
   std::uint64_t offset() const override { return r_.offset(); }
+  std::vector<std::string> warnings() const override {
+    std::vector<std::string> w;
+    const auto& h = r_.header();
+    if (!r_.complete())
+      w.push_back(fmt::format("{}: the recording was not closed (recorder killed?): read to the last whole record, "
+                              "{} trailing bytes of a cut record dropped",
+                              path_, r_.dropped_tail_bytes()));
+    else if (h.overruns || h.overwritten)
+      w.push_back(fmt::format("{}: the recorder lost {} samples before they reached the file ({} overruns, {} "
+                              "overwritten in circular mode)",
+                              path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
+    return w;
+  }
   std::string counter_name(unsigned i) const override {
     return i < kResourceCounters ? std::string(tracefile::counter_name(r_.header(), i)) : std::string();
   }
@@ -218,6 +231,16 @@ bool Merged::next(Sample& out) {
   last_ts_ = out.timestamp;
   ++samples_;
   return true;
+}
+
+std::vector<std::string> Merged::warnings() const {
+  std::vector<std::string> w;
+  for (const auto& in : inputs_)
+    for (auto& x : in->warnings()) w.push_back(std::move(x));
+  if (out_of_order_)
+    w.push_back(fmt::format("{} samples were earlier than the sample merged before them (an input not in time order)",
+                            out_of_order_));
+  return w;
 }
 
 Merged open_inputs(const std::vector<std::string>& paths, const InputOptions& opt) {

@@ -52,6 +52,9 @@ class Input {
   std::uint64_t samples() const { return samples_; }
   // What resource counter `i` counted, when the file says (kron trace files); "" otherwise.
   virtual std::string counter_name(unsigned) const { return {}; }
+  // What the input says was lost or cut (a recording not closed, samples the recorder dropped), for the
+  // tools to print once they have read it: nothing lost goes uncounted.
+  virtual std::vector<std::string> warnings() const { return {}; }
 
  protected:
   std::string path_;
@@ -94,6 +97,8 @@ class Merged {
   std::uint64_t ts_mask() const { return ts_mask_; }
   std::uint64_t samples() const { return samples_; }
   std::uint64_t out_of_order() const { return out_of_order_; }
+  // Every input's warnings(), and samples out of time order.
+  std::vector<std::string> warnings() const;
 
  private:
   struct Head {

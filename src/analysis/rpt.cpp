@@ -271,7 +271,9 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   fmt::format_to(it, "samples {} (resource {}), interval events {}, other events {}", r.samples, r.resource_samples,
                  r.matched_events, r.other_events);
   if (r.out_of_order) fmt::format_to(it, ", {} out of time order", r.out_of_order);
-  out += "\n\n";
+  out += "\n";
+  for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", w);
+  out += "\n";
   std::size_t wn = 8, ws = 6;
   for (const auto& row : r.rows) {
     wn = std::max(wn, row.name.size());
@@ -328,6 +330,7 @@ std::string render_json(const Report& r, bool histograms) {
   j["interval_events"] = r.matched_events;
   j["other_events"] = r.other_events;
   j["out_of_order"] = r.out_of_order;
+  j["warnings"] = r.warnings;
   ordered_json rows = ordered_json::array();
   for (const auto& row : r.rows) {
     const Stats& s = *row.stats;

@@ -204,6 +204,7 @@ struct Report {
   std::vector<InputSummary> inputs;
   std::uint64_t samples = 0, resource_samples = 0, matched_events = 0, other_events = 0, out_of_order = 0;
   std::vector<ReportRow> rows;
+  std::vector<std::string> warnings;  // Merged::warnings()
 };
 
 std::string stream_name(const StreamKey& k);

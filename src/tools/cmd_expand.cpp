@@ -44,7 +44,9 @@ int run(const Args& a) {
     throw;
   }
   flush();
-  return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;
+  const bool ok = std::fflush(stdout) == 0;
+  for (const auto& w : in.warnings()) std::fprintf(stderr, "kron: warning: %s\n", w.c_str());
+  return ok ? kExitOk : kExitFailed;
 }
 
 KRON_COMMAND("expand", "print samples one a line, human readable (003 mk_expand)", 40, [](CLI::App& app) {

@@ -40,6 +40,7 @@ int run(const Args& a) {
   else
     fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants\n", a.output, st.samples,
                st.slices, st.counters, st.instants);
+  for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
   return kExitOk;
 }
 

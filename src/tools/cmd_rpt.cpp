@@ -62,6 +62,7 @@ int run(const Args& a) {
   r.clock_hz = clock;
   r.event_bits = a.event_bits;
   r.out_of_order = in.out_of_order();
+  r.warnings = in.warnings();
   for (const auto& i : in.inputs()) r.inputs.push_back({i->path(), analysis::name(i->format()), i->samples()});
   if (!a.html.empty()) {
     const std::string page = analysis::render_html(r, "kron rpt: " + info.path);

@@ -288,3 +288,39 @@ TEST_F(Tools, HtmlReportInHeadlessChromium) {
   EXPECT_EQ(b.err.find("Uncaught"), std::string::npos) << b.err;
   EXPECT_EQ(b.err.find("CONSOLE"), std::string::npos) << b.err;
 }
+
+// Nothing lost goes uncounted: a recording that was not closed (the recorder killed mid-record) is read
+// to its last whole record and the dropped bytes are reported; a closed one that lost samples says so.
+TEST_F(Tools, IncompleteAndLossyRecordingsAreReported) {
+  {
+    auto h = tracefile::make_header();
+    h.clock_hz = 10'000'000;
+    tracefile::Writer w((dir / "cut.kron").string(), h);
+    for (const auto& s : hand_checked()) w.append(s);
+  }  // no finish(): the file stays marked incomplete
+  fs::resize_file(dir / "cut.kron", fs::file_size(dir / "cut.kron") - 12);  // cut the last record
+  const auto r = kron("rpt --json cut.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["samples"], hand_checked().size() - 1);
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("not closed"), std::string::npos);
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("20 trailing bytes"), std::string::npos);
+  const auto e = kron("expand cut.kron");
+  EXPECT_EQ(e.status, 0);
+  EXPECT_NE(e.err.find("kron: warning: cut.kron: the recording was not closed"), std::string::npos) << e.err;
+
+  auto h = tracefile::make_header();
+  h.clock_hz = 10'000'000;
+  tracefile::Writer w((dir / "lossy.kron").string(), h);
+  for (const auto& s : hand_checked()) w.append(s);
+  h.overruns = 5;
+  h.overwritten = 2;
+  w.finish(h, {});
+  const auto l = kron("rpt lossy.kron");
+  ASSERT_EQ(l.status, 0) << l.err;
+  EXPECT_NE(l.out.find("warning: lossy.kron: the recorder lost 7 samples before they reached the file (5 overruns, "
+                       "2 overwritten in circular mode)"),
+            std::string::npos)
+      << l.out;
+}
