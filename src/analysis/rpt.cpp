@@ -57,10 +57,10 @@ Matcher::Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t 
   if (opt.event_bits < 1 || opt.event_bits > 64)
     throw std::invalid_argument("event size (-e) must be 1 to 64 bits, not " + std::to_string(opt.event_bits));
   event_mask_ = opt.event_bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << opt.event_bits) - 1;
-  small_roles_.resize(kSmall);
+  std::vector<std::vector<Role>> small(kSmall);
   auto add_role = [&](std::uint64_t ev, Role r) {
     if (ev < kSmall)
-      small_roles_[ev].push_back(r);
+      small[ev].push_back(r);
     else
       big_roles_[ev].push_back(r);
   };
@@ -101,12 +101,19 @@ Matcher::Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t 
   }
   queues_.resize(machines_.size());
   all_.resize(total_parts_);
+  small_off_.reserve(kSmall + 1);  // flattened: one small array the lookup touches
+  for (const auto& v : small) {
+    small_off_.push_back(static_cast<std::uint32_t>(small_flat_.size()));
+    small_flat_.insert(small_flat_.end(), v.begin(), v.end());
+  }
+  small_off_.push_back(static_cast<std::uint32_t>(small_flat_.size()));
 }
 
-const std::vector<Matcher::Role>* Matcher::roles(std::uint64_t ev) const {
-  if (ev < kSmall) return small_roles_[ev].empty() ? nullptr : &small_roles_[ev];
+std::span<const Matcher::Role> Matcher::roles(std::uint64_t ev) const {
+  if (ev < kSmall) return {small_flat_.data() + small_off_[ev], small_flat_.data() + small_off_[ev + 1]};
+  if (big_roles_.empty()) return {};
   const auto it = big_roles_.find(ev);
-  return it == big_roles_.end() ? nullptr : &it->second;
+  return it == big_roles_.end() ? std::span<const Role>{} : std::span<const Role>(it->second);
 }
 
 std::uint32_t Matcher::stream_of(const Sample& s) {
@@ -165,11 +172,11 @@ void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std:
 bool Matcher::feed(const Sample& s) {
   ++samples_;
   if (s.is_resource()) ++resource_samples_;  // 003: counters discarded, treated as a Trace sample
-  const auto* rs = roles(s.data & event_mask_);
-  if (!rs) return false;
+  const auto rs = roles(s.data & event_mask_);
+  if (rs.empty()) return false;
   ++matched_events_;
   const std::uint32_t stream = stream_of(s);
-  for (const Role& r : *rs) {
+  for (const Role& r : rs) {
     const Machine& m = machines_[r.machine];
     if (m.global) {  // ERRATUM E46: class 4, k-th end with k-th start, all streams, time order
       auto& q = queues_[r.machine];

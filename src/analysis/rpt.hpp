@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -155,7 +156,7 @@ class Matcher {
     std::uint64_t t = 0;
     bool open = false;
   };
-  const std::vector<Role>* roles(std::uint64_t event) const;
+  std::span<const Role> roles(std::uint64_t event) const;
   Stats& slot(unsigned interval, unsigned part, std::uint32_t stream);
   void record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
               std::uint64_t start, std::uint64_t end);
@@ -166,7 +167,8 @@ class Matcher {
   std::vector<Machine> machines_;
   std::vector<unsigned> part_base_, part_count_;  // slot index of (interval, 0); parts per interval
   unsigned total_parts_ = 0;
-  std::vector<std::vector<Role>> small_roles_;  // event numbers below kSmall
+  std::vector<std::uint32_t> small_off_;  // event numbers below kSmall: roles in small_flat_[off[e], off[e+1])
+  std::vector<Role> small_flat_;
   std::unordered_map<std::uint64_t, std::vector<Role>> big_roles_;
   static constexpr std::uint64_t kSmall = 4096;
 

@@ -213,9 +213,7 @@ Reader::~Reader() {
 }
 
 void Reader::release_behind() {
-  constexpr std::uint64_t kRelease = 8u << 20;  // give back the pages already read, 8 MiB at a time
-  if (pos_ - released_ < kRelease) return;
-  const std::uint64_t upto = pos_ & ~(kRelease - 1);
+  const std::uint64_t upto = pos_ & ~(kReleaseBytes - 1);
   if (upto <= released_) return;
   auto* base = const_cast<std::uint8_t*>(map_);
   ::madvise(base + released_, upto - released_, MADV_DONTNEED);
@@ -265,7 +263,7 @@ bool Reader::next(Sample& out) {
     else
       out.counters.fill(0);
     pos_ += h.size;
-    release_behind();
+    if (pos_ - released_ >= kReleaseBytes) release_behind();
     return true;
   }
 }

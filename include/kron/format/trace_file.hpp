@@ -175,6 +175,7 @@ class Reader {
   std::uint64_t pos_ = 0, end_ = 0, dropped_tail_ = 0;
   // Pages below this offset have been given back (MADV_DONTNEED): a long sequential read keeps memory
   // flat. The map is read-only and private, so a rewind() simply faults them in again from the file.
+  static constexpr std::uint64_t kReleaseBytes = 8u << 20;  // given back 8 MiB at a time
   std::uint64_t released_ = 0;
   void release_behind();
 };
