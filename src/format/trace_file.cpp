@@ -221,6 +221,25 @@ void Reader::release_behind() {
 }
 
 bool Reader::next(Sample& out) {
+  // Fast path, every tool's inner loop: a whole Trace record inside the record area.
+  if (end_ - pos_ >= sizeof(TraceRecord) && pos_ < end_) {
+    TraceRecord t;
+    std::memcpy(&t, map_ + pos_, sizeof t);
+    if (t.h.kind == RecordKind::Trace && t.h.size == sizeof(TraceRecord)) {
+      out.type = SampleType::Trace;
+      out.flags = t.h.flags;
+      out.group = t.h.group;
+      out.cpu = t.h.cpu;
+      out.source = t.source;
+      out.thread = t.thread;
+      out.timestamp = t.timestamp;
+      out.data = t.data;
+      out.counters.fill(0);
+      pos_ += sizeof(TraceRecord);
+      if (pos_ - released_ >= kReleaseBytes) release_behind();
+      return true;
+    }
+  }
   for (;;) {
     if (pos_ >= end_) return false;
     const std::uint64_t left = end_ - pos_;
