@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 
@@ -211,7 +212,34 @@ Reader::~Reader() {
   if (map_) ::munmap(const_cast<std::uint8_t*>(map_), size_);
 }
 
+void Reader::release_behind() {
+  const std::uint64_t upto = pos_ & ~(kReleaseBytes - 1);
+  if (upto <= released_) return;
+  auto* base = const_cast<std::uint8_t*>(map_);
+  ::madvise(base + released_, upto - released_, MADV_DONTNEED);
+  released_ = upto;
+}
+
 bool Reader::next(Sample& out) {
+  // Fast path, every tool's inner loop: a whole Trace record inside the record area.
+  if (end_ - pos_ >= sizeof(TraceRecord) && pos_ < end_) {
+    TraceRecord t;
+    std::memcpy(&t, map_ + pos_, sizeof t);
+    if (t.h.kind == RecordKind::Trace && t.h.size == sizeof(TraceRecord)) {
+      out.type = SampleType::Trace;
+      out.flags = t.h.flags;
+      out.group = t.h.group;
+      out.cpu = t.h.cpu;
+      out.source = t.source;
+      out.thread = t.thread;
+      out.timestamp = t.timestamp;
+      out.data = t.data;
+      out.counters.fill(0);
+      pos_ += sizeof(TraceRecord);
+      if (pos_ - released_ >= kReleaseBytes) release_behind();
+      return true;
+    }
+  }
   for (;;) {
     if (pos_ >= end_) return false;
     const std::uint64_t left = end_ - pos_;
@@ -238,21 +266,23 @@ bool Reader::next(Sample& out) {
       pos_ += h.size;
       continue;
     }
-    ResourceRecord r;
-    std::memcpy(&r, map_ + pos_, h.size);
+    // Fixed-size copies (inlined), the counters only for a Resource record: this is every tool's inner loop.
+    TraceRecord t;
+    std::memcpy(&t, map_ + pos_, sizeof t);
     out.type = h.kind == RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
     out.flags = h.flags;
     out.group = h.group;
     out.cpu = h.cpu;
-    out.source = r.t.source;
-    out.thread = r.t.thread;
-    out.timestamp = r.t.timestamp;
-    out.data = r.t.data;
+    out.source = t.source;
+    out.thread = t.thread;
+    out.timestamp = t.timestamp;
+    out.data = t.data;
     if (out.is_resource())
-      std::copy(std::begin(r.counters), std::end(r.counters), out.counters.begin());
+      std::memcpy(out.counters.data(), map_ + pos_ + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
     else
       out.counters.fill(0);
     pos_ += h.size;
+    if (pos_ - released_ >= kReleaseBytes) release_behind();
     return true;
   }
 }

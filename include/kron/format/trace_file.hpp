@@ -161,7 +161,10 @@ class Reader {
   // The next sample; false at the end. Throws InputError (file, offset) on a malformed record.
   bool next(Sample& out);
   std::uint64_t offset() const { return pos_; }  // file offset of the next record
-  void rewind() { pos_ = header_.header_size; }
+  void rewind() {
+    pos_ = header_.header_size;
+    released_ = 0;
+  }
 
  private:
   std::string path_;
@@ -170,6 +173,11 @@ class Reader {
   FileHeader header_{};
   std::vector<LaneEntry> lanes_;
   std::uint64_t pos_ = 0, end_ = 0, dropped_tail_ = 0;
+  // Pages below this offset have been given back (MADV_DONTNEED): a long sequential read keeps memory
+  // flat. The map is read-only and private, so a rewind() simply faults them in again from the file.
+  static constexpr std::uint64_t kReleaseBytes = 8u << 20;  // given back 8 MiB at a time
+  std::uint64_t released_ = 0;
+  void release_behind();
 };
 
 }  // namespace kron::tracefile

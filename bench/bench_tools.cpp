@@ -1,0 +1,224 @@
+// The analysis tools' speed (issue 4, "Fast"): `kron rpt` and `kron expand` over a large kron trace file
+// against the floor `cat FILE > /dev/null`, in the same run, with peak memory at two file sizes (memory
+// must stay flat). Writes BUILD/bench-tools.json (top-level keys tools_*), then runs the in-process
+// Google Benchmarks of the inner loops.
+//
+//   build/bench/kron_bench_tools                  (1 GiB trace; KRON_BENCH_TOOLS_MIB=N for another size)
+//
+// The trace: four streams (source, cpu), events of every interval class of 003 section 3.5 and some
+// other events, one Resource sample in 64. The file is written next to the binary and removed after.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "analysis/expand.hpp"
+#include "analysis/input.hpp"
+#include "analysis/interval_info.hpp"
+#include "analysis/rpt.hpp"
+#include "kron/format/trace_file.hpp"
+
+extern char** environ;
+
+using namespace kron;
+using namespace kron::analysis;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kInfo =
+    "1 10 20 \"loop body\"\n"
+    "2 81 82 83 \"if then\" \"if else\"\n"
+    "3 8 17 12 \"process input\" \"write output\"\n"
+    "4 27 36 \"message timer\"\n";
+
+// A deterministic event pattern: each stream cycles through class 1, 2, 3 and 4 events and others.
+Sample synth(std::uint64_t i) {
+  static constexpr std::uint64_t kPattern[] = {10, 81, 82, 8, 17, 12, 27, 20, 5, 81, 83, 36, 7, 10, 20, 99};
+  Sample s;
+  const unsigned stream = static_cast<unsigned>(i & 3);
+  s.source = 0x00010000u + stream;
+  s.cpu = static_cast<std::uint16_t>(stream);
+  s.thread = 1000 + stream;
+  s.group = static_cast<std::uint8_t>(i & 15);
+  s.timestamp = 1000 + i * 7 + ((i * 2654435761u) >> 28);  // increasing, with jitter below one step
+  s.data = kPattern[(i >> 2) % std::size(kPattern)];
+  if ((i & 63) == 63) {
+    s.type = SampleType::Resource;
+    for (unsigned c = 0; c < kResourceCounters; ++c) s.counters[c] = i * (c + 1);
+  }
+  return s;
+}
+
+std::uint64_t write_trace(const fs::path& p, std::uint64_t bytes) {
+  auto h = tracefile::make_header();
+  h.clock_hz = 10'000'000;
+  tracefile::Writer w(p.string(), h);
+  std::uint64_t i = 0;
+  while (w.bytes() < bytes) w.append(synth(i++));
+  w.finish(h, {});
+  return i;
+}
+
+struct RunResult {
+  double seconds;
+  long maxrss_kib;
+};
+
+// Runs argv with stdout to /dev/null; wall time and the child's peak resident memory.
+RunResult run(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  pid_t pid;
+  if (posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) {
+    std::perror(argv[0]);
+    std::exit(1);
+  }
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  const auto t1 = std::chrono::steady_clock::now();
+  posix_spawn_file_actions_destroy(&fa);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "%s failed (status %d)\n", args[0].c_str(), status);
+    std::exit(1);
+  }
+  return {std::chrono::duration<double>(t1 - t0).count(), ru.ru_maxrss};
+}
+
+RunResult best_of(int n, const std::vector<std::string>& args) {
+  RunResult best{1e30, 0};
+  for (int k = 0; k < n; ++k) {
+    const auto r = run(args);
+    if (r.seconds < best.seconds) best.seconds = r.seconds;
+    if (r.maxrss_kib > best.maxrss_kib) best.maxrss_kib = r.maxrss_kib;
+  }
+  return best;
+}
+
+void tool_figures(const fs::path& build) {
+  const char* mib_env = std::getenv("KRON_BENCH_TOOLS_MIB");
+  const std::uint64_t mib = mib_env ? std::strtoull(mib_env, nullptr, 10) : 1024;
+  const std::string kron = (build / "kron").string();
+  const fs::path big = build / "bench-tools-big.kron", small = build / "bench-tools-small.kron",
+                 info = build / "bench-tools-interval.info";
+  std::ofstream(info) << kInfo;
+  std::printf("== kron rpt / kron expand over a %llu MiB trace (writing it...)\n",
+              static_cast<unsigned long long>(mib));
+  std::fflush(stdout);
+  const std::uint64_t samples = write_trace(big, mib << 20);
+  const std::uint64_t small_samples = write_trace(small, (mib << 20) / 4);
+  const double bytes = static_cast<double>(fs::file_size(big));
+  run({"cat", big.string()});  // warm the page cache: every run below reads from memory
+  const auto cat = best_of(3, {"cat", big.string()});
+  const auto rpt = best_of(3, {kron, "rpt", "-f", info.string(), big.string()});
+  const auto rpt_small = best_of(1, {kron, "rpt", "-f", info.string(), small.string()});
+  const auto rpt_h = best_of(2, {kron, "rpt", "-s", "-h", "-f", info.string(), big.string()});
+  const auto expand = best_of(2, {kron, "expand", big.string()});
+  const auto expand_small = best_of(1, {kron, "expand", small.string()});
+  fs::remove(big);
+  fs::remove(small);
+  fs::remove(info);
+  const double n = static_cast<double>(samples);
+  std::printf("file %.0f bytes, %llu samples (%llu in the quarter-size file)\n", bytes,
+              static_cast<unsigned long long>(samples), static_cast<unsigned long long>(small_samples));
+  std::printf("cat > /dev/null      %7.3f s  %8.1f MB/s\n", cat.seconds, bytes / cat.seconds / 1e6);
+  std::printf("kron rpt             %7.3f s  %8.1f Msamples/s  %5.2fx cat  peak RSS %ld KiB (quarter file: %ld KiB)\n",
+              rpt.seconds, n / rpt.seconds / 1e6, rpt.seconds / cat.seconds, rpt.maxrss_kib, rpt_small.maxrss_kib);
+  std::printf("kron rpt -s -h       %7.3f s  %8.1f Msamples/s  %5.2fx cat  peak RSS %ld KiB\n", rpt_h.seconds,
+              n / rpt_h.seconds / 1e6, rpt_h.seconds / cat.seconds, rpt_h.maxrss_kib);
+  std::printf("kron expand          %7.3f s  %8.1f Msamples/s  %5.2fx cat  peak RSS %ld KiB (quarter file: %ld KiB)\n",
+              expand.seconds, n / expand.seconds / 1e6, expand.seconds / cat.seconds, expand.maxrss_kib,
+              expand_small.maxrss_kib);
+  std::ofstream out(build / "bench-tools.json");
+  out << "{\n"
+      << " \"tools_file_bytes\": " << static_cast<std::uint64_t>(bytes) << ",\n"
+      << " \"tools_samples\": " << samples << ",\n"
+      << " \"tools_cat_s\": " << cat.seconds << ",\n"
+      << " \"tools_rpt_s\": " << rpt.seconds << ",\n"
+      << " \"tools_rpt_samples_per_s\": " << n / rpt.seconds << ",\n"
+      << " \"tools_rpt_ratio_to_cat\": " << rpt.seconds / cat.seconds << ",\n"
+      << " \"tools_rpt_maxrss_kib\": " << rpt.maxrss_kib << ",\n"
+      << " \"tools_rpt_maxrss_kib_quarter_file\": " << rpt_small.maxrss_kib << ",\n"
+      << " \"tools_rpt_hist_s\": " << rpt_h.seconds << ",\n"
+      << " \"tools_rpt_hist_ratio_to_cat\": " << rpt_h.seconds / cat.seconds << ",\n"
+      << " \"tools_expand_s\": " << expand.seconds << ",\n"
+      << " \"tools_expand_samples_per_s\": " << n / expand.seconds << ",\n"
+      << " \"tools_expand_ratio_to_cat\": " << expand.seconds / cat.seconds << ",\n"
+      << " \"tools_expand_maxrss_kib\": " << expand.maxrss_kib << ",\n"
+      << " \"tools_expand_maxrss_kib_quarter_file\": " << expand_small.maxrss_kib << "\n"
+      << "}\n";
+  std::printf("wrote %s\n", (build / "bench-tools.json").c_str());
+}
+
+// ---- In-process inner loops ----------------------------------------------------------------------
+
+void BM_MatcherFeed(benchmark::State& state) {
+  const auto info = parse_interval_info(kInfo, "bench");
+  Matcher m(info, {}, ~std::uint64_t{0});
+  std::vector<Sample> v;
+  for (std::uint64_t i = 0; i < 4096; ++i) v.push_back(synth(i));
+  std::size_t k = 0;
+  for (auto _ : state) {
+    m.feed(v[k]);
+    k = (k + 1) & 4095;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MatcherFeed);
+
+void BM_ExpandLine(benchmark::State& state) {
+  Expander ex({}, classic::Chip::Mk2, true, ~std::uint64_t{0});
+  std::string out;
+  out.reserve(1 << 16);
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ex.line(synth(i++), out);
+    if (out.size() > 60000) out.clear();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ExpandLine);
+
+void BM_Mk2StreamRead(benchmark::State& state) {
+  std::vector<std::uint8_t> bytes;
+  for (std::uint64_t i = 0; i < 4096; ++i) {
+    const auto b = classic::encode(classic::Chip::Mk2, synth(i));
+    bytes.insert(bytes.end(), b.begin(), b.end());
+  }
+  Sample s;
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    ClassicStream in("bench", classic::Chip::Mk2, bytes, 10'000'000);
+    while (in.next(s)) ++n;
+    benchmark::DoNotOptimize(s);
+  }
+  state.SetItemsProcessed(n);
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes.size()));
+}
+BENCHMARK(BM_Mk2StreamRead);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const fs::path build = fs::canonical("/proc/self/exe").parent_path().parent_path();  // BUILD/bench/x
+  tool_figures(build);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

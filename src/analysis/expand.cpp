@@ -1,0 +1,166 @@
+// kron expand: see expand.hpp. Numbers are formatted by hand into the output buffer: expand prints
+// tens of millions of lines and must run close to the speed of reading the file.
+#include "analysis/expand.hpp"
+
+#include <stdexcept>
+
+namespace kron::analysis {
+
+Radix parse_radix(const std::string& s) {
+  if (s == "x") return Radix::Hex;
+  if (s == "d") return Radix::Dec;
+  if (s == "o") return Radix::Oct;
+  throw std::invalid_argument("radix must be d, o or x, not '" + s + "'");
+}
+
+namespace {
+
+// Digits needed for the largest value of `bits` bits in a radix.
+unsigned width(Radix r, unsigned bits) {
+  switch (r) {
+    case Radix::Hex: return (bits + 3) / 4;
+    case Radix::Oct: return (bits + 2) / 3;
+    case Radix::Dec: {
+      const std::uint64_t max = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+      unsigned n = 1;
+      for (std::uint64_t v = max; v >= 10; v /= 10) ++n;
+      return n;
+    }
+  }
+  return 1;
+}
+
+// Writes v in exactly w characters at p (w is at least the digits of the field's largest value):
+// hexadecimal and octal zero-padded, decimal right-aligned with blanks.
+inline void put(char*& p, std::uint64_t v, Radix r, unsigned w) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  char* q = p + w;
+  switch (r) {
+    case Radix::Hex:
+      while (q != p) {
+        *--q = kHex[v & 15];
+        v >>= 4;
+      }
+      break;
+    case Radix::Oct:
+      while (q != p) {
+        *--q = static_cast<char>('0' + (v & 7));
+        v >>= 3;
+      }
+      break;
+    case Radix::Dec:
+      do {
+        *--q = static_cast<char>('0' + v % 10);
+        v /= 10;
+      } while (v && q != p);
+      while (q != p) *--q = ' ';
+      break;
+  }
+  p += w;
+}
+
+void pad(std::string& out, const char* title, unsigned w, bool right = true) {
+  std::string t(title);
+  if (t.size() < w) {
+    if (right)
+      out.append(w - t.size(), ' ');
+    else
+      t.append(w - t.size(), ' ');
+  }
+  out += t;
+}
+
+}  // namespace
+
+Expander::Expander(const ExpandOptions& opt, classic::Chip chip, bool kron_fields, std::uint64_t ts_mask)
+    : opt_(opt), chip_(chip), kron_(kron_fields), ts_mask_(ts_mask) {
+  const auto& l = classic::layout(chip);
+  ts_bits_ = kron_ ? 64 : 8 * l.ts_bytes;
+  data_bits_ = kron_ ? 64 : 8 * l.data_bytes;
+  w_ts_ = width(opt.ts_radix, ts_bits_);
+  w_src_ = width(opt.source_radix, 32);
+  w_data_ = width(opt.data_radix, data_bits_);
+  w_ctr_ = width(opt.counter_radix, kron_ ? 64 : 32);
+}
+
+void Expander::heading(std::string& out) const {
+  if (opt_.header_bits)
+    out += chip_ == classic::Chip::Mk1 ? "cpu type fifo rsrc rderr" : "cpu type shadow fifo na";
+  else
+    out += "hd";
+  out += ' ';
+  pad(out, opt_.elapsed ? "elapsed" : "timestamp", w_ts_);
+  out += ' ';
+  pad(out, "source", w_src_);
+  out += ' ';
+  pad(out, "data", w_data_);
+  if (kron_) out += "   cpu group     thread";
+  if (opt_.counters)
+    for (unsigned i = 0; i < kResourceCounters; ++i) {
+      out += ' ';
+      pad(out, ("c" + std::to_string(i)).c_str(), w_ctr_);
+    }
+  out += '\n';
+}
+
+void Expander::line(const Sample& s, std::string& out) {
+  // One line is at most 2 + 3 x 64 digits + 3 kron fields + 16 x 22 digits and blanks: well under 1 KiB.
+  char buf[1024];
+  char* p = buf;
+  const std::uint8_t h = classic::encode_header(chip_, s);
+  if (opt_.header_bits) {
+    // 000 Table B2: CPU ID (3) | type (2) | Shadow Reg overflow | FIFO overflow | N/A.
+    // 001 Table 5:  CPU ID (3) | type (2) | FIFO overrun | RSRC overrun | RSRC read error.
+    // Each field right-aligned under its heading ("cpu type shadow fifo na" / "cpu type fifo rsrc rderr").
+    const bool mk1 = chip_ == classic::Chip::Mk1;
+    const unsigned w[3] = {mk1 ? 4u : 6u, 4u, mk1 ? 5u : 2u};
+    *p++ = ' ';
+    *p++ = ' ';
+    *p++ = static_cast<char>('0' + (h >> 5));
+    for (int k = 0; k < 3; ++k) *p++ = ' ';
+    *p++ = (h & 0x10) ? '1' : '0';
+    *p++ = (h & 0x08) ? '1' : '0';
+    for (unsigned i = 0; i < 3; ++i) {
+      for (unsigned k = 0; k < w[i]; ++k) *p++ = ' ';
+      *p++ = (h >> (2 - i)) & 1 ? '1' : '0';
+    }
+  } else {
+    put(p, h, Radix::Hex, 2);
+  }
+  *p++ = ' ';
+  std::uint64_t ts = s.timestamp;
+  if (opt_.elapsed) {
+    if (!have_first_) {
+      have_first_ = true;
+      first_ts_ = s.timestamp;
+    }
+    ts = (s.timestamp - first_ts_) & ts_mask_;
+  }
+  put(p, ts, opt_.ts_radix, w_ts_);
+  *p++ = ' ';
+  put(p, s.source, opt_.source_radix, w_src_);
+  *p++ = ' ';
+  put(p, s.data, opt_.data_radix, w_data_);
+  if (kron_) {
+    *p++ = ' ';
+    put(p, s.cpu, Radix::Dec, 5);
+    *p++ = ' ';
+    if (s.group == Sample::kGroupUnknown) {
+      for (int k = 0; k < 4; ++k) *p++ = ' ';
+      *p++ = '-';
+    } else {
+      put(p, s.group, Radix::Dec, 5);
+    }
+    *p++ = ' ';
+    put(p, s.thread, Radix::Dec, 10);
+  }
+  if (opt_.counters && s.is_resource())
+    for (unsigned i = 0; i < kResourceCounters; ++i) {
+      *p++ = ' ';
+      put(p, s.counters[i], opt_.counter_radix, w_ctr_);
+    }
+  *p++ = '\n';
+  out.append(buf, static_cast<std::size_t>(p - buf));
+}
+
+}  // namespace kron::analysis

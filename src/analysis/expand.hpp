@@ -1,0 +1,52 @@
+// kron expand (003 mk_expand): one sample a line, human readable.
+//
+// Source: 003 section 3.5 "Using mk_expand": -c counters of resource samples, -e elapsed time instead of
+// the timestamp, -h a heading, -r/-s/-t/-u with d, o or x the radix of counters, source address,
+// timestamp and user data (hexadecimal by default), -x the header's bits separated. Header layouts:
+// 000 Table B2 (MultiKron II), 001 Table 5 (MultiKron).
+// Columns: header byte (or its bits with -x), timestamp, source identification, user data; for kron
+// trace files also cpu, filter level ("group", "-" unknown) and thread, which the classic header cannot
+// hold; with -c the sixteen counters of a Resource sample.
+// ERRATUM E47: "elapsed time" is in timestamp ticks since the first sample shown, in the -t radix.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kron/core/sample.hpp"
+#include "kron/format/classic.hpp"
+
+namespace kron::analysis {
+
+enum class Radix : std::uint8_t { Hex, Dec, Oct };
+// 'x', 'd' or 'o'; throws std::invalid_argument otherwise.
+Radix parse_radix(const std::string& s);
+
+struct ExpandOptions {
+  bool counters = false;     // -c
+  bool elapsed = false;      // -e
+  bool heading = false;      // -h
+  bool header_bits = false;  // -x
+  Radix counter_radix = Radix::Hex, source_radix = Radix::Hex, ts_radix = Radix::Hex, data_radix = Radix::Hex;
+};
+
+class Expander {
+ public:
+  // `chip` fixes the header layout and field widths; `kron_fields` adds cpu, group and thread
+  // (kron trace files: 64-bit timestamps and data).
+  Expander(const ExpandOptions& opt, classic::Chip chip, bool kron_fields, std::uint64_t ts_mask);
+  void heading(std::string& out) const;
+  // Appends one line for `s`.
+  void line(const Sample& s, std::string& out);
+
+ private:
+  ExpandOptions opt_;
+  classic::Chip chip_;
+  bool kron_;
+  std::uint64_t ts_mask_;
+  unsigned ts_bits_, data_bits_;
+  unsigned w_ts_, w_src_, w_data_, w_ctr_;
+  bool have_first_ = false;
+  std::uint64_t first_ts_ = 0;
+};
+
+}  // namespace kron::analysis

@@ -1,0 +1,205 @@
+// kron export: see export.hpp. Trace Event format: "Trace Event Format" (Google, the document
+// chrome://tracing and Perfetto's JSON importer follow): an object {"traceEvents": [...]}, times in
+// microseconds; ph "X" complete slice (ts, dur), "b"/"e" async slice (cat, id), "C" counter (args are
+// the series), "i" instant (s: "t" thread scope), "M" metadata (process_name, thread_name).
+#include "analysis/export.hpp"
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace kron::analysis {
+
+namespace {
+
+class Out {
+ public:
+  explicit Out(std::FILE* f) : f_(f) { buf_.reserve(kBuf + 4096); }
+  std::string& buf() { return buf_; }
+  void maybe_flush() {
+    if (buf_.size() >= kBuf) flush();
+  }
+  void flush() {
+    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
+      throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
+    buf_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kBuf = 1 << 20;
+  std::FILE* f_;
+  std::string buf_;
+};
+
+// JSON string escaping for names that come from files.
+std::string jstr(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += static_cast<char>(c);
+    } else if (c < 0x20) {
+      o += fmt::format("\\u{:04x}", c);
+    } else {
+      o += static_cast<char>(c);
+    }
+  }
+  return o + "\"";
+}
+
+}  // namespace
+
+ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* f) {
+  Out out(f);
+  ExportStats st;
+  IntervalInfo none;
+  Matcher m(info ? *info : none, opt, in.ts_mask());
+  const std::uint64_t clock = in.clock_hz();
+  std::uint64_t t0 = 0;
+  bool have_t0 = false;
+  std::string& b = out.buf();
+  auto it = std::back_inserter(b);
+  bool first_event = true;
+  auto sep = [&] {
+    if (!first_event) b += ",\n";
+    first_event = false;
+  };
+  // Microseconds since the first sample, to 0.1 ns.
+  auto us = [&](std::uint64_t t) {
+    return static_cast<double>((t - t0) & in.ts_mask()) * 1e6 / static_cast<double>(clock);
+  };
+  auto dur_us = [&](std::uint64_t d) { return static_cast<double>(d) * 1e6 / static_cast<double>(clock); };
+
+  std::string counter_names[kResourceCounters];
+  for (unsigned c = 0; c < kResourceCounters; ++c) {
+    for (const auto& input : in.inputs())
+      if (!input->counter_name(c).empty()) {
+        counter_names[c] = input->counter_name(c);
+        break;
+      }
+    counter_names[c] = counter_names[c].empty() ? fmt::format("counter {}", c)
+                                                : fmt::format("counter {} ({})", c, counter_names[c]);
+  }
+
+  b += "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"kron export\",";
+  fmt::format_to(it, "\"clock_hz\":{},\"inputs\":[", clock);
+  for (std::size_t i = 0; i < in.inputs().size(); ++i)
+    fmt::format_to(it, "{}{}", i ? "," : "", jstr(in.inputs()[i]->path()));
+  b += "]},\n\"traceEvents\":[\n";
+
+  // Tracks: process = source identification, thread = CPU; named once, when first seen.
+  std::unordered_set<std::uint32_t> named_pid;
+  std::unordered_set<std::uint64_t> named_tid;
+  // A stream (E48) is a thread track: tid = the CPU for classic samples, the thread id for live ones.
+  auto name_track = [&](const StreamKey& k) {
+    if (named_pid.insert(k.source).second) {
+      sep();
+      fmt::format_to(it, R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"source 0x{:08x}"}}}})",
+                     k.source, k.source);
+    }
+    if (named_tid.insert(k.key()).second) {
+      sep();
+      fmt::format_to(it, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{} {}"}}}})", k.source,
+                     k.lane, k.by_thread ? "thread" : "cpu", k.lane);
+    }
+  };
+
+  std::uint64_t async_id = 0;
+  m.on_interval = [&](const Occurrence& o) {
+    const auto& sk = m.streams()[o.stream];
+    const std::string name = jstr(m.part_name(o.interval, o.part));
+    const unsigned cls = m.info().intervals[o.interval].cls;
+    if (cls == 4) {  // start and end may be on different streams: an async slice on the start's process
+      const auto& ss = m.streams()[o.start_stream];
+      ++async_id;
+      sep();
+      fmt::format_to(it, R"({{"ph":"b","cat":"class4","id":{},"name":{},"pid":{},"tid":{},"ts":{:.4f}}})", async_id,
+                     name, ss.source, ss.lane, us(o.start));
+      sep();
+      fmt::format_to(it,
+                     R"({{"ph":"e","cat":"class4","id":{},"name":{},"pid":{},"tid":{},"ts":{:.4f},)"
+                     R"("args":{{"ticks":{},"end_stream":"{}"}}}})",
+                     async_id, name, ss.source, ss.lane, us(o.end), o.duration, stream_name(sk));
+    } else {
+      sep();
+      fmt::format_to(it,
+                     R"({{"ph":"X","cat":"class{}","name":{},"pid":{},"tid":{},"ts":{:.4f},"dur":{:.4f},)"
+                     R"("args":{{"ticks":{}}}}})",
+                     cls, name, sk.source, sk.lane, us(o.start), dur_us(o.duration), o.duration);
+    }
+    ++st.slices;
+  };
+
+  Sample s;
+  while (in.next(s)) {
+    ++st.samples;
+    if (!have_t0) {
+      have_t0 = true;
+      t0 = s.timestamp;
+    }
+    const StreamKey sk = StreamKey::of(s);
+    name_track(sk);
+    const bool interval_event = m.feed(s);
+    const double ts = us(s.timestamp);
+    if (s.is_resource()) {
+      for (unsigned c = 0; c < kResourceCounters; ++c) {
+        sep();
+        fmt::format_to(it, R"({{"ph":"C","name":"{}","pid":{},"tid":{},"ts":{:.4f},"args":{{"value":{}}}}})",
+                       counter_names[c], s.source, sk.lane, ts, s.counters[c]);
+      }
+      st.counters += kResourceCounters;
+    }
+    if (!interval_event && !s.is_resource()) {
+      sep();
+      fmt::format_to(it,
+                     R"({{"ph":"i","s":"t","name":"event {}","pid":{},"tid":{},"ts":{:.4f},)"
+                     R"("args":{{"data":"0x{:x}","flags":{},"group":{},"thread":{}}}}})",
+                     s.data & m.event_mask(), s.source, sk.lane, ts, s.data, s.flags, s.group, s.thread);
+      ++st.instants;
+    }
+    out.maybe_flush();
+  }
+  m.finish();
+  b += "\n]}\n";
+  out.flush();
+  return st;
+}
+
+ExportStats export_csv(Merged& in, std::FILE* f) {
+  Out out(f);
+  ExportStats st;
+  std::string& b = out.buf();
+  auto it = std::back_inserter(b);
+  b += "type,cpu,source,thread,group,flags,timestamp,time_us,data";
+  for (unsigned c = 0; c < kResourceCounters; ++c) fmt::format_to(it, ",c{}", c);
+  b += '\n';
+  const std::uint64_t clock = in.clock_hz();
+  std::uint64_t t0 = 0;
+  bool have_t0 = false;
+  Sample s;
+  while (in.next(s)) {
+    ++st.samples;
+    if (!have_t0) {
+      have_t0 = true;
+      t0 = s.timestamp;
+    }
+    // time_us: microseconds since the first sample.
+    fmt::format_to(it, "{},{},0x{:08x},{},{},{},{},{:.4f},{}", name(s.type), s.cpu, s.source, s.thread,
+                   s.group == Sample::kGroupUnknown ? std::string() : std::to_string(s.group), s.flags, s.timestamp,
+                   static_cast<double>((s.timestamp - t0) & in.ts_mask()) * 1e6 / static_cast<double>(clock), s.data);
+    if (s.is_resource())
+      for (unsigned c = 0; c < kResourceCounters; ++c) fmt::format_to(it, ",{}", s.counters[c]);
+    else
+      b.append(kResourceCounters, ',');
+    b += '\n';
+    out.maybe_flush();
+  }
+  out.flush();
+  return st;
+}
+
+}  // namespace kron::analysis

@@ -1,0 +1,253 @@
+// Streaming sample inputs: see input.hpp.
+#include "analysis/input.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+#include "kron/core/error.hpp"
+#include "kron/format/trace_file.hpp"
+
+namespace kron::analysis {
+
+InputFormat parse_input_format(const std::string& s) {
+  if (s == "auto") return InputFormat::Auto;
+  if (s == "kron") return InputFormat::Kron;
+  if (s == "mk1") return InputFormat::Mk1;
+  if (s == "mk2") return InputFormat::Mk2;
+  throw std::invalid_argument("input format must be auto, kron, mk1 or mk2, not '" + s + "'");
+}
+
+const char* name(InputFormat f) {
+  switch (f) {
+    case InputFormat::Auto: return "auto";
+    case InputFormat::Kron: return "kron";
+    case InputFormat::Mk1: return "mk1";
+    case InputFormat::Mk2: return "mk2";
+  }
+  return "?";
+}
+
+// ---- Raw classic streams -----------------------------------------------------------------------
+
+ClassicStream::ClassicStream(std::string name, classic::Chip chip, std::span<const std::uint8_t> bytes,
+                             std::uint64_t ts_hz, std::uint64_t base_offset)
+    : bytes_(bytes), base_(base_offset) {
+  path_ = std::move(name);
+  format_ = chip == classic::Chip::Mk1 ? InputFormat::Mk1 : InputFormat::Mk2;
+  chip_ = chip;
+  clock_hz_ = ts_hz;
+  ts_mask_ = classic::ts_mask(chip);
+}
+
+bool ClassicStream::next(Sample& out) {
+  if (pos_ >= bytes_.size()) return false;
+  const auto r = classic::decode(chip_, bytes_.subspan(pos_), out);
+  if (r.status == classic::DecodeStatus::Ok) {
+    pos_ += r.size;
+    ++samples_;
+    return true;
+  }
+  const std::uint8_t h = bytes_[pos_];
+  if (r.status == classic::DecodeStatus::BadHeader)
+    throw InputError::at_offset(path_, offset(),
+                                fmt::format("byte 0x{:02x} does not start a {} sample: its sample type bits are {:02b}, "
+                                            "neither 10 (Trace) nor 11 (Resource) (000 Table B2, 001 Table 5); "
+                                            "wrong --input-format, or a corrupted stream",
+                                            h, classic::name(chip_), (h >> 3) & 3));
+  throw InputError::at_offset(path_, offset(),
+                              fmt::format("{} sample cut short: it needs {} bytes, the stream ends after {} "
+                                          "(truncated file?)",
+                                          classic::name(chip_), r.size, bytes_.size() - pos_));
+}
+
+namespace {
+
+// A read-only memory map of a whole file, released as the reader moves on so that memory stays flat.
+class MappedClassic final : public Input {
+ public:
+  MappedClassic(const std::string& path, classic::Chip chip, std::uint64_t ts_hz, int fd, std::uint64_t size)
+      : size_(size) {
+    if (size_ > 0) {
+      void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (m == MAP_FAILED) throw InputError::at_offset(path, 0, std::string("cannot map: ") + std::strerror(errno));
+      map_ = static_cast<const std::uint8_t*>(m);
+      ::madvise(m, size_, MADV_SEQUENTIAL);
+    }
+    stream_ = std::make_unique<ClassicStream>(path, chip, std::span<const std::uint8_t>(map_, size_), ts_hz);
+    path_ = path;
+    format_ = stream_->format();
+    chip_ = chip;
+    clock_hz_ = ts_hz;
+    ts_mask_ = stream_->ts_mask();
+  }
+  ~MappedClassic() override {
+    if (map_) ::munmap(const_cast<std::uint8_t*>(map_), size_);
+  }
+  bool next(Sample& out) override {
+    if (!stream_->next(out)) return false;
+    ++samples_;
+    // Give back the pages already read: a mapped file's pages count as the process's memory.
+    const std::uint64_t pos = stream_->offset();
+    if (pos - released_ >= kRelease) {
+      const std::uint64_t upto = pos & ~(kRelease - 1);
+      ::madvise(const_cast<std::uint8_t*>(map_) + released_, upto - released_, MADV_DONTNEED);
+      released_ = upto;
+    }
+    return true;
+  }
+  std::uint64_t offset() const override { return stream_->offset(); }
+
+ private:
+  static constexpr std::uint64_t kRelease = 8u << 20;
+  const std::uint8_t* map_ = nullptr;
+  std::uint64_t size_ = 0, released_ = 0;
+  std::unique_ptr<ClassicStream> stream_;
+};
+
+class KronFile final : public Input {
+ public:
+  explicit KronFile(const std::string& path) : r_(path) {
+    path_ = path;
+    format_ = InputFormat::Kron;
+    chip_ = classic::Chip::Mk2;
+    clock_hz_ = r_.header().clock_hz;
+    ts_mask_ = ~std::uint64_t{0};
+  }
+  bool next(Sample& out) override {
+    if (!r_.next(out)) return false;
+    ++samples_;
+    return true;
+  }
+  std::uint64_t offset() const override { return r_.offset(); }
+  std::vector<std::string> warnings() const override {
+    std::vector<std::string> w;
+    const auto& h = r_.header();
+    if (!r_.complete())
+      w.push_back(fmt::format("{}: the recording was not closed (recorder killed?): read to the last whole record, "
+                              "{} trailing bytes of a cut record dropped",
+                              path_, r_.dropped_tail_bytes()));
+    else if (h.overruns || h.overwritten)
+      w.push_back(fmt::format("{}: the recorder lost {} samples before they reached the file ({} overruns, {} "
+                              "overwritten in circular mode)",
+                              path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
+    return w;
+  }
+  std::string counter_name(unsigned i) const override {
+    return i < kResourceCounters ? std::string(tracefile::counter_name(r_.header(), i)) : std::string();
+  }
+
+ private:
+  tracefile::Reader r_;
+};
+
+}  // namespace
+
+std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& opt) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError::at_offset(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError::at_offset(path, 0, "not a regular file");
+  }
+  std::uint8_t first[sizeof tracefile::kMagic] = {};
+  const ssize_t got = ::pread(fd, first, sizeof first, 0);
+  const bool is_kron = got == static_cast<ssize_t>(sizeof first) && tracefile::Reader::sniff(first);
+  if (is_kron || opt.format == InputFormat::Kron) {
+    ::close(fd);
+    return std::make_unique<KronFile>(path);
+  }
+  if (opt.format == InputFormat::Auto) {
+    ::close(fd);
+    throw InputError::at_offset(path, 0,
+                                "not a kron trace file (no KRONTRC1 magic); for a raw classic stream give "
+                                "--input-format mk2 (20/84-byte samples) or mk1 (16/80-byte samples)");
+  }
+  if (opt.ts_hz == 0) {
+    ::close(fd);
+    throw std::invalid_argument("--ts-hz must be positive");
+  }
+  const auto chip = opt.format == InputFormat::Mk1 ? classic::Chip::Mk1 : classic::Chip::Mk2;
+  try {
+    auto in = std::make_unique<MappedClassic>(path, chip, opt.ts_hz, fd, static_cast<std::uint64_t>(st.st_size));
+    ::close(fd);
+    return in;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+}
+
+// ---- Merging -----------------------------------------------------------------------------------
+
+Merged::Merged(std::vector<std::unique_ptr<Input>> inputs) : inputs_(std::move(inputs)) {
+  for (const auto& in : inputs_) {
+    if (clock_hz_ == 0) clock_hz_ = in->clock_hz();
+    if (in->clock_hz() != clock_hz_)
+      throw InputError::at_offset(in->path(), 0,
+                                  fmt::format("timestamp clock {} Hz differs from {} Hz of {}: kron merges only "
+                                              "inputs of one clock (give --ts-hz for raw streams)",
+                                              in->clock_hz(), clock_hz_, inputs_.front()->path()));
+    ts_mask_ &= in->ts_mask();
+  }
+  if (inputs_.size() > 1) {
+    heap_.reserve(inputs_.size());
+    for (std::size_t i = 0; i < inputs_.size(); ++i) push(i);
+  }
+}
+
+void Merged::push(std::size_t i) {
+  Head h;
+  h.input = i;
+  if (inputs_[i]->next(h.s)) heap_.push_back(h);
+}
+
+bool Merged::next(Sample& out) {
+  if (inputs_.size() == 1) {  // the common case: no merge
+    if (!inputs_[0]->next(out)) return false;
+    last_ = 0;
+  } else {
+    if (heap_.empty()) return false;
+    // Few inputs (one per node): a linear scan beats a heap. Ties go to the earlier input.
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < heap_.size(); ++k)
+      if (heap_[k].s.timestamp < heap_[best].s.timestamp ||
+          (heap_[k].s.timestamp == heap_[best].s.timestamp && heap_[k].input < heap_[best].input))
+        best = k;
+    out = heap_[best].s;
+    last_ = heap_[best].input;
+    if (!inputs_[last_]->next(heap_[best].s)) heap_.erase(heap_.begin() + static_cast<std::ptrdiff_t>(best));
+  }
+  if (started_ && out.timestamp < last_ts_) ++out_of_order_;
+  started_ = true;
+  last_ts_ = out.timestamp;
+  ++samples_;
+  return true;
+}
+
+std::vector<std::string> Merged::warnings() const {
+  std::vector<std::string> w;
+  for (const auto& in : inputs_)
+    for (auto& x : in->warnings()) w.push_back(std::move(x));
+  if (out_of_order_)
+    w.push_back(fmt::format("{} samples were earlier than the sample merged before them (an input not in time order)",
+                            out_of_order_));
+  return w;
+}
+
+Merged open_inputs(const std::vector<std::string>& paths, const InputOptions& opt) {
+  std::vector<std::unique_ptr<Input>> v;
+  if (paths.empty()) v.push_back(open_input("mk.dat", opt));  // 003 section 3.5: mk_rdsample's default file
+  for (const auto& p : paths) v.push_back(open_input(p, opt));
+  return Merged(std::move(v));
+}
+
+}  // namespace kron::analysis

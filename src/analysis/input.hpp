@@ -1,0 +1,120 @@
+// Streaming sample inputs for the analysis tools (expand, rpt, export): kron trace files, raw classic
+// MultiKron II streams (20/84-byte samples back to back, 000 Table B2) and raw classic MultiKron streams
+// (16/80-byte samples, 001 Tables 5-7), merged in time order. Every input yields kron::Sample one at a
+// time from a memory map; nothing per sample is kept in memory.
+//
+// Sources: 003 section 3.5 (mk_rdsample writes the board's memory as it is: samples back to back, which
+// is what a raw stream is here; mk_expand and mk_rpt read it); 000 Table B2; 001 Tables 5-7.
+// Bad input: an InputError naming the file and the byte offset of the sample that is wrong. A reader
+// never yields a sample it has not fully decoded, so whatever a tool printed before the error is right.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kron/core/sample.hpp"
+#include "kron/format/classic.hpp"
+
+namespace kron::analysis {
+
+enum class InputFormat : std::uint8_t { Auto, Kron, Mk1, Mk2 };
+// "auto", "kron", "mk1", "mk2"; throws std::invalid_argument otherwise.
+InputFormat parse_input_format(const std::string& s);
+const char* name(InputFormat f);
+
+struct InputOptions {
+  // Auto: a file starting with the kron magic is a kron trace file; anything else needs mk1 or mk2.
+  // A kron trace file is recognised by its header whatever the format says.
+  InputFormat format = InputFormat::Auto;
+  // A raw stream's timestamp clock. 003 section 1.2: 40 MHz NODECLK / 4 = 10 MHz by default.
+  std::uint64_t ts_hz = 10'000'000;
+};
+
+// One input: a source of samples in the order the file holds them.
+class Input {
+ public:
+  virtual ~Input() = default;
+  // The next sample; false at the end. Throws InputError (file, offset) on a malformed sample.
+  virtual bool next(Sample& out) = 0;
+  const std::string& path() const { return path_; }
+  InputFormat format() const { return format_; }
+  std::uint64_t clock_hz() const { return clock_hz_; }
+  // Mask of the timestamp field's width (56 bits MK II, 40 bits MK, 64 kron files): durations are
+  // computed modulo this width so that a counter that wrapped still gives the right interval.
+  std::uint64_t ts_mask() const { return ts_mask_; }
+  // Chip whose header layout describes this input's samples (kron files: MultiKron II).
+  classic::Chip chip() const { return chip_; }
+  // Byte offset of the next sample (for messages).
+  virtual std::uint64_t offset() const = 0;
+  std::uint64_t samples() const { return samples_; }
+  // What resource counter `i` counted, when the file says (kron trace files); "" otherwise.
+  virtual std::string counter_name(unsigned) const { return {}; }
+  // What the input says was lost or cut (a recording not closed, samples the recorder dropped), for the
+  // tools to print once they have read it: nothing lost goes uncounted.
+  virtual std::vector<std::string> warnings() const { return {}; }
+
+ protected:
+  std::string path_;
+  InputFormat format_ = InputFormat::Kron;
+  std::uint64_t clock_hz_ = 0;
+  std::uint64_t ts_mask_ = ~std::uint64_t{0};
+  classic::Chip chip_ = classic::Chip::Mk2;
+  std::uint64_t samples_ = 0;
+};
+
+// A raw classic stream held in memory (a span the caller keeps alive): the reader that open_input()
+// uses over a memory map, and that the fuzz target drives directly. `name` appears in messages.
+class ClassicStream final : public Input {
+ public:
+  ClassicStream(std::string name, classic::Chip chip, std::span<const std::uint8_t> bytes, std::uint64_t ts_hz,
+                std::uint64_t base_offset = 0);
+  bool next(Sample& out) override;
+  std::uint64_t offset() const override { return base_ + pos_; }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+  std::uint64_t pos_ = 0, base_ = 0;
+};
+
+// Opens one file: a kron trace file (kron::tracefile::Reader) or a raw classic stream (memory-mapped).
+// Throws InputError naming the file.
+std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& opt);
+
+// ERRATUM E49. Several inputs merged in time order: a k-way merge on timestamps (each input is taken to be in time
+// order, as a board's memory and a recorder's file are; a sample earlier than the one merged before it
+// is still delivered, and counted in out_of_order()). All inputs must share one timestamp clock.
+class Merged {
+ public:
+  explicit Merged(std::vector<std::unique_ptr<Input>> inputs);  // throws InputError on differing clocks
+  bool next(Sample& out);
+  // Index of the input the last sample came from.
+  std::size_t last_input() const { return last_; }
+  const std::vector<std::unique_ptr<Input>>& inputs() const { return inputs_; }
+  std::uint64_t clock_hz() const { return clock_hz_; }
+  std::uint64_t ts_mask() const { return ts_mask_; }
+  std::uint64_t samples() const { return samples_; }
+  std::uint64_t out_of_order() const { return out_of_order_; }
+  // Every input's warnings(), and samples out of time order.
+  std::vector<std::string> warnings() const;
+
+ private:
+  struct Head {
+    Sample s;
+    std::size_t input;
+  };
+  void push(std::size_t i);
+  std::vector<std::unique_ptr<Input>> inputs_;
+  std::vector<Head> heap_;  // min-heap on (timestamp, input)
+  std::uint64_t clock_hz_ = 0, ts_mask_ = ~std::uint64_t{0};
+  std::uint64_t samples_ = 0, out_of_order_ = 0, last_ts_ = 0;
+  std::size_t last_ = 0;
+  bool started_ = false;
+};
+
+// Opens every path and merges them. An empty list means 003's default data file, mk.dat.
+Merged open_inputs(const std::vector<std::string>& paths, const InputOptions& opt);
+
+}  // namespace kron::analysis

@@ -1,0 +1,377 @@
+// kron rpt: matching and the text / JSON report. See rpt.hpp; the HTML page is in html.cpp.
+#include "analysis/rpt.hpp"
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "kron/core/error.hpp"
+
+namespace kron::analysis {
+
+double Stats::stddev() const {
+  if (count == 0) return 0.0;
+  const double n = static_cast<double>(count);
+  return std::sqrt(std::max(0.0, (s2 - s1 * s1 / n) / n));
+}
+
+void Stats::merge(const Stats& o) {
+  unmatched_starts += o.unmatched_starts;
+  unmatched_ends += o.unmatched_ends;
+  if (o.hist) {
+    if (!hist) hist = std::make_unique<Histogram>();
+    for (unsigned b = 0; b < Histogram::kBuckets; ++b) hist->counts[b] += o.hist->counts[b];
+  }
+  if (o.count == 0) return;
+  if (count == 0) {
+    min = o.min;
+    max = o.max;
+    shift = o.shift;
+  } else {
+    min = std::min(min, o.min);
+    max = std::max(max, o.max);
+  }
+  // Re-centre o's sums on this shift: sum(d - a) = sum(d - b) + n (b - a), and the square likewise.
+  const double delta = static_cast<double>(static_cast<std::int64_t>(o.shift - shift));
+  const double on = static_cast<double>(o.count);
+  s1 += o.s1 + on * delta;
+  s2 += o.s2 + 2 * delta * o.s1 + on * delta * delta;
+  count += o.count;
+  total += o.total;
+}
+
+double ticks_to_us(double ticks, std::uint64_t clock_hz) { return ticks * 1e6 / static_cast<double>(clock_hz); }
+
+std::string stream_name(const StreamKey& k) {
+  return fmt::format("0x{:08x}/{}{}", k.source, k.by_thread ? "tid" : "cpu", k.lane);
+}
+
+// ---- Matcher -------------------------------------------------------------------------------------
+
+Matcher::Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t ts_mask)
+    : info_(info), opt_(opt), ts_mask_(ts_mask) {
+  if (opt.event_bits < 1 || opt.event_bits > 64)
+    throw std::invalid_argument("event size (-e) must be 1 to 64 bits, not " + std::to_string(opt.event_bits));
+  event_mask_ = opt.event_bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << opt.event_bits) - 1;
+  std::vector<std::vector<Role>> small(kSmall);
+  auto add_role = [&](std::uint64_t ev, Role r) {
+    if (ev < kSmall)
+      small[ev].push_back(r);
+    else
+      big_roles_[ev].push_back(r);
+  };
+  for (unsigned i = 0; i < info.intervals.size(); ++i) {
+    const Interval& iv = info.intervals[i];
+    for (unsigned e = 0; e < iv.n_events; ++e)
+      if (iv.events[e] & ~event_mask_)
+        throw InputError::at_line(info.path, iv.line, iv.event_column[e],
+                                  fmt::format("event {} does not fit in an event number of {} bits (-e {})",
+                                              iv.events[e], opt.event_bits, opt.event_bits));
+    part_base_.push_back(total_parts_);
+    const unsigned parts = iv.cls == 3 ? 3 : iv.cls == 2 ? 2 : 1;
+    part_count_.push_back(parts);
+    total_parts_ += parts;
+    auto machine = [&](std::uint64_t start, unsigned start_part, std::initializer_list<std::pair<std::uint64_t, unsigned>> ends) {
+      Machine m{i, iv.cls == 4, start_part, 0, {0, 0}};
+      const auto idx = static_cast<std::uint32_t>(machines_.size());
+      add_role(start, Role{idx, -1});
+      for (const auto& [ev, part] : ends) {
+        add_role(ev, Role{idx, static_cast<std::int32_t>(m.n_ends)});
+        m.end_part[m.n_ends++] = part;
+      }
+      machines_.push_back(m);
+    };
+    switch (iv.cls) {
+      case 1:
+      case 4: machine(iv.events[0], 0, {{iv.events[1], 0}}); break;
+      // ERRATUM E44: one machine, two ends; a start never ended is counted on the first outcome's row.
+      case 2: machine(iv.events[0], 0, {{iv.events[1], 0}, {iv.events[2], 1}}); break;
+      // ERRATUM E44: each of the three rows is matched on its own two events, like class 1: for a clean
+      // FIRST MIDDLE LAST sequence the whole is exactly the sum of its sub-intervals.
+      case 3:
+        machine(iv.events[0], 0, {{iv.events[1], 0}});
+        machine(iv.events[1], 1, {{iv.events[2], 1}});
+        machine(iv.events[0], 2, {{iv.events[2], 2}});
+        break;
+    }
+  }
+  queues_.resize(machines_.size());
+  all_.resize(total_parts_);
+  small_off_.reserve(kSmall + 1);  // flattened: one small array the lookup touches
+  for (const auto& v : small) {
+    small_off_.push_back(static_cast<std::uint32_t>(small_flat_.size()));
+    small_flat_.insert(small_flat_.end(), v.begin(), v.end());
+  }
+  small_off_.push_back(static_cast<std::uint32_t>(small_flat_.size()));
+}
+
+std::span<const Matcher::Role> Matcher::roles(std::uint64_t ev) const {
+  if (ev < kSmall) return {small_flat_.data() + small_off_[ev], small_flat_.data() + small_off_[ev + 1]};
+  if (big_roles_.empty()) return {};
+  const auto it = big_roles_.find(ev);
+  return it == big_roles_.end() ? std::span<const Role>{} : std::span<const Role>(it->second);
+}
+
+std::uint32_t Matcher::stream_of(const Sample& s) {
+  const StreamKey sk = StreamKey::of(s);
+  const std::uint64_t key = sk.key();
+  if (key == last_key_) return last_stream_;
+  std::uint32_t idx = static_cast<std::uint32_t>(streams_.size());
+  if (streams_.size() <= 16) {  // few streams (one per processor): a linear scan beats hashing
+    for (std::uint32_t k = 0; k < stream_keys_.size(); ++k)
+      if (stream_keys_[k] == key) {
+        idx = k;
+        break;
+      }
+  } else {
+    if (stream_index_.empty())
+      for (std::uint32_t k = 0; k < stream_keys_.size(); ++k) stream_index_.emplace(stream_keys_[k], k);
+    const auto it = stream_index_.find(key);
+    if (it != stream_index_.end()) idx = it->second;
+  }
+  if (idx == streams_.size()) {
+    streams_.push_back(sk);
+    stream_keys_.push_back(key);
+    if (!stream_index_.empty()) stream_index_.emplace(key, idx);
+    open_.resize(streams_.size() * machines_.size());
+    stats_.resize(streams_.size() * total_parts_);
+  }
+  last_key_ = key;
+  last_stream_ = idx;
+  return idx;
+}
+
+Stats& Matcher::slot(unsigned interval, unsigned part, std::uint32_t stream) {
+  const unsigned k = part_base_[interval] + part;
+  return stream == kAll ? all_[k] : stats_[std::size_t{stream} * total_parts_ + k];
+}
+
+const Stats& Matcher::stats(unsigned interval, unsigned part, std::uint32_t stream) const {
+  return const_cast<Matcher*>(this)->slot(interval, part, stream);
+}
+
+std::string Matcher::part_name(unsigned interval, unsigned part) const {
+  const Interval& iv = info_.intervals[interval];
+  if (iv.cls == 3 && part == 2) return class3_total_name(iv);
+  return iv.names[part];
+}
+
+void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
+                     std::uint64_t start, std::uint64_t end) {
+  // ERRATUM E43: modulo the timestamp field's width, so a counter that wrapped gives the right interval.
+  const std::uint64_t d = (end - start) & ts_mask_;
+  // Classes 1-3 per stream (the row "all" is merged in finish()); class 4 across all streams only.
+  slot(m.interval, part, m.global ? kAll : stream).add(d, opt_.histograms);
+  if (on_interval) on_interval(Occurrence{m.interval, part, stream, start_stream, start, end, d});
+}
+
+bool Matcher::feed(const Sample& s) {
+  ++samples_;
+  if (s.is_resource()) ++resource_samples_;  // 003: counters discarded, treated as a Trace sample
+  const auto rs = roles(s.data & event_mask_);
+  if (rs.empty()) return false;
+  ++matched_events_;
+  const std::uint32_t stream = stream_of(s);
+  for (const Role& r : rs) {
+    const Machine& m = machines_[r.machine];
+    if (m.global) {  // ERRATUM E46: class 4, k-th end with k-th start, all streams, time order
+      auto& q = queues_[r.machine];
+      if (r.end < 0) {
+        q.emplace_back(s.timestamp, stream);
+      } else if (q.empty()) {
+        ++slot(m.interval, m.end_part[0], kAll).unmatched_ends;
+      } else {
+        const auto [t0, st0] = q.front();
+        q.pop_front();
+        record(m, m.end_part[0], stream, st0, t0, s.timestamp);
+      }
+      continue;
+    }
+    Open& o = open_[std::size_t{stream} * machines_.size() + r.machine];
+    if (r.end < 0) {
+      if (o.open) ++slot(m.interval, m.start_part, stream).unmatched_starts;  // counted, then replaced
+      o.t = s.timestamp;
+      o.open = true;
+    } else {
+      const unsigned part = m.end_part[static_cast<unsigned>(r.end)];
+      if (!o.open) {
+        ++slot(m.interval, part, stream).unmatched_ends;
+      } else {
+        o.open = false;
+        record(m, part, stream, stream, o.t, s.timestamp);
+      }
+    }
+  }
+  return true;
+}
+
+void Matcher::finish() {
+  for (std::uint32_t st = 0; st < streams_.size(); ++st)
+    for (std::uint32_t k = 0; k < machines_.size(); ++k) {
+      Open& o = open_[std::size_t{st} * machines_.size() + k];
+      if (!o.open || machines_[k].global) continue;
+      ++slot(machines_[k].interval, machines_[k].start_part, st).unmatched_starts;
+      o.open = false;
+    }
+  // The rows "all" of classes 1-3: every stream merged (class 4 is counted there directly).
+  for (unsigned i = 0; i < info_.intervals.size(); ++i) {
+    if (info_.intervals[i].cls == 4) continue;
+    for (unsigned p = 0; p < part_count_[i]; ++p) {
+      Stats& all = slot(i, p, kAll);
+      all = Stats{};
+      for (std::uint32_t st = 0; st < streams_.size(); ++st) all.merge(slot(i, p, st));
+    }
+  }
+  for (std::uint32_t k = 0; k < machines_.size(); ++k) {
+    slot(machines_[k].interval, machines_[k].start_part, kAll).unmatched_starts += queues_[k].size();
+    queues_[k].clear();
+  }
+}
+
+// ---- Report --------------------------------------------------------------------------------------
+
+Report make_report(const Matcher& m, bool summary) {
+  Report r;
+  r.samples = m.samples();
+  r.resource_samples = m.resource_samples();
+  r.matched_events = m.matched_events();
+  r.other_events = m.other_events();
+  std::vector<std::uint32_t> order(m.streams().size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const auto &x = m.streams()[a], &y = m.streams()[b];
+    return x.key() < y.key();
+  });
+  const auto& ivs = m.info().intervals;
+  for (unsigned i = 0; i < ivs.size(); ++i)
+    for (unsigned p = 0; p < m.parts(i); ++p) {
+      const std::string name = m.part_name(i, p);
+      bool any = false;
+      if (ivs[i].cls != 4)
+        for (const auto st : order) {
+          const Stats& s = m.stats(i, p, st);
+          if (!s.active()) continue;
+          any = true;
+          r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, stream_name(m.streams()[st]), &s});
+        }
+      if (ivs[i].cls == 4 || summary || !any)
+        r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, "all", &m.stats(i, p, Matcher::kAll)});
+    }
+  return r;
+}
+
+namespace {
+std::string fixed3(double v) { return fmt::format("{:.3f}", v); }
+}  // namespace
+
+std::string render_text(const Report& r, const TextOptions& opt) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "kron rpt: timestamp clock {} Hz; event number = low {} bits of the user data\n", r.clock_hz,
+                 r.event_bits);
+  if (opt.verbose)
+    for (const auto& in : r.inputs) fmt::format_to(it, "input {} ({}): {} samples\n", in.path, in.format, in.samples);
+  fmt::format_to(it, "samples {} (resource {}), interval events {}, other events {}", r.samples, r.resource_samples,
+                 r.matched_events, r.other_events);
+  if (r.out_of_order) fmt::format_to(it, ", {} out of time order", r.out_of_order);
+  out += "\n";
+  for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", w);
+  out += "\n";
+  std::size_t wn = 8, ws = 6;
+  for (const auto& row : r.rows) {
+    wn = std::max(wn, row.name.size());
+    ws = std::max(ws, row.stream.size());
+  }
+  fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
+                 "interval", wn, "class", "stream", ws, "count", "unit", "total", "min", "max", "mean", "stddev",
+                 "unm.start", "unm.end");
+  for (const auto& row : r.rows) {
+    const Stats& s = *row.stats;
+    const bool n = s.count > 0;
+    fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
+                   row.name, wn, row.cls, row.stream, ws, s.count, "ticks", s.total, n ? std::to_string(s.min) : "-",
+                   n ? std::to_string(s.max) : "-", n ? fixed3(s.mean()) : "-", n ? fixed3(s.stddev()) : "-",
+                   s.unmatched_starts, s.unmatched_ends);
+    auto us = [&](double t) { return fixed3(ticks_to_us(t, r.clock_hz)); };
+    fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}\n", "", wn, "", "",
+                   ws, "", "us", us(static_cast<double>(s.total)), n ? us(static_cast<double>(s.min)) : "-",
+                   n ? us(static_cast<double>(s.max)) : "-", n ? us(s.mean()) : "-", n ? us(s.stddev()) : "-");
+  }
+  if (opt.histograms) {
+    for (const auto& row : r.rows) {
+      const Stats& s = *row.stats;
+      if (!s.count || !s.hist) continue;
+      fmt::format_to(it, "\nhistogram: {} [{}], {} intervals (ticks; us)\n", row.name, row.stream, s.count);
+      std::uint64_t peak = 0;
+      for (auto c : s.hist->counts) peak = std::max(peak, c);
+      for (unsigned b = 0; b < Histogram::kBuckets; ++b) {
+        const std::uint64_t c = s.hist->counts[b];
+        if (!c) continue;
+        const auto lo = Histogram::lower(b), hi = Histogram::upper(b);
+        const auto bar = static_cast<std::size_t>((c * 40 + peak - 1) / peak);
+        fmt::format_to(it, "  {:>12} - {:<12} {:>12} - {:<12} {:>9}  {}\n", lo, hi,
+                       fixed3(ticks_to_us(static_cast<double>(lo), r.clock_hz)),
+                       fixed3(ticks_to_us(static_cast<double>(hi), r.clock_hz)), c, std::string(bar, '#'));
+      }
+    }
+  }
+  return out;
+}
+
+std::string render_json(const Report& r, bool histograms) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["tool"] = "kron rpt";
+  j["schema"] = 1;
+  j["clock_hz"] = r.clock_hz;
+  j["event_bits"] = r.event_bits;
+  ordered_json inputs = ordered_json::array();
+  for (const auto& in : r.inputs) inputs.push_back({{"file", in.path}, {"format", in.format}, {"samples", in.samples}});
+  j["inputs"] = inputs;
+  j["samples"] = r.samples;
+  j["resource_samples"] = r.resource_samples;
+  j["interval_events"] = r.matched_events;
+  j["other_events"] = r.other_events;
+  j["out_of_order"] = r.out_of_order;
+  j["warnings"] = r.warnings;
+  ordered_json rows = ordered_json::array();
+  for (const auto& row : r.rows) {
+    const Stats& s = *row.stats;
+    const bool n = s.count > 0;
+    auto us = [&](double t) { return ticks_to_us(t, r.clock_hz); };
+    ordered_json o;
+    o["name"] = row.name;
+    o["class"] = row.cls;
+    o["stream"] = row.stream;
+    o["count"] = s.count;
+    o["total"] = s.total;
+    o["min"] = n ? ordered_json(s.min) : ordered_json(nullptr);
+    o["max"] = n ? ordered_json(s.max) : ordered_json(nullptr);
+    o["mean"] = n ? ordered_json(s.mean()) : ordered_json(nullptr);
+    o["stddev"] = n ? ordered_json(s.stddev()) : ordered_json(nullptr);
+    o["total_us"] = us(static_cast<double>(s.total));
+    o["min_us"] = n ? ordered_json(us(static_cast<double>(s.min))) : ordered_json(nullptr);
+    o["max_us"] = n ? ordered_json(us(static_cast<double>(s.max))) : ordered_json(nullptr);
+    o["mean_us"] = n ? ordered_json(us(s.mean())) : ordered_json(nullptr);
+    o["stddev_us"] = n ? ordered_json(us(s.stddev())) : ordered_json(nullptr);
+    o["unmatched_starts"] = s.unmatched_starts;
+    o["unmatched_ends"] = s.unmatched_ends;
+    if (histograms) {
+      ordered_json h = ordered_json::array();
+      if (s.hist)
+        for (unsigned b = 0; b < Histogram::kBuckets; ++b)
+          if (s.hist->counts[b])
+            h.push_back({{"lo", Histogram::lower(b)}, {"hi", Histogram::upper(b)}, {"count", s.hist->counts[b]}});
+      o["histogram"] = h;
+    }
+    rows.push_back(o);
+  }
+  j["rows"] = rows;
+  return j.dump(1) + "\n";
+}
+
+}  // namespace kron::analysis

@@ -1,0 +1,103 @@
+// kron rpt: 003 mk_rpt. The work is in src/analysis/rpt.cpp and html.cpp.
+#include <fmt/core.h>
+
+#include <cstdio>
+
+#include "analysis/interval_info.hpp"
+#include "analysis/rpt.hpp"
+#include "tools/atomic_file.hpp"
+#include "tools/command.hpp"
+#include "tools/input_options.hpp"
+
+namespace kron::tools {
+namespace {
+
+struct Args {
+  InputArgs in;
+  bool verbose = false, histograms = false, summary = false, chronological = false, dbl = false, json = false;
+  std::string info_file = "interval.info";
+  unsigned event_bits = 32;
+  std::string html;
+};
+
+int run(const Args& a) {
+  const analysis::IntervalInfo info = analysis::load_interval_info(a.info_file);
+  analysis::Merged in = a.in.open();
+  analysis::RptOptions ro;
+  ro.event_bits = a.event_bits;
+  ro.histograms = a.histograms || !a.html.empty();
+  analysis::Matcher m(info, ro, in.ts_mask());
+  const std::uint64_t clock = in.clock_hz();
+
+  // -n: every occurrence as it completes, in time order (printed while reading: each line is final).
+  std::string buf;
+  auto flush = [&] {
+    if (!buf.empty()) std::fwrite(buf.data(), 1, buf.size(), stdout);
+    buf.clear();
+  };
+  if (a.chronological && !a.json) {
+    buf += fmt::format("{:>16}  {:>14}  {:>14}  {:<24}  {}\n", "end (us)", "ticks", "us", "stream", "interval");
+    m.on_interval = [&](const analysis::Occurrence& o) {
+      const std::string stream =
+          info.intervals[o.interval].cls == 4 ? "all" : analysis::stream_name(m.streams()[o.stream]);
+      fmt::format_to(std::back_inserter(buf), "{:>16.3f}  {:>14}  {:>14.3f}  {:<24}  {}\n",
+                     analysis::ticks_to_us(static_cast<double>(o.end), clock), o.duration,
+                     analysis::ticks_to_us(static_cast<double>(o.duration), clock), stream,
+                     m.part_name(o.interval, o.part));
+      if (buf.size() >= (1 << 20)) flush();
+    };
+  }
+  Sample s;
+  try {
+    while (in.next(s)) m.feed(s);
+  } catch (...) {
+    flush();
+    throw;
+  }
+  m.finish();
+  if (!buf.empty()) buf += '\n';
+  flush();
+
+  analysis::Report r = analysis::make_report(m, a.summary);
+  r.clock_hz = clock;
+  r.event_bits = a.event_bits;
+  r.out_of_order = in.out_of_order();
+  r.warnings = in.warnings();
+  for (const auto& i : in.inputs()) r.inputs.push_back({i->path(), analysis::name(i->format()), i->samples()});
+  if (!a.html.empty()) {
+    const std::string page = analysis::render_html(r, "kron rpt: " + info.path);
+    write_file_atomically(a.html, [&](std::FILE* f) {
+      if (std::fwrite(page.data(), 1, page.size(), f) != page.size()) throw std::runtime_error(a.html + ": write failed");
+    });
+  }
+  const std::string text =
+      a.json ? analysis::render_json(r, a.histograms)
+             : analysis::render_text(r, {a.verbose, a.histograms && !a.chronological});
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (a.verbose && !a.html.empty() && !a.json) fmt::print("wrote {}\n", a.html);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;
+}
+
+KRON_COMMAND("rpt", "interval report from interval.info: count, total, min, max, mean, stddev (003 mk_rpt)", 41,
+             [](CLI::App& app) {
+               auto a = std::make_shared<Args>();
+               app.set_help_flag("--help", "print this help");  // -h is mk_rpt's histogram option
+               a->in.add(app);
+               app.add_flag("-v", a->verbose, "verbose: the inputs and their sample counts");
+               app.add_option("-f", a->info_file, "interval description file (default interval.info)");
+               app.add_flag("-h", a->histograms, "histograms of the interval durations");
+               app.add_option("-e", a->event_bits,
+                              "event size: the event number is the low VALUE bits of the user data (1-64, default 32)")
+                   ->check(CLI::Range(1, 64));
+               app.add_flag("-s", a->summary, "add a summary row across all processors (stream \"all\")");
+               app.add_flag("-n", a->chronological,
+                            "do not sort: list every interval occurrence in chronological order (instead of the "
+                            "sorted histogram)");
+               app.add_flag("-d", a->dbl, "64-bit timestamp arithmetic (always on in kron; accepted for mk_rpt)");
+               app.add_flag("--json", a->json, "print the report as one JSON document (docs/rpt-json.md)");
+               app.add_option("--html", a->html, "also write a self-contained HTML page with SVG histograms");
+               return [a] { return run(*a); };
+             });
+
+}  // namespace
+}  // namespace kron::tools

@@ -1,0 +1,205 @@
+// Streaming inputs: kron trace files, raw MultiKron II (000 Table B2, 20/84 bytes) and MultiKron (001
+// Tables 5-7, 16/80 bytes) streams, merging, and every kind of bad input named by file and offset.
+#include "analysis/input.hpp"
+
+#include <gtest/gtest.h>
+
+#include "fixtures.hpp"
+#include "kron/core/error.hpp"
+
+using namespace kron;
+using namespace kron::analysis;
+using namespace kron::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<Sample> mixed(classic::Chip chip) {
+  std::vector<Sample> v;
+  for (unsigned i = 0; i < 7; ++i) {
+    Sample s;
+    s.type = i % 3 == 1 ? SampleType::Resource : SampleType::Trace;
+    s.cpu = static_cast<std::uint16_t>(i % 8);
+    s.source = 0x01000000u + i;
+    s.timestamp = 1000 + 100 * i;
+    s.data = (chip == classic::Chip::Mk1 ? 0x0000123456789abcull : 0x123456789abcdef0ull) + i;
+    s.flags = i == 4 ? kFlagFifoOverrun : 0;
+    s.group = Sample::kGroupUnknown;
+    if (s.is_resource())
+      for (unsigned c = 0; c < kResourceCounters; ++c) s.counters[c] = 0x10000000u * (c % 15) + i;
+    v.push_back(s);
+  }
+  return v;
+}
+
+std::vector<Sample> read_all(Merged& m) {
+  std::vector<Sample> v;
+  Sample s;
+  while (m.next(s)) v.push_back(s);
+  return v;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+// 000 Table B2: 20-byte Trace and 84-byte Resource samples back to back decode to what was encoded.
+TEST(RawStream, Mk2RoundTrip) {
+  const auto v = mixed(classic::Chip::Mk2);
+  const auto bytes = encode_stream(classic::Chip::Mk2, v);
+  EXPECT_EQ(bytes.size(), 5 * 20u + 2 * 84u);
+  ClassicStream in("mem", classic::Chip::Mk2, bytes, 10'000'000);
+  Sample s;
+  for (const auto& want : v) {
+    ASSERT_TRUE(in.next(s));
+    EXPECT_EQ(s, want);
+  }
+  EXPECT_FALSE(in.next(s));
+  EXPECT_EQ(in.ts_mask(), (std::uint64_t{1} << 56) - 1);
+}
+
+// 001 Tables 5-7: 16-byte Trace and 80-byte Resource samples.
+TEST(RawStream, Mk1RoundTripFromFile) {
+  const auto dir = temp_dir("mk1");
+  const auto v = mixed(classic::Chip::Mk1);
+  const auto bytes = encode_stream(classic::Chip::Mk1, v);
+  EXPECT_EQ(bytes.size(), 5 * 16u + 2 * 80u);
+  write_bytes(dir / "mk.dat", bytes);
+  InputOptions o;
+  o.format = InputFormat::Mk1;
+  o.ts_hz = 5'000'000;
+  auto m = open_inputs({(dir / "mk.dat").string()}, o);
+  EXPECT_EQ(m.clock_hz(), 5'000'000u);
+  EXPECT_EQ(m.ts_mask(), (std::uint64_t{1} << 40) - 1);
+  EXPECT_EQ(read_all(m), v);
+  fs::remove_all(dir);
+}
+
+TEST(RawStream, KronFileIsRecognisedByItsHeader) {
+  const auto dir = temp_dir("kron");
+  write_kron(dir / "t.kron", hand_checked(), 1'000'000'000);
+  for (auto f : {InputFormat::Auto, InputFormat::Mk2, InputFormat::Kron}) {
+    InputOptions o;
+    o.format = f;
+    auto m = open_inputs({(dir / "t.kron").string()}, o);
+    EXPECT_EQ(m.clock_hz(), 1'000'000'000u);  // the file's clock, not --ts-hz
+    EXPECT_EQ(read_all(m).size(), hand_checked().size());
+  }
+  fs::remove_all(dir);
+}
+
+// Bad inputs: every one names the file and the byte offset of the bad sample.
+TEST(RawStream, TruncatedSampleNamesFileAndOffset) {
+  const auto v = mixed(classic::Chip::Mk2);
+  auto bytes = encode_stream(classic::Chip::Mk2, v);
+  bytes.resize(bytes.size() - 3);  // the last sample (a trace sample at offset 20*4 + 84*2 = 248) cut short
+  ClassicStream in("cut.dat", classic::Chip::Mk2, bytes, 10'000'000);
+  Sample s;
+  for (unsigned i = 0; i + 1 < v.size(); ++i) ASSERT_TRUE(in.next(s));
+  const auto e = error_of([&] { in.next(s); });
+  EXPECT_EQ(e.rfind("cut.dat: offset 248: mk2 sample cut short: it needs 20 bytes, the stream ends after 17", 0), 0u)
+      << e;
+}
+
+TEST(RawStream, BadHeaderNamesFileAndOffset) {
+  auto bytes = encode_stream(classic::Chip::Mk2, mixed(classic::Chip::Mk2));
+  bytes[20] = 0x08;  // type bits 01: neither Trace nor Resource
+  ClassicStream in("bad.dat", classic::Chip::Mk2, bytes, 10'000'000);
+  Sample s;
+  ASSERT_TRUE(in.next(s));
+  const auto e = error_of([&] { in.next(s); });
+  EXPECT_EQ(e.rfind("bad.dat: offset 20: byte 0x08 does not start a mk2 sample: its sample type bits are 01", 0), 0u)
+      << e;
+}
+
+TEST(RawStream, OpenErrors) {
+  const auto dir = temp_dir("errors");
+  write_bytes(dir / "raw.dat", encode_stream(classic::Chip::Mk2, mixed(classic::Chip::Mk2)));
+  // A raw stream without --input-format.
+  EXPECT_EQ(error_of([&] { open_inputs({(dir / "raw.dat").string()}, {}); })
+                .find("not a kron trace file (no KRONTRC1 magic); for a raw classic stream give --input-format"),
+            (dir / "raw.dat").string().size() + std::string(": offset 0: ").size());
+  // A missing file, a directory.
+  EXPECT_NE(error_of([&] { open_inputs({(dir / "none").string()}, {}); }).find("cannot open"), std::string::npos);
+  EXPECT_NE(error_of([&] { open_inputs({dir.string()}, {}); }).find("not a regular file"), std::string::npos);
+  // A kron file with a broken header (the foundation's reader reports it).
+  write_kron(dir / "t.kron", hand_checked());
+  {
+    std::fstream f(dir / "t.kron", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(8);
+    const char bad[4] = {9, 9, 9, 9};
+    f.write(bad, 4);
+  }
+  EXPECT_NE(error_of([&] { open_inputs({(dir / "t.kron").string()}, {}); }).find("offset 8: byte-order mark"),
+            std::string::npos);
+  // A kron file cut inside its record area.
+  write_kron(dir / "u.kron", hand_checked());
+  fs::resize_file(dir / "u.kron", 1024 + 32 * 3 + 5);
+  EXPECT_NE(error_of([&] {
+              auto m = open_inputs({(dir / "u.kron").string()}, {});
+              read_all(m);
+            }).find("u.kron: offset"),
+            std::string::npos);
+  // Inputs of different clocks are not merged.
+  write_kron(dir / "fast.kron", hand_checked(), 1'000'000'000);
+  InputOptions o;
+  o.format = InputFormat::Mk2;
+  EXPECT_NE(error_of([&] { open_inputs({(dir / "raw.dat").string(), (dir / "fast.kron").string()}, o); })
+                .find("timestamp clock 1000000000 Hz differs from 10000000 Hz"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
+// The merge yields every sample of every input, in time order; ties go to the earlier input.
+TEST(Merge, KWayInTimeOrder) {
+  const auto dir = temp_dir("kway");
+  std::vector<std::string> paths;
+  std::vector<Sample> all;
+  for (unsigned f = 0; f < 4; ++f) {
+    std::vector<Sample> v;
+    for (unsigned i = 0; i < 50; ++i) {
+      Sample s;
+      s.source = f;
+      s.timestamp = (i * 7 + f * 3) % 5 == 0 ? i * 10 : i * 10 + f;  // interleaved, with ties
+      s.data = i;
+      v.push_back(s);
+    }
+    const auto p = dir / ("in" + std::to_string(f) + ".mk2");
+    write_bytes(p, encode_stream(classic::Chip::Mk2, v));
+    paths.push_back(p.string());
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  InputOptions o;
+  o.format = InputFormat::Mk2;
+  auto m = open_inputs(paths, o);
+  const auto got = read_all(m);
+  ASSERT_EQ(got.size(), all.size());
+  for (std::size_t i = 1; i < got.size(); ++i) {
+    ASSERT_LE(got[i - 1].timestamp, got[i].timestamp);
+    if (got[i - 1].timestamp == got[i].timestamp) {
+      EXPECT_LT(got[i - 1].source, got[i].source);
+    }
+  }
+  EXPECT_EQ(m.out_of_order(), 0u);
+  fs::remove_all(dir);
+}
+
+TEST(Merge, SampleOutOfOrderInOneInputIsCountedNotDropped) {
+  std::vector<Sample> v(3);
+  v[0].timestamp = 10;
+  v[1].timestamp = 5;
+  v[2].timestamp = 20;
+  const auto bytes = encode_stream(classic::Chip::Mk2, v);
+  std::vector<std::unique_ptr<Input>> ins;
+  ins.push_back(std::make_unique<ClassicStream>("x", classic::Chip::Mk2, bytes, 10'000'000));
+  Merged m(std::move(ins));
+  EXPECT_EQ(read_all(m).size(), 3u);
+  EXPECT_EQ(m.out_of_order(), 1u);
+}

@@ -1,0 +1,326 @@
+// The `kron expand`, `kron rpt` and `kron export` commands end to end: golden output (003 section 3.5's
+// options), bad input (exit 2, file and offset or FILE:LINE:COLUMN, nothing wrong printed), the JSON
+// and Perfetto exports read back with nlohmann-json, and the HTML report in headless Chromium.
+// Golden files: tests/analysis/golden/; regenerate with KRON_UPDATE_GOLDEN=1 (then review the diff).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "fixtures.hpp"
+
+using namespace kron;
+using namespace kron::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Runs a shell command line in `dir`; stdout and stderr captured separately.
+Result sh(const fs::path& dir, const std::string& cmd) {
+  const std::string line = "cd '" + dir.string() + "' && " + cmd + " >'" + (dir / ".out").string() + "' 2>'" +
+                           (dir / ".err").string() + "'";
+  const int rc = std::system(line.c_str());
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(dir / ".out"), slurp(dir / ".err")};
+}
+
+const std::string kron_bin = std::string(KRON_BINARY_DIR) + "/kron";
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
+  return s;
+}
+
+void golden(const std::string& name, const std::string& got, const fs::path& dir) {
+  const std::string text = replace_all(got, dir.string(), "$DIR");
+  const fs::path file = fs::path(KRON_SOURCE_DIR) / "tests/analysis/golden" / (name + ".txt");
+  if (std::getenv("KRON_UPDATE_GOLDEN")) {
+    std::ofstream(file, std::ios::binary) << text;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(file)) << file;
+  EXPECT_EQ(text, slurp(file)) << "golden " << file << " differs (KRON_UPDATE_GOLDEN=1 regenerates it)";
+}
+
+class Tools : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    write_kron(dir / "t.kron", hand_checked());
+    write_text(dir / "interval.info", kIntervalInfo);
+    std::vector<Sample> raw = hand_checked();
+    write_bytes(dir / "mk.dat", encode_stream(classic::Chip::Mk2, raw));
+    write_bytes(dir / "mk1.dat", encode_stream(classic::Chip::Mk1, raw));
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  Result kron(const std::string& args) { return sh(dir, "'" + kron_bin + "' " + args); }
+  fs::path dir;
+};
+
+}  // namespace
+
+// 003 mk_expand defaults: header, timestamp, source ID and user data in hexadecimal; -h a heading.
+TEST_F(Tools, ExpandGoldenDefault) {
+  const auto r = kron("expand -h t.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  golden("expand_default", r.out, dir);
+}
+
+// -c counters, -x header bits, -r/-s/-t/-u radixes (003 "Using mk_expand"), on a raw MultiKron II stream
+// read from 003's default file name mk.dat.
+TEST_F(Tools, ExpandGoldenAllOptionsMk2) {
+  const auto r = kron("expand --input-format mk2 -h -c -x -rd -sd -td -ud");
+  ASSERT_EQ(r.status, 0) << r.err;
+  golden("expand_mk2_all_options", r.out, dir);
+}
+
+// -e elapsed time, octal timestamp, a raw MultiKron stream.
+TEST_F(Tools, ExpandGoldenElapsedOctalMk1) {
+  const auto r = kron("expand --input-format mk1 -h -e -to -x -c -r x mk1.dat");
+  ASSERT_EQ(r.status, 0) << r.err;
+  golden("expand_mk1_elapsed_octal", r.out, dir);
+}
+
+TEST_F(Tools, RptGoldenDefault) {
+  const auto r = kron("rpt t.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  golden("rpt_default", r.out, dir);
+}
+
+TEST_F(Tools, RptGoldenSummaryHistogramsVerbose) {
+  write_text(dir / "other.info", kIntervalInfo);
+  const auto r = kron("rpt -v -s -h -d -f other.info --input-format mk2 mk.dat");
+  ASSERT_EQ(r.status, 0) << r.err;
+  golden("rpt_summary_histograms", r.out, dir);
+}
+
+TEST_F(Tools, RptGoldenChronological) {
+  const auto r = kron("rpt -n t.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  golden("rpt_chronological", r.out, dir);
+}
+
+// The same trace as a kron file, a MultiKron II stream and a MultiKron stream gives the same report.
+TEST_F(Tools, RptSameReportFromEveryFormat) {
+  const auto a = kron("rpt --json t.kron"), b = kron("rpt --json --input-format mk2 mk.dat"),
+             c = kron("rpt --json --input-format mk1 mk1.dat");
+  ASSERT_EQ(a.status, 0);
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out), jc = nlohmann::json::parse(c.out);
+  EXPECT_EQ(ja["rows"], jb["rows"]);
+  EXPECT_EQ(ja["rows"], jc["rows"]);
+  EXPECT_EQ(ja["samples"], jc["samples"]);
+}
+
+TEST_F(Tools, RptJsonReadBack) {
+  const auto r = kron("rpt --json -s t.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["clock_hz"], 10'000'000);
+  bool seen = false;
+  for (const auto& row : j["rows"])
+    if (row["name"] == "whole program" && row["stream"] == "all") {
+      seen = true;
+      EXPECT_EQ(row["count"], 3);
+      EXPECT_EQ(row["total"], 900);
+      EXPECT_NEAR(row["total_us"].get<double>(), 90.0, 1e-9);
+      EXPECT_EQ(row["unmatched_starts"], 1);
+      EXPECT_EQ(row["unmatched_ends"], 1);
+    }
+  EXPECT_TRUE(seen);
+}
+
+// Malformed interval.info: FILE:LINE:COLUMN and what was expected, exit 2, nothing on stdout.
+TEST_F(Tools, RptMalformedIntervalInfo) {
+  write_text(dir / "interval.info", "1 10 20 \"ok\"\n# fine\n2 81 82 \"then\" \"else\"\n");
+  const auto r = kron("rpt t.kron");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("interval.info:3:9: expected the second end event number"), std::string::npos) << r.err;
+  fs::remove(dir / "interval.info");
+  const auto m = kron("rpt t.kron");
+  EXPECT_EQ(m.status, 2);
+  EXPECT_NE(m.err.find("interval.info"), std::string::npos) << m.err;
+}
+
+// A truncated or corrupted input: exit 2, file and offset named; expand printed only the samples before
+// it, each exactly as from the whole file; rpt printed nothing; export left no file behind.
+TEST_F(Tools, TruncatedInputPrintsNothingWrong) {
+  auto bytes = encode_stream(classic::Chip::Mk2, hand_checked());
+  const auto whole = kron("expand --input-format mk2 mk.dat");
+  ASSERT_EQ(whole.status, 0);
+  // Cut in the middle of sample 10 (samples: one trace, one resource (84 bytes), then traces).
+  const std::size_t cut = 20 + 84 + 8 * 20 + 7;
+  bytes.resize(cut);
+  write_bytes(dir / "cut.dat", bytes);
+  const auto r = kron("expand --input-format mk2 cut.dat");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cut.dat: offset 264: mk2 sample cut short"), std::string::npos) << r.err;
+  std::size_t nl = 0, pos = 0;
+  for (unsigned i = 0; i < 10; ++i) pos = whole.out.find('\n', pos) + 1, ++nl;
+  EXPECT_EQ(r.out, whole.out.substr(0, pos));
+  const auto rp = kron("rpt --input-format mk2 cut.dat");
+  EXPECT_EQ(rp.status, 2);
+  EXPECT_EQ(rp.out, "");
+  const auto ex = kron("export --input-format mk2 -o out.json cut.dat");
+  EXPECT_EQ(ex.status, 2);
+  EXPECT_FALSE(fs::exists(dir / "out.json"));
+  // A corrupted header byte in the middle.
+  bytes = encode_stream(classic::Chip::Mk2, hand_checked());
+  bytes[20 + 84 + 20 * 3] = 0x00;
+  write_bytes(dir / "bad.dat", bytes);
+  const auto b = kron("expand --input-format mk2 bad.dat");
+  EXPECT_EQ(b.status, 2);
+  EXPECT_NE(b.err.find("bad.dat: offset 164: byte 0x00 does not start a mk2 sample"), std::string::npos) << b.err;
+  EXPECT_EQ(std::count(b.out.begin(), b.out.end(), '\n'), 5);
+}
+
+TEST_F(Tools, UsageErrorsExitTwo) {
+  EXPECT_EQ(kron("expand -r z t.kron").status, 2);
+  EXPECT_EQ(kron("rpt -e 0 t.kron").status, 2);
+  EXPECT_EQ(kron("rpt -e 65 t.kron").status, 2);
+  EXPECT_EQ(kron("export --format svg -o x t.kron").status, 2);
+  EXPECT_EQ(kron("expand mk.dat").status, 2);  // a raw stream needs --input-format
+}
+
+// Chrome Trace Event JSON read back: slices per interval occurrence, counters, instants, tracks.
+TEST_F(Tools, ExportPerfettoReadBack) {
+  const auto r = kron("export --format perfetto -o t.json t.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir / "t.json"));
+  ASSERT_TRUE(j["traceEvents"].is_array());
+  unsigned x = 0, b = 0, e = 0, c = 0, i = 0, meta = 0;
+  bool first_whole = false;
+  for (const auto& ev : j["traceEvents"]) {
+    const std::string ph = ev["ph"];
+    ASSERT_TRUE(ev.contains("pid") && ev.contains("tid")) << ev;
+    if (ph == "X") {
+      ++x;
+      if (ev["name"] == "whole program" && ev["pid"] == kSrcA && ev["ts"].get<double>() == 5.0) {
+        first_whole = true;  // 10@100 -> 20@400, times from the first sample (50): 5 us, 30 us
+        EXPECT_DOUBLE_EQ(ev["dur"].get<double>(), 30.0);
+        EXPECT_EQ(ev["tid"], 0);
+      }
+    } else if (ph == "b") {
+      ++b;
+    } else if (ph == "e") {
+      ++e;
+    } else if (ph == "C") {
+      ++c;
+      EXPECT_EQ(ev["args"]["value"].get<std::uint64_t>() >= 1000, true);
+    } else if (ph == "i") {
+      ++i;
+      EXPECT_EQ(ev["name"], "event 5");
+    } else if (ph == "M") {
+      ++meta;
+    }
+  }
+  EXPECT_EQ(x, 3u + 2 + 2 + 2 + 3 + 2);  // classes 1-3 occurrences of the hand-checked trace
+  EXPECT_EQ(b, 3u);                       // class 4
+  EXPECT_EQ(e, 3u);
+  EXPECT_EQ(c, 16u);                      // one resource sample, sixteen counter tracks
+  EXPECT_EQ(i, 1u);                       // event 5; all others are interval events
+  EXPECT_EQ(meta, 4u);                    // two processes (sources), two threads (cpus)
+  EXPECT_TRUE(first_whole);
+}
+
+TEST_F(Tools, ExportCsvOneRowPerSample) {
+  const auto r = kron("export --format csv -o t.csv t.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream in(slurp(dir / "t.csv"));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("type,cpu,source,thread,group,flags,timestamp,time_us,data,c0,", 0), 0u);
+  std::size_t rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 8 + 16) << line;
+    if (rows == 2) {
+      EXPECT_EQ(line.rfind("resource,0,0x00010001,0,,0,60,1.0000,99,1000,1001,", 0), 0u) << line;
+    }
+  }
+  EXPECT_EQ(rows, hand_checked().size());
+}
+
+// The HTML report in headless Chromium: the page loads without script errors and shows one chart per
+// row with intervals (the page's own script marks data-ok after checking every SVG has bars and a size).
+TEST_F(Tools, HtmlReportInHeadlessChromium) {
+  const auto r = kron("rpt -s --html report.html t.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir / "report.html"));
+  const std::string page = slurp(dir / "report.html");
+  EXPECT_EQ(page.find("src="), std::string::npos) << "self-contained: no external resources";
+  EXPECT_EQ(page.find("href="), std::string::npos);
+  const std::size_t svgs = [&] {
+    std::size_t n = 0;
+    for (std::size_t p = 0; (p = page.find("<svg class=\"hist\"", p)) != std::string::npos; ++p) ++n;
+    return n;
+  }();
+  // One chart per report row that has intervals (the JSON report of the same options says which).
+  const auto j = nlohmann::json::parse(kron("rpt -s --json t.kron").out);
+  std::size_t rows_with_intervals = 0;
+  for (const auto& row : j["rows"]) rows_with_intervals += row["count"].get<unsigned>() > 0;
+  EXPECT_EQ(svgs, rows_with_intervals);
+  EXPECT_EQ(svgs, 14u);
+  const bool have = std::system("command -v chromium >/dev/null 2>&1") == 0;
+  ASSERT_TRUE(have) << "chromium is a declared dependency (deps/debian-packages.txt)";
+  const auto b = sh(dir, "timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run "
+                         "--disable-background-networking --disable-component-update --disable-sync "
+                         "--user-data-dir='" + (dir / "profile").string() + "' --enable-logging=stderr --v=0 "
+                         "--virtual-time-budget=5000 --dump-dom 'file://" + (dir / "report.html").string() + "'");
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_NE(b.out.find("data-ok=\"1\""), std::string::npos) << b.out.substr(0, 300);
+  EXPECT_NE(b.out.find("data-charts=\"" + std::to_string(svgs) + "\""), std::string::npos);
+  EXPECT_NE(b.out.find("<rect class=\"bar\""), std::string::npos);
+  EXPECT_EQ(b.err.find("Uncaught"), std::string::npos) << b.err;
+  EXPECT_EQ(b.err.find("CONSOLE"), std::string::npos) << b.err;
+}
+
+// Nothing lost goes uncounted: a recording that was not closed (the recorder killed mid-record) is read
+// to its last whole record and the dropped bytes are reported; a closed one that lost samples says so.
+TEST_F(Tools, IncompleteAndLossyRecordingsAreReported) {
+  {
+    auto h = tracefile::make_header();
+    h.clock_hz = 10'000'000;
+    tracefile::Writer w((dir / "cut.kron").string(), h);
+    for (const auto& s : hand_checked()) w.append(s);
+  }  // no finish(): the file stays marked incomplete
+  fs::resize_file(dir / "cut.kron", fs::file_size(dir / "cut.kron") - 12);  // cut the last record
+  const auto r = kron("rpt --json cut.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["samples"], hand_checked().size() - 1);
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("not closed"), std::string::npos);
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("20 trailing bytes"), std::string::npos);
+  const auto e = kron("expand cut.kron");
+  EXPECT_EQ(e.status, 0);
+  EXPECT_NE(e.err.find("kron: warning: cut.kron: the recording was not closed"), std::string::npos) << e.err;
+
+  auto h = tracefile::make_header();
+  h.clock_hz = 10'000'000;
+  tracefile::Writer w((dir / "lossy.kron").string(), h);
+  for (const auto& s : hand_checked()) w.append(s);
+  h.overruns = 5;
+  h.overwritten = 2;
+  w.finish(h, {});
+  const auto l = kron("rpt lossy.kron");
+  ASSERT_EQ(l.status, 0) << l.err;
+  EXPECT_NE(l.out.find("warning: lossy.kron: the recorder lost 7 samples before they reached the file (5 overruns, "
+                       "2 overwritten in circular mode)"),
+            std::string::npos)
+      << l.out;
+}
