@@ -14,7 +14,17 @@ echo "== kron record: examples/sample1 (system calls in a loop, intervals of cla
   --counter 3=oncpu -- "$build/examples/kron_sample1" 5000
 echo "== kron info $out/sample1.trace"
 "$kron" info "$out/sample1.trace"
-echo "   (intervals: examples/sample1/interval.info)"
+
+info="$here/examples/sample1/interval.info"
+trace="$out/sample1.trace"
+echo "== kron rpt -s -f examples/sample1/interval.info (003 mk_rpt: intervals of classes 1-4, per thread and for all)"
+"$kron" rpt -s -f "$info" --html "$out/sample1-report.html" "$trace"
+"$kron" export --format perfetto -f "$info" -o "$out/sample1.perfetto.json" "$trace"
+"$kron" export --format csv -o "$out/sample1.csv" "$trace"
+echo "== exported"
+echo "   report page: $out/sample1-report.html (open in a browser)"
+echo "   timeline:    $out/sample1.perfetto.json (https://ui.perfetto.dev, or chrome://tracing)"
+echo "   samples:     $out/sample1.csv"
 
 if [ -f "$here/examples/mk2/demo.sim" ]; then
   echo "== kron sim: examples/mk2/demo.sim (MultiKron II, 000)"

@@ -21,6 +21,9 @@ enum : std::uint64_t {
   kCheckBegin = 81, kCheckFound = 82, kCheckMissing = 83,  // class 2 "file found" / "file missing"
   kInputBegin = 8, kInputEnd = 17, kOutputEnd = 12,         // class 3 "system calls" / "write output"
   kSend = 27, kReceive = 36,                                // class 4 "message send/receive latency"
+  // Resource samples: counter snapshots, numbered apart from every interval so that rpt does not take
+  // them for interval starts or ends (003 treats a Resource sample's data like a Trace sample's).
+  kCountersBegin = 90, kCountersLoop = 91, kCountersEnd = 92,
 };
 constexpr unsigned kGroupProgram = 1, kGroupMessage = 2, kGroupResource = 3;
 }  // namespace
@@ -28,7 +31,7 @@ constexpr unsigned kGroupProgram = 1, kGroupMessage = 2, kGroupResource = 3;
 int main(int argc, char** argv) {
   const int loops = argc > 1 ? std::atoi(argv[1]) : 2000;
   kron::trace(kGroupProgram, kProgramBegin);
-  kron::resource(kGroupResource, kProgramBegin);
+  kron::resource(kGroupResource, kCountersBegin);
   int pipefd[2];
   if (::pipe(pipefd) != 0) return 1;
   std::thread receiver([&] {
@@ -57,11 +60,11 @@ int main(int argc, char** argv) {
     kron::count(1, 1);  // resource counter 1, if wired as "software": loops done
     kron::trace(kGroupMessage, kSend);  // class 4: send to the receiver thread
     if (::write(pipefd[1], &i, sizeof i) != sizeof i) return 1;
-    if (i % 500 == 0) kron::resource(kGroupResource, kInputBegin);
+    if (i % 500 == 0) kron::resource(kGroupResource, kCountersLoop);
   }
   receiver.join();
   ::close(devnull);
-  kron::resource(kGroupResource, kProgramEnd);
+  kron::resource(kGroupResource, kCountersEnd);
   kron::trace(kGroupProgram, kProgramEnd);
   std::printf("sample1: %d loops done\n", loops);
   return 0;
