@@ -15,39 +15,38 @@ constexpr std::uint32_t kWords = pcib::kMemoryWords;
 constexpr std::uint32_t kMaxSampleWords = static_cast<std::uint32_t>(classic::kMk2Layout.resource_bytes / 4);  // 21
 
 // Whether samples decode back to back from byte `at` to the end of `s` (a last sample cut short is
-// allowed) with the first two in time order. `bad` marks sample starts already known to fail.
+// allowed once one whole sample decoded) with the first two in time order. `bad` marks words from which the chain reaches a header
+// that does not decode (whatever the start, so later candidates that meet them stop at once).
 bool chain_ok(const std::vector<std::uint8_t>& s, std::size_t at, std::vector<bool>& bad) {
+  const std::size_t start = at;
   std::vector<std::size_t> visited;
   std::uint64_t first_ts = 0;
   unsigned n = 0;
-  bool ok = true;
   while (at < s.size()) {
-    if (bad[at / 4]) {
-      ok = false;
-      break;
-    }
+    if (bad[at / 4]) break;
     visited.push_back(at / 4);
     const std::size_t size = classic::size_from_header(Chip::Mk2, s[at]);
-    if (size == 0) {
-      ok = false;
-      break;
+    if (size == 0) break;
+    if (s.size() - at < size) {  // cut by END: allowed after a whole sample
+      if (n) return true;
+      bad[start / 4] = true;
+      return false;
     }
-    if (s.size() - at < size) break;  // cut by END: allowed
     if (n < 2) {
       Sample x;
       classic::decode(Chip::Mk2, std::span(s).subspan(at, size), x);
       if (n == 1 && x.timestamp < first_ts) {
-        ok = false;
-        break;
+        bad[start / 4] = true;  // only this start: the sample after it may well be the first whole one
+        return false;
       }
       first_ts = x.timestamp;
     }
     ++n;
     at += size;
   }
-  if (!ok)
-    for (const std::size_t w : visited) bad[w] = true;
-  return ok;
+  if (at >= s.size()) return true;
+  for (const std::size_t w : visited) bad[w] = true;
+  return false;
 }
 
 }  // namespace

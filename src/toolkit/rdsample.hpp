@@ -13,8 +13,8 @@
 //     (-s/-e, when given, are memory words on that ring: from START forward, past 3FFFFF to 0, up to END).
 // Samples are 5 or 21 words, so they start on word boundaries. Where the start is not known to be a sample
 // boundary (after a wrap, or an explicit START other than 0) the first whole sample is found: the first
-// of the next 21 words from which samples decode back to back to the end and the first two are in time
-// order; the words before it (the tail of an overwritten sample) are skipped and counted. A sample cut by
+// of the next 21 words from which samples decode back to back to the end (at least one of them whole)
+// and the first two are in time order; the words before it (the tail of an overwritten sample) are skipped and counted. A sample cut by
 // END (or still being stored) is dropped and counted. Anything else that does not decode is refused.
 #pragma once
 #include <cstdint>

@@ -161,6 +161,28 @@ TEST(PciRdsample, StartAndEndAreMemoryWords) {  // 003 3.5: -s start_addr (defau
   EXPECT_NE(error_of([&] { rdsample(dump_of(image), o); }).find("the dump holds words 0x000000-0x00001e"), std::string::npos);
 }
 
+TEST(PciRdsample, FirstWholeSampleIsFoundPastLookAlikes) {  // resynchronisation (docs/models-mk1-pcib.md)
+  // A resource sample whose counters look like sample headers: word 16 (counter 11) like a trace sample
+  // whose 5 words end exactly where the next real sample starts, but with a timestamp (counter 12) later
+  // than that sample's; word 17 (counter 12, 0xff) like a resource sample cut by the end. Neither is taken.
+  Sample a;
+  a.type = SampleType::Resource;
+  a.timestamp = 1000;
+  a.counters[11] = 0x10000000;
+  a.counters[12] = 0xffffffff;
+  Written w;
+  w.put(classic::encode(classic::Chip::Mk2, a));  // words 0-20
+  w.put(sample_bytes(1));                          // 21-25, ts 1007
+  w.put(sample_bytes(3));                          // 26-30
+  const std::vector<std::uint32_t> mem(w.memory.begin(), w.memory.begin() + 31);
+  RdsampleOptions o;
+  o.start = 16;
+  const auto r = rdsample(dump_of(pcib::encode_memory_image(kCircular, 31, 0, mem)), o);
+  EXPECT_EQ(r.skipped_head, 20u);
+  EXPECT_EQ(r.trace, 2u);
+  EXPECT_EQ(r.resource, 0u);
+}
+
 TEST(PciRdsample, RawDumpNeedsThePointer) {  // memdump output: words from 0, no header
   Written w;
   w.put(sample_bytes(0));
