@@ -19,18 +19,14 @@ echo "== kron sim --board pci examples/pci/board.sim  (memdump -> board.mk)"
 "$kron" sim --board pci "$here/examples/pci/board.sim"
 echo "== kron sim --board pci examples/pci/devsel.sim  (003 2.3: PCI bus utilisation)"
 "$kron" sim --board pci "$here/examples/pci/devsel.sim"
-echo "== examples/pci/sample1.c on the board model -> mk.dat"
-"$sample1" mk.dat 100
+echo "== examples/pci/sample1.c on the board model -> board.img (local memory + pointer + Configuration Register)"
+"$sample1" board.img 100
+echo "== kron rdsample --pci-memory board.img -v  (mk_rdsample -> mk.dat)"
+"$kron" rdsample --pci-memory board.img -v
 cp "$here/examples/pci/interval.info" .
-if "$kron" --help 2>/dev/null | grep -qw expand; then
-  echo "== kron expand --input-format mk2 mk.dat (first lines)"
-  "$kron" expand -h --input-format mk2 mk.dat | head -12
-else
-  echo "(kron expand is not in this build: skipped)"
-fi
-if "$kron" --help 2>/dev/null | grep -qw rpt; then
-  echo "== kron rpt (interval.info classes 1-3)"
-  "$kron" rpt --input-format mk2 -f interval.info mk.dat
-else
-  echo "(kron rpt is not in this build: skipped)"
-fi
+echo "== kron expand -h --input-format mk2 mk.dat (first lines)"
+"$kron" expand -h --input-format mk2 mk.dat | head -12
+echo "== kron rpt --input-format mk2 -f interval.info mk.dat (classes 1-3)"
+"$kron" rpt --input-format mk2 -f interval.info mk.dat
+echo "== kron sim --board pci examples/pci/cable.sim | kron expand --input-format mk2 -  (LOCAL = 0: the cable to a reader)"
+"$kron" sim --board pci "$here/examples/pci/cable.sim" 2>/dev/null | "$kron" expand -h --input-format mk2 -

@@ -61,13 +61,13 @@ void mkb_drain(mkb_board* b) {
   b->board.drain();
 }
 
-long mkb_rdsample(mkb_board* b, const char* path) {
+long mkb_save_memory(mkb_board* b, const char* path) {
   mkb_drain(b);
   const auto words = static_cast<std::uint32_t>(b->board.peek(MKB_POINTER)) & kron::pcib::kMemoryWordMask;
   std::string error;
-  b->board.command("memdump", {"0", std::to_string(words), path}, error);
+  b->board.command("memimage", {path}, error);
   if (!error.empty()) {
-    std::fprintf(stderr, "mkb_rdsample: %s\n", error.c_str());
+    std::fprintf(stderr, "mkb_save_memory: %s\n", error.c_str());
     return -1;
   }
   return static_cast<long>(words) * 4;

@@ -38,9 +38,10 @@ void mkb_write(mkb_board* b, uint32_t offset, uint64_t value);
 uint64_t mkb_read(mkb_board* b, uint32_t offset);
 void mkb_tick(mkb_board* b, uint64_t node_clocks);
 void mkb_drain(mkb_board* b);
-/* mk_rdsample: memory words 0 .. memory address pointer into `path`, most significant byte first
- * (the raw MultiKron II stream). Returns the number of bytes written, or -1 on error. */
-long mkb_rdsample(mkb_board* b, const char* path);
+/* Saves the board's local memory with its Memory Address Pointer and Configuration Register as a board
+ * memory image (the model's `memimage`), for `kron rdsample --pci-memory FILE` (003's mk_rdsample).
+ * Returns the bytes of samples the memory holds (4 x the words written), or -1 on error. */
+long mkb_save_memory(mkb_board* b, const char* path);
 
 /* The mapped board of MK_DEFAULT_MAP(), and the probe macros. */
 extern mkb_board* mkb_default;

@@ -1,8 +1,10 @@
 /* sample1.c: the toolkit's sample program (003 section 3.6, src/sample/sample1.c) against kron's PCI
  * board model. "The program does some system calls inside of a loop, and the overall time spent in
  * various parts of the program can be calculated from the data captured by the MultiKron", using interval
- * classes 1, 2 and 3 (examples/pci/interval.info). At the end it saves the board memory like
- * mk_rdsample (default file mk.dat), ready for `kron expand --input-format mk2` and `kron rpt`.
+ * classes 1, 2 and 3 (examples/pci/interval.info). At the end it saves the board's local memory with its
+ * memory address pointer (default file board.img), as taking the board's state after the run; then
+ *   kron rdsample --pci-memory board.img      (003's mk_rdsample: writes mk.dat)
+ *   kron expand --input-format mk2 mk.dat; kron rpt --input-format mk2 -f interval.info mk.dat
  *
  * Usage: sample1 [FILE [LOOPS]]         exit 0, or 1 when the memory does not hold what was probed */
 #include <stdio.h>
@@ -23,7 +25,7 @@
 #define OUTPUT_DONE 12
 
 int main(int argc, char** argv) {
-  const char* path = argc > 1 ? argv[1] : "mk.dat";
+  const char* path = argc > 1 ? argv[1] : "board.img";
   const int loops = argc > 2 ? atoi(argv[2]) : 100;
   long probes = 0;
 
@@ -54,9 +56,9 @@ int main(int argc, char** argv) {
   }
   MK_TS1(PROGRAM_END), ++probes;
 
-  const long bytes = mkb_rdsample(mkb_default, path);
+  const long bytes = mkb_save_memory(mkb_default, path);
   const uint64_t pointer = mkb_read(mkb_default, MKB_POINTER) & 0xffffff;
-  printf("sample1: %ld probes, memory address pointer 0x%06llx, %ld bytes saved to %s\n", probes,
+  printf("sample1: %ld probes, memory address pointer 0x%06llx, %ld bytes of samples saved to %s\n", probes,
          (unsigned long long)pointer, bytes, path);
   /* Every probe is one 20-byte MultiKron II Trace sample (000 Table B2) in local memory. */
   int ok = bytes == probes * 20;

@@ -3,6 +3,7 @@
 // script error (FILE:LINE: what).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -54,7 +55,13 @@ int run_sim(const SimArgs& a) {
     }
     options.net = &net;
   }
-  const unsigned failures = sim::run_script(commands, a.script == "-" ? "<stdin>" : a.script, *device, std::cout, options);
+  // A board whose external cable goes to standard output (`cable -`, a reader at the other end of a pipe)
+  // owns standard output: the script's printed lines go to standard error instead.
+  const bool cable_to_stdout = std::any_of(commands.begin(), commands.end(), [](const sim::Command& c) {
+    return c.op == sim::Op::Other && c.word == "cable" && c.words.size() == 1 && c.words[0] == "-";
+  });
+  const unsigned failures = sim::run_script(commands, a.script == "-" ? "<stdin>" : a.script, *device,
+                                            cable_to_stdout ? std::cerr : std::cout, options);
   if (net.is_open() && !net.flush()) {
     fmt::print(stderr, "kron sim: {}: write error\n", a.net);
     return kExitBadInput;

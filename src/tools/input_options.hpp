@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analysis/input.hpp"
+#include "analysis/stdin_input.hpp"
 
 namespace kron::tools {
 
@@ -16,7 +17,7 @@ struct InputArgs {
   void add(CLI::App& app) {
     app.add_option("files", files,
                    "input files, merged in time order: kron trace files, or raw classic streams with "
-                   "--input-format (default: mk.dat, 003's data file)");
+                   "--input-format (- for standard input; default: mk.dat, 003's data file)");
     app.add_option("--input-format", format,
                    "auto (kron trace files), mk2 (raw MultiKron II stream, 20/84-byte samples) or mk1 (raw "
                    "MultiKron stream, 16/80-byte samples)")
@@ -28,7 +29,7 @@ struct InputArgs {
     analysis::InputOptions o;
     o.format = analysis::parse_input_format(format);
     o.ts_hz = ts_hz;
-    return analysis::open_inputs(files, o);
+    return analysis::open_inputs_or_stdin(files, o);  // "-" is standard input
   }
 };
 

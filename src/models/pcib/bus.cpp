@@ -24,7 +24,8 @@ PciBoard::PciBoard(std::unique_ptr<sim::Device> chip) : chip_(std::move(chip)), 
 PciBoard::PciBoard() : PciBoard(std::make_unique<mk2::Mk2>()) {}
 
 PciBoard::~PciBoard() {
-  if (cable_) std::fclose(cable_);
+  if (cable_ == stdout) std::fflush(cable_);
+  else if (cable_) std::fclose(cable_);
 }
 
 // 003 2.3: "two versions of the DEVSEL# signal to the external input pin of the MultiKron Resource

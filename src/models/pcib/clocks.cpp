@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "models/pcib/image.hpp"
 #include "models/pcib/pcib.hpp"
 
 namespace kron::pcib {
@@ -114,8 +115,30 @@ bool PciBoard::memdump(const std::vector<std::string>& args, std::string& error)
   return true;
 }
 
+// memimage FILE: the board memory image of image.hpp, carrying the Memory Address Pointer and the
+// Configuration Register, for `kron rdsample --pci-memory`. Words 0 up to the pointer; the whole memory
+// when the circular buffer has wrapped (wrap count non-zero: every word holds samples).
+bool PciBoard::memimage(const std::vector<std::string>& args, std::string& error) {
+  if (args.size() != 1) {
+    error = "usage: memimage FILE";
+    return true;
+  }
+  const bool wrapped = !(config_ & cfg::kWrapB) && (map_ >> 22) != 0;
+  const std::uint32_t words = wrapped ? kMemoryWords : (map_ & kMemoryWordMask);
+  const auto image = encode_memory_image(config_, map_, 0, std::span(memory_).first(words));
+  std::FILE* f = std::fopen(args[0].c_str(), "wb");
+  if (!f) {
+    error = "memimage: cannot open " + args[0] + " for writing";
+    return true;
+  }
+  const bool ok = std::fwrite(image.data(), 1, image.size(), f) == image.size();
+  if (std::fclose(f) != 0 || !ok) error = "memimage: cannot write " + args[0];
+  return true;
+}
+
 bool PciBoard::command(std::string_view cmd, const std::vector<std::string>& args, std::string& error) {
   if (cmd == "memdump") return memdump(args, error);
+  if (cmd == "memimage") return memimage(args, error);
   if (cmd == "memfault") {
     std::uint64_t word = 0, mask = 0;
     if (args.size() != 2 || !parse_u32(args[0], word) || !parse_u32(args[1], mask) || word >= kMemoryWords ||
@@ -130,15 +153,19 @@ bool PciBoard::command(std::string_view cmd, const std::vector<std::string>& arg
     else chip_->hardware_reset();
     return true;
   }
-  if (cmd == "cable") {  // cable FILE | cable -: where the external cable's byte stream goes
+  if (cmd == "cable") {  // cable FILE | cable - (standard output, for a reader) | cable off
     if (args.size() != 1) {
-      error = "usage: cable FILE (or cable - to disconnect)";
+      error = "usage: cable FILE, cable - (standard output) or cable off (disconnected)";
       return true;
     }
-    if (cable_) std::fclose(cable_);
+    if (cable_ == stdout) std::fflush(cable_);
+    else if (cable_) std::fclose(cable_);
     cable_ = nullptr;
     cable_path_.clear();
-    if (args[0] != "-") {
+    if (args[0] == "-") {
+      cable_ = stdout;
+      cable_path_ = "-";
+    } else if (args[0] != "off") {
       cable_ = std::fopen(args[0].c_str(), "wb");
       if (!cable_) error = "cable: cannot open " + args[0] + " for writing";
       else cable_path_ = args[0];

@@ -15,7 +15,9 @@
 //   fifo.cpp                       the board FIFO, its state machine (memory / cable / CPU sequences),
 //                                  the memory address pointer, simple and circular modes
 //   clocks.cpp                     Configuration bits that drive the chip's pins: CPU ID lines, TESTB,
-//                                  WAIT_CPU, MK_OE, EN_EXT, DIV2, TS_RATIO; board commands (memdump, cable)
+//                                  WAIT_CPU, MK_OE, EN_EXT, DIV2, TS_RATIO; board commands (memdump,
+//                                  memimage, cable)
+//   image.hpp / image.cpp          the board memory file formats (image with a versioned header; raw dump)
 //
 // Not modelled (docs/models-mk1-pcib.md): the MultiKron_vc chip and its SRAM (WAIT_MEM is stored, does nothing);
 //   PCI bus timing below one node clock (an access costs kPciAccessClocks node clocks); the S16D card
@@ -69,7 +71,8 @@ class PciBoard final : public sim::Device {
   void drain() override;
   std::uint64_t now() const override { return chip_->now(); }
 
-  // memdump START COUNT FILE (words); cable FILE|-; extreset (EN_EXT); memfault WORD MASK (bits of one
+  // memdump START COUNT FILE (words); memimage FILE (image.hpp: pointer, Configuration Register and the
+  // words that hold samples, for kron rdsample --pci-memory); cable FILE|-|off; extreset (EN_EXT); memfault WORD MASK (bits of one
   // memory word stuck at 0, so that the toolkit's memory tests can be shown to catch a fault).
   bool command(std::string_view cmd, const std::vector<std::string>& args, std::string& error) override;
 
@@ -113,6 +116,7 @@ class PciBoard final : public sim::Device {
   void apply_pins();  // drive the chip's pins from the Configuration Register
   void apply_clocks();
   bool memdump(const std::vector<std::string>& args, std::string& error);
+  bool memimage(const std::vector<std::string>& args, std::string& error);
 
   std::unique_ptr<sim::Device> chip_;
   std::uint32_t config_ = 0;

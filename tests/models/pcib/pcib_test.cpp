@@ -157,7 +157,7 @@ TEST_F(PciBoardTest, Table2Bit9LocalZeroSendsToCable) {  // Table 2 LOCAL; 003 1
   start(cfg::kDefault & ~cfg::kLocal);
   b.write(mk(kMkTrace), 0xabc);
   b.drain();
-  ASSERT_TRUE(b.command("cable", {"-"}, err));
+  ASSERT_TRUE(b.command("cable", {"off"}, err));
   EXPECT_EQ(b.read(offset::kPointer), 0u);  // nothing in local memory
   EXPECT_EQ(b.cable_bytes(), 20u);
   std::ifstream in(path, std::ios::binary);
