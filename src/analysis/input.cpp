@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -237,13 +238,22 @@ bool Merged::next(Sample& out) {
     // Keep the window full (samples are read straight into it), then release the oldest.
     while (!raw_done_ && !window_->full()) {
       std::size_t in = 0;
-      if (!next_raw(window_->slot(), in)) {
+      bool got = false;
+      try {
+        got = next_raw(window_->slot(), in);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+      if (!got) {
         raw_done_ = true;
         break;
       }
       window_->insert(static_cast<std::uint32_t>(in));
     }
-    if (window_->empty()) return false;
+    if (window_->empty()) {
+      if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+      return false;
+    }
     out = window_->front();
     last_ = window_->front_input();
     window_->pop();

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
 #include <string>
@@ -119,6 +120,9 @@ class Merged {
   std::vector<std::unique_ptr<Input>> inputs_;
   std::unique_ptr<ReorderWindow> window_;  // null: no window
   bool raw_done_ = false;
+  // A bad input met while reading ahead into the window: raised once the samples before it are out, so
+  // that what a tool prints before the error is still everything before the bad sample.
+  std::exception_ptr error_;
   std::vector<Head> heap_;  // min-heap on (timestamp, input)
   std::uint64_t clock_hz_ = 0, ts_mask_ = ~std::uint64_t{0};
   std::uint64_t samples_ = 0, out_of_order_ = 0, last_ts_ = 0;

@@ -96,7 +96,8 @@ std::uint64_t Recorder::merge_upto(std::uint64_t w) {
     while (end < best->size) {
       const std::uint64_t t = ts_at(best->data + end);
       if (t > lim) break;
-      // A record older than one already written: it arrived behind the watermark (E31). Counted.
+      // ERRATUM E33: a record older than one already written arrived behind the watermark: written here,
+      // counted in `late`.
       if (t < max_written_) ++late_;
       else max_written_ = t;
       end += size_at(best->data + end);  // sizes were validated by the reader (32 or 160)

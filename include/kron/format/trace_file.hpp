@@ -68,7 +68,7 @@ struct FileHeader {
   std::uint64_t late;
   std::uint8_t reserved[112];
 };
-static_assert(sizeof(FileHeader) == 1024, "FileHeader is a file ABI");
+static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904, "FileHeader is a file ABI");
 
 // Record kinds. size is the whole record in bytes (a multiple of 8), so unknown kinds can be skipped.
 enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2 };
