@@ -139,6 +139,10 @@ class KronFile final : public Input {
       w.push_back(fmt::format("{}: the recorder lost {} samples before they reached the file ({} overruns, {} "
                               "overwritten in circular mode)",
                               path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
+    if (h.late)  // trace format 1.1 (E33)
+      w.push_back(fmt::format("{}: the recorder wrote {} samples late, after a sample with a later timestamp "
+                              "(their probe was held longer than the recorder's hold-back)",
+                              path_, h.late));
     return w;
   }
   std::string counter_name(unsigned i) const override {

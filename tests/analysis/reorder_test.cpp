@@ -167,3 +167,25 @@ TEST(ReorderWindow, Class4PairsMatchWhenAReceiveArrivedBeforeItsSend) {
   EXPECT_EQ(unmatched, 0u);
   EXPECT_EQ(max, 2u);
 }
+
+// Trace format 1.1: a recording's `late` count (E33) is reported with the input's warnings.
+TEST(ReorderWindow, RecordingsLateCountIsReported) {
+  const auto dir = temp_dir("late");
+  const auto path = (dir / "late.kron").string();
+  {
+    auto h = tracefile::make_header();
+    h.clock_hz = 10'000'000;
+    tracefile::Writer w(path, h);
+    for (const auto& s : at_times({5, 7, 6})) w.append(s);
+    h.passed_filter = 3;
+    h.late = 1;
+    w.finish(h, {});
+  }
+  auto m = open_inputs({path}, {});
+  EXPECT_EQ(times(m), (std::vector<std::uint64_t>{5, 6, 7}));
+  const auto w = m.warnings();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[0].find("the recorder wrote 1 samples late"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("put back in time order"), std::string::npos) << w[1];
+  std::filesystem::remove_all(dir);
+}
