@@ -239,12 +239,13 @@ bool Merged::next(Sample& out) {
   if (!window_) {
     if (!next_raw(out, last_)) return false;
   } else {
-    // Keep the window full (samples are read straight into it), then release the oldest.
+    // Keep the window full (each sample read into `out`, then its place in the window), then release
+    // the oldest into `out`.
     while (!raw_done_ && !window_->full()) {
       std::size_t in = 0;
       bool got = false;
       try {
-        got = next_raw(window_->slot(), in);
+        got = next_raw(out, in);
       } catch (...) {
         error_ = std::current_exception();
       }
@@ -252,13 +253,13 @@ bool Merged::next(Sample& out) {
         raw_done_ = true;
         break;
       }
-      window_->insert(static_cast<std::uint32_t>(in));
+      window_->insert(out, static_cast<std::uint32_t>(in));
     }
     if (window_->empty()) {
       if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
       return false;
     }
-    out = window_->front();
+    window_->front(out);
     last_ = window_->front_input();
     window_->pop();
   }

@@ -8,6 +8,7 @@
 // as before. Timestamps are compared modulo the inputs' timestamp width (E43), so a stream whose counter
 // wrapped is not taken for a straggler.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -26,14 +27,37 @@ class ReorderWindow {
   bool full() const { return size_ == ring_.size(); }
   bool empty() const { return size_ == 0; }
 
-  // Where the next sample is to be read (no copy); then insert(input) puts it in its place.
-  // Only while !full().
-  Sample& slot() { return ring_[index(size_)]; }
-  void insert(std::uint32_t input);
-  // The oldest sample held and the input it came from; pop() releases it. Only while !empty().
-  const Sample& front() const { return ring_[head_]; }
-  std::uint32_t front_input() const { return input_[head_]; }
-  void pop();
+  // Puts a sample that came from `input` in its place. Only while !full(). Inline: every tool's inner loop.
+  void insert(const Sample& s, std::uint32_t input) {
+    const std::size_t k = size_;
+    if (k != 0 && earlier(s.timestamp, ring_[index(k - 1)].ts)) return insert_straggler(s, input);
+    put(index(k), s, input);
+    ++size_;
+  }
+  // The oldest sample held (and the input it came from); pop() releases it. Only while !empty().
+  void front(Sample& out) const {
+    const Entry& e = ring_[head_];
+    out.type = e.type;
+    out.flags = e.flags;
+    out.group = e.group;
+    out.cpu = e.cpu;
+    out.source = e.source;
+    out.thread = e.thread;
+    out.timestamp = e.ts;
+    out.data = e.data;
+    if (e.type == SampleType::Resource)
+      out.counters = counters_[head_];
+    else
+      out.counters.fill(0);
+  }
+  std::uint32_t front_input() const { return ring_[head_].input; }
+  std::uint64_t front_timestamp() const { return ring_[head_].ts; }
+  void pop() {
+    released_ts_ = ring_[head_].ts;
+    released_ = true;
+    if (++head_ == ring_.size()) head_ = 0;
+    --size_;
+  }
 
   // Stragglers put in their place (arrived after a later sample, within the window).
   std::uint64_t reordered() const { return reordered_; }
@@ -45,12 +69,26 @@ class ReorderWindow {
   }
 
  private:
+  // A sample without its counters (40 bytes): what moves through the window. The sixteen counters of a
+  // Resource sample wait in counters_ at the same index (copying whole Samples cost 10 ns each).
+  struct Entry {
+    std::uint64_t ts, data;
+    std::uint32_t source, thread, input;
+    std::uint16_t cpu;
+    std::uint8_t flags, group;
+    SampleType type;
+  };
+  void put(std::size_t at, const Sample& s, std::uint32_t input) {
+    ring_[at] = Entry{s.timestamp, s.data, s.source, s.thread, input, s.cpu, s.flags, s.group, s.type};
+    if (s.type == SampleType::Resource) counters_[at] = s.counters;
+  }
+  void insert_straggler(const Sample& s, std::uint32_t input);
   std::size_t index(std::size_t k) const {  // ring index of the k-th sample held
     const std::size_t i = head_ + k;
     return i >= ring_.size() ? i - ring_.size() : i;
   }
-  std::vector<Sample> ring_;
-  std::vector<std::uint32_t> input_;
+  std::vector<Entry> ring_;
+  std::vector<std::array<std::uint64_t, kResourceCounters>> counters_;
   std::size_t head_ = 0, size_ = 0;
   std::uint64_t mask_;
   std::uint64_t released_ts_ = 0;  // timestamp of the last sample released

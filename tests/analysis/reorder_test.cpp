@@ -88,13 +88,14 @@ TEST(ReorderWindow, EqualTimestampsKeepArrivalOrderAndInputsAreTracked) {
   ReorderWindow w(8, ~std::uint64_t{0});
   const std::uint64_t ts[] = {5, 7, 5, 7, 3};
   for (std::uint32_t i = 0; i < 5; ++i) {
-    w.slot() = ev(ts[i], true, i);
-    w.insert(i);
+    w.insert(ev(ts[i], true, i), i);
   }
   std::vector<std::uint64_t> data;
   std::vector<std::uint32_t> inputs;
   while (!w.empty()) {
-    data.push_back(w.front().data);
+    Sample f;
+    w.front(f);
+    data.push_back(f.data);
     inputs.push_back(w.front_input());
     w.pop();
   }
@@ -103,20 +104,37 @@ TEST(ReorderWindow, EqualTimestampsKeepArrivalOrderAndInputsAreTracked) {
   EXPECT_EQ(w.reordered(), 2u);  // the second 5 and the 3
 }
 
+// A Resource sample's counters move with it when a straggler overtakes it.
+TEST(ReorderWindow, ResourceCountersStayWithTheirSample) {
+  ReorderWindow w(4, ~std::uint64_t{0});
+  Sample r = ev(20, true, 1);
+  r.type = SampleType::Resource;
+  for (unsigned c = 0; c < kResourceCounters; ++c) r.counters[c] = 100 + c;
+  w.insert(r, 0);
+  w.insert(ev(10, false, 2), 1);  // overtakes the Resource sample
+  Sample a, b;
+  w.front(a);
+  w.pop();
+  w.front(b);
+  EXPECT_EQ(a.data, 2u);
+  EXPECT_FALSE(a.is_resource());
+  EXPECT_EQ(a.counters[3], 0u);
+  EXPECT_EQ(b, r);
+}
+
 // Memory is flat: the window never holds more than its capacity, however long the input.
 TEST(ReorderWindow, HoldsAtMostItsCapacity) {
   ReorderWindow w(16, ~std::uint64_t{0});
   std::uint64_t last = 0, n = 0;
   for (std::uint64_t i = 0; i < 100000; ++i) {
     if (w.full()) {
-      EXPECT_GE(w.front().timestamp, last);
-      last = w.front().timestamp;
+      EXPECT_GE(w.front_timestamp(), last);
+      last = w.front_timestamp();
       w.pop();
       ++n;
     }
     // Every eighth sample is 10 ticks late (within 16 samples).
-    w.slot() = ev(1000 + 10 * i - (i % 8 == 7 ? 100 : 0), true, i);
-    w.insert(0);
+    w.insert(ev(1000 + 10 * i - (i % 8 == 7 ? 100 : 0), true, i), 0);
     ASSERT_LE(w.size(), w.capacity());
   }
   EXPECT_EQ(w.capacity(), 16u);
@@ -129,12 +147,11 @@ TEST(ReorderWindow, TimestampWrapIsNotAStraggler) {
   const std::uint64_t mask = (std::uint64_t{1} << 40) - 1;
   ReorderWindow w(4, mask);
   for (std::uint64_t t : {mask - 2, mask, std::uint64_t{3}}) {
-    w.slot() = ev(t, true, t);
-    w.insert(0);
+    w.insert(ev(t, true, t), 0);
   }
-  EXPECT_EQ(w.front().timestamp, mask - 2);
+  EXPECT_EQ(w.front_timestamp(), mask - 2);
   w.pop();
-  EXPECT_EQ(w.front().timestamp, mask);
+  EXPECT_EQ(w.front_timestamp(), mask);
   EXPECT_EQ(w.reordered(), 0u);
 }
 
