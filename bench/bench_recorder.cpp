@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
             nullptr);
       } else {
         const std::uint64_t b0 = rec->bytes(), n0 = rec->records();
-        rec->drain_once();
+        rec->drain_once(true);  // the writers are done: the final pass (nothing held)
         bytes = rec->bytes() - b0, records = rec->records() - n0;
       }
       const double s = double(now_ns() - t0) / 1e9;

@@ -1,7 +1,9 @@
 // Fuzz target: the raw classic stream reader of the analysis tools (--input-format mk1 / mk2) and the
 // tools on top of it. Any bytes either decode to whole samples or stop with an InputError naming the
-// stream and an offset inside it at a sample boundary; expand and rpt consume whatever was decoded.
+// stream and an offset inside it at a sample boundary; expand and rpt consume whatever was decoded; the
+// merge with a reorder window delivers the same samples.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -30,9 +32,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Expander ex(eo, chip, false, in.ts_mask());
   std::string out;
   Sample s;
-  std::uint64_t boundary = 0;
+  std::uint64_t boundary = 0, n = 0;
+  bool failed = false;
   try {
     while (in.next(s)) {
+      ++n;
       if (in.offset() <= boundary || in.offset() > bytes.size()) __builtin_trap();
       boundary = in.offset();
       m.feed(s);
@@ -41,7 +45,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (boundary != bytes.size()) __builtin_trap();  // a clean end consumed every byte
   } catch (const InputError& e) {
+    failed = true;
     if (e.file() != "fuzz.dat" || e.offset() != boundary || e.offset() >= bytes.size()) __builtin_trap();
+  }
+  // The merge's reorder window (E50) over the same bytes: the same samples, none lost or added, the same
+  // error after them, and out of time order exactly what it counts.
+  {
+    std::vector<std::unique_ptr<Input>> v;
+    v.push_back(std::make_unique<ClassicStream>("fuzz.dat", chip, bytes, 10'000'000));
+    Merged mg(std::move(v), (data[0] >> 1) % 8);
+    std::uint64_t n2 = 0, behind = 0, last = 0;
+    bool failed2 = false;
+    try {
+      while (mg.next(s)) {
+        if (n2 && s.timestamp < last) ++behind;
+        last = s.timestamp;
+        ++n2;
+      }
+    } catch (const InputError& e) {
+      failed2 = true;
+      if (e.offset() != boundary) __builtin_trap();
+    }
+    if (n2 != n || failed2 != failed || behind != mg.out_of_order()) __builtin_trap();
   }
   m.finish();
   (void)render_text(make_report(m, true), {true, true});

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -138,6 +139,10 @@ class KronFile final : public Input {
       w.push_back(fmt::format("{}: the recorder lost {} samples before they reached the file ({} overruns, {} "
                               "overwritten in circular mode)",
                               path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
+    if (h.late)  // trace format 1.1 (E33)
+      w.push_back(fmt::format("{}: the recorder wrote {} samples late, after a sample with a later timestamp "
+                              "(their probe was held longer than the recorder's hold-back)",
+                              path_, h.late));
     return w;
   }
   std::string counter_name(unsigned i) const override {
@@ -188,7 +193,7 @@ std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& o
 
 // ---- Merging -----------------------------------------------------------------------------------
 
-Merged::Merged(std::vector<std::unique_ptr<Input>> inputs) : inputs_(std::move(inputs)) {
+Merged::Merged(std::vector<std::unique_ptr<Input>> inputs, std::size_t reorder_window) : inputs_(std::move(inputs)) {
   for (const auto& in : inputs_) {
     if (clock_hz_ == 0) clock_hz_ = in->clock_hz();
     if (in->clock_hz() != clock_hz_)
@@ -202,6 +207,7 @@ Merged::Merged(std::vector<std::unique_ptr<Input>> inputs) : inputs_(std::move(i
     heap_.reserve(inputs_.size());
     for (std::size_t i = 0; i < inputs_.size(); ++i) push(i);
   }
+  if (reorder_window) window_ = std::make_unique<ReorderWindow>(reorder_window, ts_mask_);
 }
 
 void Merged::push(std::size_t i) {
@@ -210,21 +216,52 @@ void Merged::push(std::size_t i) {
   if (inputs_[i]->next(h.s)) heap_.push_back(h);
 }
 
-bool Merged::next(Sample& out) {
+bool Merged::next_raw(Sample& out, std::size_t& input) {
   if (inputs_.size() == 1) {  // the common case: no merge
     if (!inputs_[0]->next(out)) return false;
-    last_ = 0;
+    input = 0;
+    return true;
+  }
+  if (heap_.empty()) return false;
+  // Few inputs (one per node): a linear scan beats a heap. Ties go to the earlier input.
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < heap_.size(); ++k)
+    if (heap_[k].s.timestamp < heap_[best].s.timestamp ||
+        (heap_[k].s.timestamp == heap_[best].s.timestamp && heap_[k].input < heap_[best].input))
+      best = k;
+  out = heap_[best].s;
+  input = heap_[best].input;
+  if (!inputs_[input]->next(heap_[best].s)) heap_.erase(heap_.begin() + static_cast<std::ptrdiff_t>(best));
+  return true;
+}
+
+bool Merged::next(Sample& out) {
+  if (!window_) {
+    if (!next_raw(out, last_)) return false;
   } else {
-    if (heap_.empty()) return false;
-    // Few inputs (one per node): a linear scan beats a heap. Ties go to the earlier input.
-    std::size_t best = 0;
-    for (std::size_t k = 1; k < heap_.size(); ++k)
-      if (heap_[k].s.timestamp < heap_[best].s.timestamp ||
-          (heap_[k].s.timestamp == heap_[best].s.timestamp && heap_[k].input < heap_[best].input))
-        best = k;
-    out = heap_[best].s;
-    last_ = heap_[best].input;
-    if (!inputs_[last_]->next(heap_[best].s)) heap_.erase(heap_.begin() + static_cast<std::ptrdiff_t>(best));
+    // Keep the window full (each sample read into `out`, then its place in the window), then release
+    // the oldest into `out`.
+    while (!raw_done_ && !window_->full()) {
+      std::size_t in = 0;
+      bool got = false;
+      try {
+        got = next_raw(out, in);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+      if (!got) {
+        raw_done_ = true;
+        break;
+      }
+      window_->insert(out, static_cast<std::uint32_t>(in));
+    }
+    if (window_->empty()) {
+      if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+      return false;
+    }
+    window_->front(out);
+    last_ = window_->front_input();
+    window_->pop();
   }
   if (started_ && out.timestamp < last_ts_) ++out_of_order_;
   started_ = true;
@@ -237,9 +274,15 @@ std::vector<std::string> Merged::warnings() const {
   std::vector<std::string> w;
   for (const auto& in : inputs_)
     for (auto& x : in->warnings()) w.push_back(std::move(x));
+  if (reordered())
+    w.push_back(fmt::format("{} samples arrived after a later sample and were put back in time order (reorder "
+                            "window of {} samples)",
+                            reordered(), window_->capacity()));
   if (out_of_order_)
-    w.push_back(fmt::format("{} samples were earlier than the sample merged before them (an input not in time order)",
-                            out_of_order_));
+    w.push_back(fmt::format("{} samples were earlier than the sample merged before them (an input not in time order{})",
+                            out_of_order_,
+                            window_ ? fmt::format(", by more than the reorder window of {} samples", window_->capacity())
+                                    : std::string()));
   return w;
 }
 
@@ -247,7 +290,7 @@ Merged open_inputs(const std::vector<std::string>& paths, const InputOptions& op
   std::vector<std::unique_ptr<Input>> v;
   if (paths.empty()) v.push_back(open_input("mk.dat", opt));  // 003 section 3.5: mk_rdsample's default file
   for (const auto& p : paths) v.push_back(open_input(p, opt));
-  return Merged(std::move(v));
+  return Merged(std::move(v), opt.reorder_window);
 }
 
 }  // namespace kron::analysis

@@ -10,17 +10,21 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "kron/core/sample.hpp"
+#include "analysis/reorder.hpp"
 #include "kron/format/classic.hpp"
 
 namespace kron::analysis {
 
 enum class InputFormat : std::uint8_t { Auto, Kron, Mk1, Mk2 };
+// ERRATUM E50: 16384 samples (2.6 MiB): a straggler that many samples late is still put in its place.
+inline constexpr std::size_t kDefaultReorderWindow = 16384;
 // "auto", "kron", "mk1", "mk2"; throws std::invalid_argument otherwise.
 InputFormat parse_input_format(const std::string& s);
 const char* name(InputFormat f);
@@ -31,6 +35,8 @@ struct InputOptions {
   InputFormat format = InputFormat::Auto;
   // A raw stream's timestamp clock. 003 section 1.2: 40 MHz NODECLK / 4 = 10 MHz by default.
   std::uint64_t ts_hz = 10'000'000;
+  // ERRATUM E50: samples held by the merge's reorder window (0: none, the inputs' order as it is).
+  std::size_t reorder_window = kDefaultReorderWindow;
 };
 
 // One input: a source of samples in the order the file holds them.
@@ -84,11 +90,14 @@ class ClassicStream final : public Input {
 std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& opt);
 
 // ERRATUM E49. Several inputs merged in time order: a k-way merge on timestamps (each input is taken to be in time
-// order, as a board's memory and a recorder's file are; a sample earlier than the one merged before it
-// is still delivered, and counted in out_of_order()). All inputs must share one timestamp clock.
+// order, as a board's memory and a recorder's file are), then a bounded reorder window (E50,
+// reorder.hpp) that puts a straggler in its place when it arrives within `reorder_window` samples of it
+// (counted in reordered()); a sample earlier than the one delivered before it is still delivered, and
+// counted in out_of_order(). All inputs must share one timestamp clock.
 class Merged {
  public:
-  explicit Merged(std::vector<std::unique_ptr<Input>> inputs);  // throws InputError on differing clocks
+  // Throws InputError on differing clocks.
+  explicit Merged(std::vector<std::unique_ptr<Input>> inputs, std::size_t reorder_window = kDefaultReorderWindow);
   bool next(Sample& out);
   // Index of the input the last sample came from.
   std::size_t last_input() const { return last_; }
@@ -97,7 +106,8 @@ class Merged {
   std::uint64_t ts_mask() const { return ts_mask_; }
   std::uint64_t samples() const { return samples_; }
   std::uint64_t out_of_order() const { return out_of_order_; }
-  // Every input's warnings(), and samples out of time order.
+  std::uint64_t reordered() const { return window_ ? window_->reordered() : 0; }
+  // Every input's warnings(), samples put back in time order, and samples out of time order.
   std::vector<std::string> warnings() const;
 
  private:
@@ -106,7 +116,13 @@ class Merged {
     std::size_t input;
   };
   void push(std::size_t i);
+  bool next_raw(Sample& out, std::size_t& input);  // the k-way merge, before the window
   std::vector<std::unique_ptr<Input>> inputs_;
+  std::unique_ptr<ReorderWindow> window_;  // null: no window
+  bool raw_done_ = false;
+  // A bad input met while reading ahead into the window: raised once the samples before it are out, so
+  // that what a tool prints before the error is still everything before the bad sample.
+  std::exception_ptr error_;
   std::vector<Head> heap_;  // min-heap on (timestamp, input)
   std::uint64_t clock_hz_ = 0, ts_mask_ = ~std::uint64_t{0};
   std::uint64_t samples_ = 0, out_of_order_ = 0, last_ts_ = 0;

@@ -55,7 +55,7 @@ Merged open_inputs_or_stdin(const std::vector<std::string>& paths, const InputOp
     throw InputError::at_offset(kStdinName, 0, "standard input (-) can be named only once");
   std::vector<std::unique_ptr<Input>> v;
   for (const auto& p : paths) v.push_back(p == "-" ? open_stdin(std::cin, opt) : open_input(p, opt));
-  return Merged(std::move(v));
+  return Merged(std::move(v), opt.reorder_window);
 }
 
 }  // namespace kron::analysis

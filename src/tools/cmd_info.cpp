@@ -52,6 +52,7 @@ int run(const Args& a) {
     j["waits"] = h.waits;
     j["wait_ticks"] = h.wait_ticks;
     j["dropped_tail_bytes"] = r.dropped_tail_bytes();
+    j["late"] = h.late;
     j["counters"] = nlohmann::json::array();
     for (unsigned n = 0; n < kResourceCounters; ++n) j["counters"].push_back(std::string(tracefile::counter_name(h, n)));
     j["lanes"] = nlohmann::json::array();
@@ -71,6 +72,9 @@ int run(const Args& a) {
     fmt::print("passed filter {}, overruns {}, overwritten {}, waits {} ({:.3f} ms held){}\n", h.passed_filter, h.overruns,
                h.overwritten, h.waits, double(h.wait_ticks) * 1e3 / double(h.clock_hz),
                h.passed_filter == trace + resource + h.overruns + h.overwritten ? "" : "  (accounting does not add up)");
+  if (h.late)
+    fmt::print("{} samples written late, after a sample with a later timestamp (docs/trace-format.md \"Time order\")\n",
+               h.late);
   if (r.dropped_tail_bytes()) fmt::print("dropped {} bytes of a record cut short\n", r.dropped_tail_bytes());
   for (unsigned n = 0; n < kResourceCounters; ++n)
     if (!tracefile::counter_name(h, n).empty()) fmt::print("counter {:>2}: {}\n", n, tracefile::counter_name(h, n));

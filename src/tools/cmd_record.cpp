@@ -28,6 +28,7 @@ struct Args {
   unsigned lanes = board::kDefaultLanes;
   unsigned node = 0;
   bool quiet = false;
+  double hold_ms = double(recorder::Recorder::kDefaultHoldMs);
   std::vector<std::string> program;
 };
 
@@ -41,6 +42,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int run(const Args& a) {
+  if (!(a.hold_ms >= 0 && a.hold_ms <= 60000))
+    throw InputError::at_offset("--hold-back " + std::to_string(a.hold_ms), 0, "expected milliseconds from 0 to 60000");
   board::CreateOptions o;
   o.name = "record-" + std::to_string(::getpid());
   o.replace = true;
@@ -74,7 +77,8 @@ int run(const Args& a) {
   for (const auto& p : a.program) cmdline += (cmdline.empty() ? "" : " ") + p;
   tracefile::set_program(fh, cmdline);
   tracefile::Writer writer(a.output, fh);
-  recorder::Recorder rec(reader, writer);
+  recorder::Recorder rec(reader, writer,
+                         static_cast<std::uint64_t>(a.hold_ms * 1e-3 * double(reader.header().clock_hz)));
   reader.set_drainer(true);
 
   struct sigaction sa {};
@@ -111,8 +115,8 @@ int run(const Args& a) {
     if (n < 1024) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   g_child = 0;
-  rec.drain_once();  // what the program published before it ended
-  rec.drain_once();  // and lanes freed by the pass before
+  rec.drain_once(true);  // what the program published before it ended, and everything held
+  rec.drain_once(true);  // and lanes freed by the pass before
   reader.set_drainer(false);
   const double secs = seconds_since(t0);
   rec.finish(fh);
@@ -122,6 +126,10 @@ int run(const Args& a) {
              "passed {} {} recorded + overruns + overwritten\n",
              rec.records(), secs, double(rec.records()) / (secs > 0 ? secs : 1), a.output, t.overruns, t.overwritten,
              t.waits, double(t.wait_ticks) * 1e3 / double(reader.header().clock_hz), t.passed, t.exact() ? "=" : "!=");
+  if (rec.late())
+    fmt::print(stderr, "kron record: {} samples were written late, after a sample with a later timestamp (their probe "
+               "was held longer than --hold-back between its timestamp and its publication); counted in the file\n",
+               rec.late());
   for (const auto& p : reader.problems()) fmt::print(stderr, "kron record: {}\n", p);
   if (WIFSIGNALED(status)) {
     fmt::print(stderr, "kron record: {} was killed by signal {}\n", a.program[0], WTERMSIG(status));
@@ -145,6 +153,9 @@ KRON_COMMAND("record", "run a program on a new board and record its samples into
   app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)");
   app.add_option("--lanes", a->lanes, "lanes (threads writing at once)")->capture_default_str();
   app.add_option("--node", a->node, "node number of the source identification")->capture_default_str();
+  app.add_option("--hold-back", a->hold_ms,
+                 "ms a sample is held before it is written, so that the file is in time order across threads")
+      ->capture_default_str();
   app.add_flag("-q,--quiet", a->quiet, "no progress line");
   app.add_option("program", a->program, "-- PROGRAM ARGS")->required();
   return [a] { return run(*a); };

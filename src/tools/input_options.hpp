@@ -13,6 +13,7 @@ struct InputArgs {
   std::vector<std::string> files;
   std::string format = "auto";
   std::uint64_t ts_hz = 10'000'000;
+  std::size_t reorder_window = analysis::kDefaultReorderWindow;
 
   void add(CLI::App& app) {
     app.add_option("files", files,
@@ -24,11 +25,16 @@ struct InputArgs {
         ->check(CLI::IsMember({"auto", "kron", "mk1", "mk2"}));
     app.add_option("--ts-hz", ts_hz, "timestamp clock of a raw stream, Hz (default 10 MHz, 003 section 1.2)")
         ->check(CLI::PositiveNumber);
+    app.add_option("--reorder-window", reorder_window,
+                   "samples the merge holds to put a straggler back in time order (0: none)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 24));
   }
   analysis::Merged open() const {
     analysis::InputOptions o;
     o.format = analysis::parse_input_format(format);
     o.ts_hz = ts_hz;
+    o.reorder_window = reorder_window;
     return analysis::open_inputs_or_stdin(files, o);  // "-" is standard input
   }
 };

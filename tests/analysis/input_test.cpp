@@ -191,6 +191,7 @@ TEST(Merge, KWayInTimeOrder) {
   fs::remove_all(dir);
 }
 
+// Without a reorder window (E50: 0), a sample out of order is delivered where it is and counted.
 TEST(Merge, SampleOutOfOrderInOneInputIsCountedNotDropped) {
   std::vector<Sample> v(3);
   v[0].timestamp = 10;
@@ -199,7 +200,7 @@ TEST(Merge, SampleOutOfOrderInOneInputIsCountedNotDropped) {
   const auto bytes = encode_stream(classic::Chip::Mk2, v);
   std::vector<std::unique_ptr<Input>> ins;
   ins.push_back(std::make_unique<ClassicStream>("x", classic::Chip::Mk2, bytes, 10'000'000));
-  Merged m(std::move(ins));
+  Merged m(std::move(ins), 0);
   EXPECT_EQ(read_all(m).size(), 3u);
   EXPECT_EQ(m.out_of_order(), 1u);
 }

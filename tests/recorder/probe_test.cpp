@@ -338,7 +338,7 @@ TEST(RecorderTest, LanesOfOnePassAreMergedByTimestamp) {
   {
     tracefile::Writer w(path, r.file_header());
     recorder::Recorder rec(r, w);
-    EXPECT_EQ(rec.drain_once(), 6u);
+    EXPECT_EQ(rec.drain_once(true), 6u);
     rec.finish(r.file_header());
   }
   tracefile::Reader f(path);

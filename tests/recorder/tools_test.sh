@@ -44,6 +44,25 @@ assert j["passed_filter"] == j["samples"] + j["overruns"] + j["overwritten"], j
 # (overruns may include lane-full drops when the drain falls behind, e.g. under sanitizers)
 PY
 
+# Time order across threads (E31): sample1's class-4 pairs (send on the main thread, receive on the
+# receiver thread; 003 mk_rpt class 4 matches the k-th end with the k-th start in time order). A receive
+# written before its send leaves one start and one end unmatched and shifts every later pair. The
+# recorder alone must get it right, so rpt runs without its reorder window (E50); and whatever the file
+# holds out of time order, the header counts (`late`). Several recordings: the race is one of timing.
+info_file=${KRON_SOURCE_DIR:?}/examples/sample1/interval.info
+for k in 1 2 3 4 5 6; do
+  "$kron" record -q -o "$tmp/o.trace" -- "$sample" 5000 >/dev/null
+  python3 - "$("$kron" rpt --json -f "$info_file" --reorder-window 0 "$tmp/o.trace")" \
+    "$("$kron" info --json "$tmp/o.trace")" <<'PY' || fail "sample1 recording $k out of time order"
+import json, sys
+r, i = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+row = [x for x in r["rows"] if x["class"] == 4][0]
+assert r["out_of_order"] == i["late"], ("samples out of order that the file does not count", r["out_of_order"], i["late"])
+assert row["count"] == 5000 and row["unmatched_starts"] == 0 and row["unmatched_ends"] == 0, row
+assert i["late"] == 0, i["late"]
+PY
+done
+
 # KRON_DISABLE_PROBES: the same program with every probe compiled away records nothing.
 "$kron" record -q -o "$tmp/d.trace" -- "${KRON_SAMPLE1_DISABLED:?}" 300 >/dev/null
 "$kron" info "$tmp/d.trace" | grep -q "samples 0 " || fail "disabled probes recorded"
@@ -105,6 +124,7 @@ set +e
 "$kron" record --buffer 12Q -o "$tmp/x" -- true 2>"$tmp/err"; [ $? -eq 2 ] || fail "bad --buffer exit"
 grep -q -- "--buffer 12Q" "$tmp/err" || fail "bad --buffer message"
 "$kron" record --counter 3=bogus -o "$tmp/x" -- true 2>"$tmp/err"; [ $? -eq 2 ] || fail "bad --counter"
+"$kron" record --hold-back -1 -o "$tmp/x" -- true 2>"$tmp/err"; [ $? -eq 2 ] || fail "bad --hold-back"
 "$kron" status --board no-such-board-$$ 2>"$tmp/err"; [ $? -eq 2 ] || fail "missing board"
 "$kron" board rm "$board"
 "$kron" board create "$board" --buffer 64K >/dev/null

@@ -22,7 +22,8 @@ namespace kron::tracefile {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 0;  // a reader accepts any minor, skipping unknown record kinds
+inline constexpr std::uint16_t kMinor = 1;  // a reader accepts any minor, skipping unknown record kinds
+// Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files).
 
 enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
@@ -62,9 +63,12 @@ struct FileHeader {
   std::uint16_t reserved0[3];
   char counter_names[kResourceCounters][kCounterNameBytes];  // source of each resource counter, "" if unused
   char program[kProgramBytes];      // command line that was recorded, NUL-terminated
-  std::uint8_t reserved[120];
+  // 1.1: records written after a record with a later timestamp (the live recorder's time order failed
+  // for them: docs/trace-format.md "Time order"). 0 in 1.0 files (reserved bytes were zero).
+  std::uint64_t late;
+  std::uint8_t reserved[112];
 };
-static_assert(sizeof(FileHeader) == 1024, "FileHeader is a file ABI");
+static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904, "FileHeader is a file ABI");
 
 // Record kinds. size is the whole record in bytes (a multiple of 8), so unknown kinds can be skipped.
 enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2 };
