@@ -1,6 +1,8 @@
 // The analysis tools' speed (issue 4, "Fast"): `kron rpt` and `kron expand` over a large kron trace file
 // against the floor `cat FILE > /dev/null`, in the same run, with peak memory at two file sizes (memory
-// must stay flat). Writes BUILD/bench-tools.json (top-level keys tools_*), then runs the in-process
+// must stay flat), and expand against a second floor, `head -c BYTES /dev/zero > /dev/null` (producing
+// and writing as many bytes as expand prints). Wall and CPU (user + system) time of each child. Writes
+// BUILD/bench-tools.json (top-level keys tools_*), then runs the in-process
 // Google Benchmarks of the inner loops.
 //
 //   build/bench/kron_bench_tools                  (1 GiB trace; KRON_BENCH_TOOLS_MIB=N for another size)
@@ -70,7 +72,8 @@ std::uint64_t write_trace(const fs::path& p, std::uint64_t bytes) {
 }
 
 struct RunResult {
-  double seconds;
+  double seconds;      // wall
+  double cpu_seconds;  // user + system of the child: steadier than wall on a shared machine
   long maxrss_kib;
 };
 
@@ -97,17 +100,32 @@ RunResult run(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s failed (status %d)\n", args[0].c_str(), status);
     std::exit(1);
   }
-  return {std::chrono::duration<double>(t1 - t0).count(), ru.ru_maxrss};
+  const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                     static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  return {std::chrono::duration<double>(t1 - t0).count(), cpu, ru.ru_maxrss};
 }
 
 RunResult best_of(int n, const std::vector<std::string>& args) {
-  RunResult best{1e30, 0};
+  RunResult best{1e30, 1e30, 0};
   for (int k = 0; k < n; ++k) {
     const auto r = run(args);
     if (r.seconds < best.seconds) best.seconds = r.seconds;
+    if (r.cpu_seconds < best.cpu_seconds) best.cpu_seconds = r.cpu_seconds;
     if (r.maxrss_kib > best.maxrss_kib) best.maxrss_kib = r.maxrss_kib;
   }
   return best;
+}
+
+// Bytes `kron expand` prints for the file (default options), counted in-process with the same code.
+std::uint64_t expand_bytes(const fs::path& p) {
+  Merged in = open_inputs({p.string()}, {});
+  Expander ex({}, classic::Chip::Mk2, true, in.ts_mask());
+  std::vector<Sample> batch(256);
+  std::vector<char> line(Expander::kMaxLine);
+  std::uint64_t total = 0;
+  while (const std::size_t n = in.next_batch(batch))
+    for (std::size_t k = 0; k < n; ++k) total += static_cast<std::uint64_t>(ex.line(batch[k], line.data()) - line.data());
+  return total;
 }
 
 void tool_figures(const fs::path& build) {
@@ -130,26 +148,39 @@ void tool_figures(const fs::path& build) {
   const auto rpt_h = best_of(2, {kron, "rpt", "-s", "-h", "-f", info.string(), big.string()});
   const auto expand = best_of(2, {kron, "expand", big.string()});
   const auto expand_small = best_of(1, {kron, "expand", small.string()});
+  // expand's fair floor: producing as many bytes as it prints (2-3 per byte of trace) and writing them
+  // to the same /dev/null: `head -c BYTES /dev/zero`.
+  const std::uint64_t text_bytes = expand_bytes(big);
+  const auto write_floor = best_of(3, {"head", "-c", std::to_string(text_bytes), "/dev/zero"});
   fs::remove(big);
   fs::remove(small);
   fs::remove(info);
   const double n = static_cast<double>(samples);
   std::printf("file %.0f bytes, %llu samples (%llu in the quarter-size file)\n", bytes,
               static_cast<unsigned long long>(samples), static_cast<unsigned long long>(small_samples));
-  std::printf("cat > /dev/null      %7.3f s  %8.1f MB/s\n", cat.seconds, bytes / cat.seconds / 1e6);
-  std::printf("kron rpt             %7.3f s  %8.1f Msamples/s  %5.2fx cat  peak RSS %ld KiB (quarter file: %ld KiB)\n",
-              rpt.seconds, n / rpt.seconds / 1e6, rpt.seconds / cat.seconds, rpt.maxrss_kib, rpt_small.maxrss_kib);
-  std::printf("kron rpt -s -h       %7.3f s  %8.1f Msamples/s  %5.2fx cat  peak RSS %ld KiB\n", rpt_h.seconds,
-              n / rpt_h.seconds / 1e6, rpt_h.seconds / cat.seconds, rpt_h.maxrss_kib);
-  std::printf("kron expand          %7.3f s  %8.1f Msamples/s  %5.2fx cat  peak RSS %ld KiB (quarter file: %ld KiB)\n",
-              expand.seconds, n / expand.seconds / 1e6, expand.seconds / cat.seconds, expand.maxrss_kib,
+  auto line = [&](const char* what, const RunResult& r, const RunResult& floor, const char* floor_name) {
+    std::printf("%-22s %7.3f s wall %7.3f s cpu  %7.1f Msamples/s  %5.2fx %s (cpu %5.2fx)  peak RSS %ld KiB\n", what,
+                r.seconds, r.cpu_seconds, n / r.seconds / 1e6, r.seconds / floor.seconds, floor_name,
+                r.cpu_seconds / floor.cpu_seconds, r.maxrss_kib);
+  };
+  std::printf("cat > /dev/null        %7.3f s wall %7.3f s cpu  %8.1f MB/s\n", cat.seconds, cat.cpu_seconds,
+              bytes / cat.seconds / 1e6);
+  std::printf("head -c %llu /dev/zero (expand's write floor) %7.3f s wall %7.3f s cpu\n",
+              static_cast<unsigned long long>(text_bytes), write_floor.seconds, write_floor.cpu_seconds);
+  line("kron rpt", rpt, cat, "cat");
+  line("kron rpt -s -h", rpt_h, cat, "cat");
+  line("kron expand", expand, cat, "cat");
+  line("kron expand", expand, write_floor, "write floor");
+  std::printf("peak RSS at a quarter of the size: rpt %ld KiB, expand %ld KiB\n", rpt_small.maxrss_kib,
               expand_small.maxrss_kib);
   std::ofstream out(build / "bench-tools.json");
   out << "{\n"
       << " \"tools_file_bytes\": " << static_cast<std::uint64_t>(bytes) << ",\n"
       << " \"tools_samples\": " << samples << ",\n"
       << " \"tools_cat_s\": " << cat.seconds << ",\n"
+      << " \"tools_cat_cpu_s\": " << cat.cpu_seconds << ",\n"
       << " \"tools_rpt_s\": " << rpt.seconds << ",\n"
+      << " \"tools_rpt_cpu_s\": " << rpt.cpu_seconds << ",\n"
       << " \"tools_rpt_samples_per_s\": " << n / rpt.seconds << ",\n"
       << " \"tools_rpt_ratio_to_cat\": " << rpt.seconds / cat.seconds << ",\n"
       << " \"tools_rpt_maxrss_kib\": " << rpt.maxrss_kib << ",\n"
@@ -157,8 +188,12 @@ void tool_figures(const fs::path& build) {
       << " \"tools_rpt_hist_s\": " << rpt_h.seconds << ",\n"
       << " \"tools_rpt_hist_ratio_to_cat\": " << rpt_h.seconds / cat.seconds << ",\n"
       << " \"tools_expand_s\": " << expand.seconds << ",\n"
+      << " \"tools_expand_cpu_s\": " << expand.cpu_seconds << ",\n"
       << " \"tools_expand_samples_per_s\": " << n / expand.seconds << ",\n"
       << " \"tools_expand_ratio_to_cat\": " << expand.seconds / cat.seconds << ",\n"
+      << " \"tools_expand_output_bytes\": " << text_bytes << ",\n"
+      << " \"tools_write_floor_s\": " << write_floor.seconds << ",\n"
+      << " \"tools_expand_ratio_to_write_floor\": " << expand.seconds / write_floor.seconds << ",\n"
       << " \"tools_expand_maxrss_kib\": " << expand.maxrss_kib << ",\n"
       << " \"tools_expand_maxrss_kib_quarter_file\": " << expand_small.maxrss_kib << "\n"
       << "}\n";

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
@@ -14,13 +15,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const int fd = memfd_create("kron-fuzz-trace", 0);
   if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) return 0;
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  // next() sample by sample; then next_batch() (the tools' inner loop) must yield the same samples and
+  // end the same way: at the end, or with an error at the same offset.
+  std::vector<kron::Sample> one;
+  std::uint64_t one_error = ~std::uint64_t{0};
   try {
     kron::tracefile::Reader r(path);
     kron::Sample s;
-    std::uint64_t n = 0;
-    while (r.next(s)) ++n;
-    if (r.complete() && n > r.header().records_bytes / 32) __builtin_trap();  // records are at least 32 bytes
-  } catch (const kron::InputError&) {
+    while (r.next(s)) one.push_back(s);
+    if (r.complete() && one.size() > r.header().records_bytes / 32) __builtin_trap();  // records are >= 32 bytes
+  } catch (const kron::InputError& e) {
+    one_error = e.offset();
+  }
+  try {
+    kron::tracefile::Reader r(path);
+    std::vector<kron::Sample> buf(3);
+    std::size_t k = 0;
+    while (const std::size_t n = r.next_batch(buf))
+      for (std::size_t i = 0; i < n; ++i, ++k)
+        if (k >= one.size() || !(buf[i] == one[k])) __builtin_trap();
+    if (k != one.size() || one_error != ~std::uint64_t{0}) __builtin_trap();
+  } catch (const kron::InputError& e) {
+    if (e.offset() != one_error) __builtin_trap();
   }
   return 0;
 }

@@ -2,7 +2,13 @@
 // tens of millions of lines and must run close to the speed of reading the file.
 #include "analysis/expand.hpp"
 
+#include <array>
+#include <cstring>
 #include <stdexcept>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace kron::analysis {
 
@@ -30,17 +36,54 @@ unsigned width(Radix r, unsigned bits) {
   return 1;
 }
 
+// Sixteen hexadecimal digits of v at p (the most significant first), without a loop.
+inline void hex16(char* p, std::uint64_t v) {
+#if defined(__SSE2__)
+  // Each byte split into its two nibbles, interleaved, then '0' added, and 'a' - '0' - 10 more where
+  // the nibble is 10 or above: about ten vector instructions for the sixteen digits.
+  const __m128i in = _mm_cvtsi64_si128(static_cast<long long>(__builtin_bswap64(v)));
+  const __m128i low4 = _mm_set1_epi8(0x0f);
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(in, 4), low4), lo = _mm_and_si128(in, low4);
+  const __m128i nib = _mm_unpacklo_epi8(hi, lo);
+  const __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(nib, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm_add_epi8(_mm_add_epi8(nib, _mm_set1_epi8('0')), letter));
+#else
+  // SWAR: each nibble spread into a byte, eight digits at a time.
+  for (int half = 0; half < 2; ++half) {
+    std::uint64_t x = (half ? v : v >> 32) & 0xffffffffu;
+    x = ((x & 0xffff0000u) << 16) | (x & 0xffffu);
+    x = ((x & 0x0000ff000000ff00u) << 8) | (x & 0x000000ff000000ffu);
+    x = ((x & 0x00f000f000f000f0u) << 4) | (x & 0x000f000f000f000fu);
+    const std::uint64_t letters = ((x + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
+    x += 0x3030303030303030u + letters * ('a' - '0' - 10);
+    x = __builtin_bswap64(x);
+    std::memcpy(p + 8 * half, &x, 8);
+  }
+#endif
+}
+
+constexpr char kBlanks[24] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
+                               ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+
+// "00" to "99": decimal digits two at a time.
+constexpr auto kDigitPairs = [] {
+  std::array<char, 200> t{};
+  for (int i = 0; i < 100; ++i) {
+    t[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
+    t[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
+  }
+  return t;
+}();
+
 // Writes v in exactly w characters at p (w is at least the digits of the field's largest value):
-// hexadecimal and octal zero-padded, decimal right-aligned with blanks.
-inline void put(char*& p, std::uint64_t v, Radix r, unsigned w) {
-  static constexpr char kHex[] = "0123456789abcdef";
+// hexadecimal and octal zero-padded, decimal right-aligned with blanks. May write scratch beyond the
+// field, up to p + 24, which the next field or the line's end overwrites (see Expander::kMaxLine).
+[[gnu::always_inline]] inline void put(char*& p, std::uint64_t v, Radix r, unsigned w) {
   char* q = p + w;
   switch (r) {
     case Radix::Hex:
-      while (q != p) {
-        *--q = kHex[v & 15];
-        v >>= 4;
-      }
+      // The w low digits shifted to the top, then all sixteen written: the w wanted ones first.
+      hex16(p, w < 16 ? v << (4 * (16 - w)) : v);
       break;
     case Radix::Oct:
       while (q != p) {
@@ -49,11 +92,18 @@ inline void put(char*& p, std::uint64_t v, Radix r, unsigned w) {
       }
       break;
     case Radix::Dec:
+      std::memcpy(p, kBlanks, sizeof kBlanks);  // w <= 20: the blanks first, no loop to pad
+      while (v >= 100 && q - p >= 2) {
+        const auto k = static_cast<std::size_t>(v % 100) * 2;
+        v /= 100;
+        q -= 2;
+        q[0] = kDigitPairs[k];
+        q[1] = kDigitPairs[k + 1];
+      }
       do {
         *--q = static_cast<char>('0' + v % 10);
         v /= 10;
       } while (v && q != p);
-      while (q != p) *--q = ' ';
       break;
   }
   p += w;
@@ -104,9 +154,11 @@ void Expander::heading(std::string& out) const {
 }
 
 void Expander::line(const Sample& s, std::string& out) {
-  // One line is at most 2 + 3 x 64 digits + 3 kron fields + 16 x 22 digits and blanks: well under 1 KiB.
-  char buf[1024];
-  char* p = buf;
+  char buf[kMaxLine];
+  out.append(buf, static_cast<std::size_t>(line(s, buf) - buf));
+}
+
+char* Expander::line(const Sample& s, char* p) {
   const std::uint8_t h = classic::encode_header(chip_, s);
   if (opt_.header_bits) {
     // 000 Table B2: CPU ID (3) | type (2) | Shadow Reg overflow | FIFO overflow | N/A.
@@ -160,7 +212,7 @@ void Expander::line(const Sample& s, std::string& out) {
       put(p, s.counters[i], opt_.counter_radix, w_ctr_);
     }
   *p++ = '\n';
-  out.append(buf, static_cast<std::size_t>(p - buf));
+  return p;
 }
 
 }  // namespace kron::analysis

@@ -9,6 +9,7 @@
 // hold; with -c the sixteen counters of a Resource sample.
 // ERRATUM E47: "elapsed time" is in timestamp ticks since the first sample shown, in the -t radix.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -37,6 +38,11 @@ class Expander {
   void heading(std::string& out) const;
   // Appends one line for `s`.
   void line(const Sample& s, std::string& out);
+  // Writes one line for `s` at p, which has room for kMaxLine characters; returns the end of the line.
+  // One line is at most 2 + 3 x 64 digits + 3 kron fields + 16 x 22 digits and blanks, well under 1 KiB,
+  // and a field may write up to 24 bytes of scratch past its start before the next field overwrites it.
+  static constexpr std::size_t kMaxLine = 1024;
+  char* line(const Sample& s, char* p);
 
  private:
   ExpandOptions opt_;

@@ -45,6 +45,11 @@ class Input {
   virtual ~Input() = default;
   // The next sample; false at the end. Throws InputError (file, offset) on a malformed sample.
   virtual bool next(Sample& out) = 0;
+  // Up to out.size() samples at once (the tools' inner loop); 0 at the end. A malformed sample ends a
+  // batch early with the samples before it, and the next call throws: nothing decoded is lost. The
+  // default calls next(), which must leave the input where it was when it throws. As for
+  // tracefile::Reader::next_batch, the Trace samples in `out` must have zero counters (reuse one buffer).
+  virtual std::size_t next_batch(std::span<Sample> out);
   const std::string& path() const { return path_; }
   InputFormat format() const { return format_; }
   std::uint64_t clock_hz() const { return clock_hz_; }
@@ -99,6 +104,9 @@ class Merged {
   // Throws InputError on differing clocks.
   explicit Merged(std::vector<std::unique_ptr<Input>> inputs, std::size_t reorder_window = kDefaultReorderWindow);
   bool next(Sample& out);
+  // Up to out.size() samples in merged order; 0 at the end (see Input::next_batch). With one input this
+  // is that input's batch, no merge; with several it is one sample a call.
+  std::size_t next_batch(std::span<Sample> out);
   // Index of the input the last sample came from.
   std::size_t last_input() const { return last_; }
   const std::vector<std::unique_ptr<Input>>& inputs() const { return inputs_; }

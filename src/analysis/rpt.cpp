@@ -109,17 +109,27 @@ Matcher::Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t 
   small_off_.push_back(static_cast<std::uint32_t>(small_flat_.size()));
 }
 
-std::span<const Matcher::Role> Matcher::roles(std::uint64_t ev) const {
+inline std::span<const Matcher::Role> Matcher::roles(std::uint64_t ev) const {
   if (ev < kSmall) return {small_flat_.data() + small_off_[ev], small_flat_.data() + small_off_[ev + 1]};
   if (big_roles_.empty()) return {};
   const auto it = big_roles_.find(ev);
   return it == big_roles_.end() ? std::span<const Role>{} : std::span<const Role>(it->second);
 }
 
-std::uint32_t Matcher::stream_of(const Sample& s) {
+std::uint32_t Matcher::stream_of(const Sample& s) { return stream_one(s); }
+
+inline std::uint32_t Matcher::stream_one(const Sample& s) {
   const StreamKey sk = StreamKey::of(s);
   const std::uint64_t key = sk.key();
-  if (key == last_key_) return last_stream_;
+  StreamCache& c = stream_cache_[(key * 0x9e3779b97f4a7c15u) >> (64 - kStreamCacheBits)];
+  if (c.idx != kAll && c.key == key) return c.idx;
+  c.idx = new_stream(sk, key);
+  c.key = key;
+  return c.idx;
+}
+
+// A stream not in the cache: found among those seen, or added.
+std::uint32_t Matcher::new_stream(const StreamKey& sk, std::uint64_t key) {
   std::uint32_t idx = static_cast<std::uint32_t>(streams_.size());
   if (streams_.size() <= 16) {  // few streams (one per processor): a linear scan beats hashing
     for (std::uint32_t k = 0; k < stream_keys_.size(); ++k)
@@ -140,8 +150,6 @@ std::uint32_t Matcher::stream_of(const Sample& s) {
     open_.resize(streams_.size() * machines_.size());
     stats_.resize(streams_.size() * total_parts_);
   }
-  last_key_ = key;
-  last_stream_ = idx;
   return idx;
 }
 
@@ -160,7 +168,7 @@ std::string Matcher::part_name(unsigned interval, unsigned part) const {
   return iv.names[part];
 }
 
-void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
+inline void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
                      std::uint64_t start, std::uint64_t end) {
   // ERRATUM E43: modulo the timestamp field's width, so a counter that wrapped gives the right interval.
   const std::uint64_t d = (end - start) & ts_mask_;
@@ -169,13 +177,19 @@ void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std:
   if (on_interval) on_interval(Occurrence{m.interval, part, stream, start_stream, start, end, d});
 }
 
-bool Matcher::feed(const Sample& s) {
+bool Matcher::feed(const Sample& s) { return feed_one(s); }
+
+void Matcher::feed_batch(std::span<const Sample> batch) {
+  for (const Sample& s : batch) feed_one(s);
+}
+
+inline bool Matcher::feed_one(const Sample& s) {
   ++samples_;
   if (s.is_resource()) ++resource_samples_;  // 003: counters discarded, treated as a Trace sample
   const auto rs = roles(s.data & event_mask_);
   if (rs.empty()) return false;
   ++matched_events_;
-  const std::uint32_t stream = stream_of(s);
+  const std::uint32_t stream = stream_one(s);
   for (const Role& r : rs) {
     const Machine& m = machines_[r.machine];
     if (m.global) {  // ERRATUM E46: class 4, k-th end with k-th start, all streams, time order

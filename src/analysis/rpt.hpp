@@ -119,6 +119,8 @@ class Matcher {
 
   // Returns true when the sample is one of interval.info's events.
   bool feed(const Sample& s);
+  // feed() for each sample of a batch (the tools' inner loop: one call a batch).
+  void feed_batch(std::span<const Sample> batch);
   void finish();  // counts the starts still open as unmatched
 
   // Called for every completed occurrence when set.
@@ -156,9 +158,12 @@ class Matcher {
     std::uint64_t t = 0;
     bool open = false;
   };
-  std::span<const Role> roles(std::uint64_t event) const;
+  [[gnu::always_inline]] inline bool feed_one(const Sample& s);  // defined and used in rpt.cpp only
+  [[gnu::always_inline]] inline std::span<const Role> roles(std::uint64_t event) const;
+  std::uint32_t new_stream(const StreamKey& sk, std::uint64_t key);
+  [[gnu::always_inline]] inline std::uint32_t stream_one(const Sample& s);
   Stats& slot(unsigned interval, unsigned part, std::uint32_t stream);
-  void record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
+  [[gnu::always_inline]] inline void record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
               std::uint64_t start, std::uint64_t end);
 
   const IntervalInfo& info_;
@@ -175,8 +180,14 @@ class Matcher {
   std::vector<StreamKey> streams_;
   std::vector<std::uint64_t> stream_keys_;  // searched linearly while there are few streams
   std::unordered_map<std::uint64_t, std::uint32_t> stream_index_;
-  std::uint64_t last_key_ = ~std::uint64_t{0};
-  std::uint32_t last_stream_ = 0;
+  // Streams recently seen, direct-mapped on a hash of the key: one compare per sample however the
+  // streams interleave (a recorder's lanes alternate, so "the last stream" alone rarely hits).
+  struct StreamCache {
+    std::uint64_t key = 0;
+    std::uint32_t idx = kAll;  // kAll: empty
+  };
+  static constexpr unsigned kStreamCacheBits = 6;
+  std::array<StreamCache, 1u << kStreamCacheBits> stream_cache_{};
   std::vector<Open> open_;                        // [stream * machines + machine], classes 1-3
   std::vector<std::deque<std::pair<std::uint64_t, std::uint32_t>>> queues_;  // per machine, class 4
   std::vector<Stats> stats_;                      // [stream * total_parts + slot]

@@ -21,6 +21,9 @@ static_assert(std::endian::native == std::endian::little, "kron trace files are 
 
 namespace {
 constexpr std::size_t kWriteBuffer = 1 << 20;
+// Copied over a Trace sample's counters: a fixed-size copy compiles to a few vector stores, where
+// counters.fill(0) became `rep stos` (tens of cycles to start) in the readers' inner loop.
+constexpr std::uint64_t kZeroCounters[kResourceCounters] = {};
 
 std::runtime_error sys_error(const std::string& path, const char* what) {
   return std::runtime_error(path + ": " + what + ": " + std::strerror(errno));
@@ -220,6 +223,51 @@ void Reader::release_behind() {
   released_ = upto;
 }
 
+std::size_t Reader::next_batch(std::span<Sample> out) {
+  std::size_t n = 0;
+  const std::uint8_t* const map = map_;
+  std::uint64_t pos = pos_;
+  const std::uint64_t end = end_;
+  // Whole Trace records back to back (every record but one in 64 in a live recording): fields copied
+  // straight from the mapping, no per-record bounds logic beyond the one compare.
+  while (n < out.size() && pos < end && end - pos >= sizeof(TraceRecord)) {
+    TraceRecord t;
+    __builtin_prefetch(map + pos + 2048);  // ahead of the hardware prefetcher, which stops at each page
+    std::memcpy(&t, map + pos, sizeof t);
+    if (t.h.kind != RecordKind::Trace || t.h.size != sizeof(TraceRecord)) {
+      if (t.h.kind != RecordKind::Resource || t.h.size != sizeof(ResourceRecord) || end - pos < sizeof(ResourceRecord))
+        break;  // anything else (unknown kind, a bad or cut record): next() decides
+      Sample& s = out[n++];
+      s.type = SampleType::Resource;
+      s.flags = t.h.flags;
+      s.group = t.h.group;
+      s.cpu = t.h.cpu;
+      s.source = t.source;
+      s.thread = t.thread;
+      s.timestamp = t.timestamp;
+      s.data = t.data;
+      std::memcpy(s.counters.data(), map + pos + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
+      pos += sizeof(ResourceRecord);
+      continue;
+    }
+    Sample& s = out[n++];
+    if (s.type != SampleType::Trace) std::memcpy(s.counters.data(), kZeroCounters, sizeof kZeroCounters);
+    s.type = SampleType::Trace;
+    s.flags = t.h.flags;
+    s.group = t.h.group;
+    s.cpu = t.h.cpu;
+    s.source = t.source;
+    s.thread = t.thread;
+    s.timestamp = t.timestamp;
+    s.data = t.data;
+    pos += sizeof(TraceRecord);
+  }
+  pos_ = pos;
+  if (pos_ - released_ >= kReleaseBytes) release_behind();
+  if (n == 0 && !out.empty() && next(out[0])) n = 1;  // the general path: skips, cut tails, errors (throws)
+  return n;
+}
+
 bool Reader::next(Sample& out) {
   // Fast path, every tool's inner loop: a whole Trace record inside the record area.
   if (end_ - pos_ >= sizeof(TraceRecord) && pos_ < end_) {
@@ -234,7 +282,7 @@ bool Reader::next(Sample& out) {
       out.thread = t.thread;
       out.timestamp = t.timestamp;
       out.data = t.data;
-      out.counters.fill(0);
+      std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
       pos_ += sizeof(TraceRecord);
       if (pos_ - released_ >= kReleaseBytes) release_behind();
       return true;
@@ -280,7 +328,7 @@ bool Reader::next(Sample& out) {
     if (out.is_resource())
       std::memcpy(out.counters.data(), map_ + pos_ + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
     else
-      out.counters.fill(0);
+      std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
     pos_ += h.size;
     if (pos_ - released_ >= kReleaseBytes) release_behind();
     return true;

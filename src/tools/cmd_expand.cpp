@@ -1,5 +1,8 @@
 // kron expand: 003 mk_expand. The work is in src/analysis/expand.cpp.
 #include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "analysis/expand.hpp"
 #include "tools/command.hpp"
@@ -25,20 +28,28 @@ int run(const Args& a) {
   for (const auto& i : in.inputs()) kron_fields |= i->format() == analysis::InputFormat::Kron;
   const auto chip = in.inputs().front()->chip();
   analysis::Expander ex(opt, chip, kron_fields, in.ts_mask());
-  std::string buf;
-  buf.reserve((1 << 20) + 1024);
+  // Lines go straight into one large buffer written with fwrite: no per-line allocation or copy.
+  constexpr std::size_t kFlushAt = 1 << 20;
+  std::vector<char> buf(kFlushAt + analysis::Expander::kMaxLine);
+  char* p = buf.data();
+  char* const flush_at = buf.data() + kFlushAt;
   auto flush = [&] {
-    if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), stdout) != buf.size())
-      throw std::runtime_error("write to standard output failed");
-    buf.clear();
+    const auto n = static_cast<std::size_t>(p - buf.data());
+    if (n && std::fwrite(buf.data(), 1, n, stdout) != n) throw std::runtime_error("write to standard output failed");
+    p = buf.data();
   };
-  if (opt.heading) ex.heading(buf);
-  Sample smp;
+  if (opt.heading) {
+    std::string h;
+    ex.heading(h);
+    std::fwrite(h.data(), 1, h.size(), stdout);
+  }
+  std::vector<Sample> batch(256);
   try {
-    while (in.next(smp)) {
-      ex.line(smp, buf);
-      if (buf.size() >= (1 << 20)) flush();
-    }
+    while (const std::size_t n = in.next_batch(batch))
+      for (std::size_t k = 0; k < n; ++k) {
+        p = ex.line(batch[k], p);
+        if (p >= flush_at) flush();
+      }
   } catch (...) {
     flush();  // every line in the buffer is a whole, fully decoded sample
     throw;

@@ -2,6 +2,8 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <span>
+#include <vector>
 
 #include "analysis/interval_info.hpp"
 #include "analysis/rpt.hpp"
@@ -47,9 +49,9 @@ int run(const Args& a) {
       if (buf.size() >= (1 << 20)) flush();
     };
   }
-  Sample s;
+  std::vector<Sample> batch(256);  // a batch at a time: the reader's and the matcher's loops stay tight
   try {
-    while (in.next(s)) m.feed(s);
+    while (const std::size_t n = in.next_batch(batch)) m.feed_batch(std::span(batch.data(), n));
   } catch (...) {
     flush();
     throw;

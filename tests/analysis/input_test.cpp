@@ -204,3 +204,32 @@ TEST(Merge, SampleOutOfOrderInOneInputIsCountedNotDropped) {
   EXPECT_EQ(read_all(m).size(), 3u);
   EXPECT_EQ(m.out_of_order(), 1u);
 }
+
+// The batch path of one input (the tools' inner loop): the same samples as next(), the same count of
+// samples out of time order, across batch boundaries.
+TEST(Merge, OneInputBatchesGiveWhatNextGives) {
+  std::vector<Sample> v(5);
+  const std::uint64_t ts[] = {10, 5, 20, 30, 25};  // two samples earlier than the one before them
+  for (unsigned i = 0; i < 5; ++i) v[i].timestamp = ts[i];
+  const auto bytes = encode_stream(classic::Chip::Mk2, v);
+  std::vector<std::unique_ptr<Input>> ins;
+  ins.push_back(std::make_unique<ClassicStream>("x", classic::Chip::Mk2, bytes, 10'000'000));
+  Merged m(std::move(ins));
+  std::vector<Sample> buf(2), back;
+  while (const std::size_t n = m.next_batch(buf)) back.insert(back.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+  ASSERT_EQ(back.size(), 5u);
+  for (unsigned i = 0; i < 5; ++i) EXPECT_EQ(back[i].timestamp, ts[i]);
+  EXPECT_EQ(m.out_of_order(), 2u);
+  EXPECT_EQ(m.samples(), 5u);
+}
+
+// A bad sample ends a batch with the samples before it; the next batch throws naming its offset.
+TEST(RawStream, BatchStopsBeforeABadSampleThenThrows) {
+  auto bytes = encode_stream(classic::Chip::Mk2, mixed(classic::Chip::Mk2));
+  bytes[20] = 0x08;  // the second sample's type bits 01
+  ClassicStream in("bad.dat", classic::Chip::Mk2, bytes, 10'000'000);
+  std::vector<Sample> buf(4);
+  EXPECT_EQ(in.next_batch(buf), 1u);
+  const auto e = error_of([&] { in.next_batch(buf); });
+  EXPECT_EQ(e.rfind("bad.dat: offset 20: byte 0x08", 0), 0u) << e;
+}

@@ -164,6 +164,13 @@ class Reader {
 
   // The next sample; false at the end. Throws InputError (file, offset) on a malformed record.
   bool next(Sample& out);
+  // Up to out.size() samples at once, decoded straight from the mapping: the tools' inner loop (one call
+  // per batch, not per sample). Returns how many; 0 at the end. A malformed record ends a batch early
+  // with the samples before it; the next call throws its InputError, so nothing decoded is lost.
+  // `out` is meant to be reused from batch to batch: a Trace sample's counters are zeroed only where
+  // the slot held a Resource sample, so the Trace samples passed in must have zero counters (as
+  // default-constructed Samples and every batch this fills do).
+  std::size_t next_batch(std::span<Sample> out);
   std::uint64_t offset() const { return pos_; }  // file offset of the next record
   void rewind() {
     pos_ = header_.header_size;
