@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -143,6 +144,10 @@ class KronFile final : public Input {
     return n;
   }
   std::uint64_t offset() const override { return r_.offset(); }
+  bool time_ordered() const override {
+    const auto& h = r_.header();
+    return r_.complete() && (h.flags & tracefile::kFlagTimeOrdered) && h.late == 0;
+  }
   std::vector<std::string> warnings() const override {
     std::vector<std::string> w;
     const auto& h = r_.header();
@@ -222,7 +227,11 @@ Merged::Merged(std::vector<std::unique_ptr<Input>> inputs, std::size_t reorder_w
     heap_.reserve(inputs_.size());
     for (std::size_t i = 0; i < inputs_.size(); ++i) push(i);
   }
-  if (reorder_window) window_ = std::make_unique<ReorderWindow>(reorder_window, ts_mask_);
+  // Inputs that are each in time order merge into time order: the window would only cost time. (A
+  // sample that still arrives early is counted in out_of_order(), never dropped.)
+  const bool all_ordered =
+      std::all_of(inputs_.begin(), inputs_.end(), [](const auto& in) { return in->time_ordered(); });
+  if (reorder_window && !all_ordered) window_ = std::make_unique<ReorderWindow>(reorder_window, ts_mask_);
 }
 
 void Merged::push(std::size_t i) {
@@ -287,7 +296,8 @@ bool Merged::next(Sample& out) {
 
 // The one-input fast path beside next(): the input's own batch, then the bookkeeping next() does.
 std::size_t Merged::next_batch(std::span<Sample> out) {
-  if (inputs_.size() != 1) return !out.empty() && next(out[0]) ? 1 : 0;
+  // Several inputs, or a reorder window to apply: one sample a call through next().
+  if (inputs_.size() != 1 || window_) return !out.empty() && next(out[0]) ? 1 : 0;
   const std::size_t n = inputs_[0]->next_batch(out);
   if (n == 0) return 0;
   last_ = 0;

@@ -66,6 +66,9 @@ class Input {
   // What the input says was lost or cut (a recording not closed, samples the recorder dropped), for the
   // tools to print once they have read it: nothing lost goes uncounted.
   virtual std::vector<std::string> warnings() const { return {}; }
+  // True when the input vouches that its samples are in timestamp order (a complete kron file whose
+  // producer set kFlagTimeOrdered and counted no late record). Merged needs no reorder window for it.
+  virtual bool time_ordered() const { return false; }
 
  protected:
   std::string path_;

@@ -147,6 +147,7 @@ void Recorder::finish(tracefile::FileHeader h) {
   h.waits = totals_.waits;
   h.wait_ticks = totals_.wait_ticks;
   h.late = late_;
+  h.flags |= tracefile::kFlagTimeOrdered;  // the hold-back's promise; exceptions are counted in `late`
   out_.finish(h, lanes);
 }
 

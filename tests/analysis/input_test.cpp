@@ -214,13 +214,64 @@ TEST(Merge, OneInputBatchesGiveWhatNextGives) {
   const auto bytes = encode_stream(classic::Chip::Mk2, v);
   std::vector<std::unique_ptr<Input>> ins;
   ins.push_back(std::make_unique<ClassicStream>("x", classic::Chip::Mk2, bytes, 10'000'000));
-  Merged m(std::move(ins));
+  Merged m(std::move(ins), 0);
   std::vector<Sample> buf(2), back;
   while (const std::size_t n = m.next_batch(buf)) back.insert(back.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
   ASSERT_EQ(back.size(), 5u);
   for (unsigned i = 0; i < 5; ++i) EXPECT_EQ(back[i].timestamp, ts[i]);
   EXPECT_EQ(m.out_of_order(), 2u);
   EXPECT_EQ(m.samples(), 5u);
+}
+
+// The batch path keeps the reorder window (E50) for an input that does not vouch for its order: the
+// stragglers are put in their place, as next() would.
+TEST(Merge, BatchPathAppliesTheReorderWindow) {
+  std::vector<Sample> v(5);
+  const std::uint64_t ts[] = {10, 5, 20, 30, 25};
+  for (unsigned i = 0; i < 5; ++i) v[i].timestamp = ts[i];
+  const auto bytes = encode_stream(classic::Chip::Mk2, v);
+  std::vector<std::unique_ptr<Input>> ins;
+  ins.push_back(std::make_unique<ClassicStream>("x", classic::Chip::Mk2, bytes, 10'000'000));
+  Merged m(std::move(ins));
+  std::vector<Sample> buf(4), back;
+  while (const std::size_t n = m.next_batch(buf)) back.insert(back.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+  ASSERT_EQ(back.size(), 5u);
+  const std::uint64_t sorted[] = {5, 10, 20, 25, 30};
+  for (unsigned i = 0; i < 5; ++i) EXPECT_EQ(back[i].timestamp, sorted[i]);
+  EXPECT_EQ(m.out_of_order(), 0u);
+  EXPECT_EQ(m.reordered(), 2u);
+}
+
+// A kron file that vouches for its order (kFlagTimeOrdered, late 0, complete) is read without the window
+// (the fast path); without the flag, the same file goes through the window.
+TEST(Merge, TimeOrderedKronFileSkipsTheWindow) {
+  const fs::path dir = fs::temp_directory_path() / "kron-input-ordered";
+  fs::create_directories(dir);
+  std::vector<Sample> v(3);
+  const std::uint64_t ts[] = {10, 5, 20};  // a straggler the flag falsely denies: counted, not reordered
+  for (unsigned i = 0; i < 3; ++i) v[i].timestamp = ts[i];
+  for (const bool flagged : {true, false}) {
+    const fs::path p = dir / (flagged ? "ordered.kron" : "plain.kron");
+    tracefile::FileHeader h = tracefile::make_header();
+    h.clock_hz = 1'000'000'000;
+    tracefile::Writer w(p.string(), h);
+    for (const auto& s : v) w.append(s);
+    if (flagged) h.flags |= tracefile::kFlagTimeOrdered;
+    w.finish(h, {});
+    Merged m = open_inputs({p.string()}, InputOptions{});
+    std::vector<Sample> buf(8);
+    std::vector<std::uint64_t> got;
+    while (const std::size_t n = m.next_batch(buf))
+      for (std::size_t k = 0; k < n; ++k) got.push_back(buf[k].timestamp);
+    if (flagged) {
+      EXPECT_EQ(got, (std::vector<std::uint64_t>{10, 5, 20}));
+      EXPECT_EQ(m.out_of_order(), 1u);
+      EXPECT_EQ(m.reordered(), 0u);
+    } else {
+      EXPECT_EQ(got, (std::vector<std::uint64_t>{5, 10, 20}));
+      EXPECT_EQ(m.reordered(), 1u);
+    }
+  }
 }
 
 // A bad sample ends a batch with the samples before it; the next batch throws naming its offset.

@@ -29,6 +29,10 @@ enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
   kFlagCircular = 1u << 1,  // recorded in circular (flight-recorder) mode
   kFlagWait = 1u << 2,      // recorded with the wait policy (else discard)
+  // 1.1: the producer wrote records in timestamp order, but for the `late` ones it counted (the live
+  // recorder's hold-back, docs/trace-format.md "Time order"). A complete file with this flag and late 0
+  // is in time order: the tools then need no reorder window.
+  kFlagTimeOrdered = 1u << 3,
 };
 
 // Where the samples came from.
