@@ -16,8 +16,8 @@
 // of the next 21 words from which samples decode back to back to the end (at least one of them whole)
 // and the first two are in time order; the words before it (the tail of an overwritten sample) are skipped and counted. A sample cut by
 // END (or still being stored) is dropped and counted. Anything else that does not decode is refused.
-// These choices (the first whole sample, --wrapped after four wraps, the cut tail) are where 003 is silent;
-// the errata range E60-E79 is full, so they are recorded in docs/models-mk1-pcib.md "Reading board memory".
+// These choices are where 003 is silent: ERRATUM E100 (the first whole sample), E101 (--wrapped after
+// four wraps), E102 (the cut tail); docs/models-mk1-pcib.md "Reading board memory" has the full rules.
 #pragma once
 #include <cstdint>
 #include <optional>
