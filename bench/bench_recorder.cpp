@@ -207,7 +207,8 @@ int main(int argc, char** argv) {
   struct Rates {
     double wall, cpu;
   };
-  auto rate = [&](unsigned threads) {
+  // `floor`: the floor's loop instead of the probe, to tell what two threads can reach on this machine.
+  auto rate = [&](unsigned threads, bool floor) {
     std::vector<double> wall, cpu;
     for (int r = 0; r < kReps; ++r) {
       drain();
@@ -217,11 +218,17 @@ int main(int argc, char** argv) {
       std::vector<std::thread> ts;
       for (unsigned t = 0; t < threads; ++t)
         ts.emplace_back([&, t] {
-          kron::trace(1, 0);  // claim the lane before the clock starts
+          if (floor)
+            floor_batch(1);  // size the thread's buffer before the clock starts
+          else
+            kron::trace(1, 0);  // claim the lane before the clock starts
           while (!go.load(std::memory_order_acquire)) {
           }
           const std::uint64_t c0 = cpu_ns();
-          trace_batch(kBatch, 1);
+          if (floor)
+            floor_batch(kBatch);
+          else
+            trace_batch(kBatch, 1);
           per_thread[t] = double(kBatch) / double(cpu_ns() - c0);
           const std::uint64_t e = now_ns();
           std::uint64_t prev = last_end.load();
@@ -241,8 +248,10 @@ int main(int argc, char** argv) {
     }
     return Rates{median(wall), median(cpu)};
   };
-  const Rates rate1 = rate(1), rate2 = rate(2);
+  const Rates rate1 = rate(1, false), rate2 = rate(2, false);
   const double threads2_scaling = rate2.cpu / rate1.cpu, threads2_wall = rate2.wall / rate1.wall;
+  const Rates floor1 = rate(1, true), floor2 = rate(2, true);
+  const double floor_threads2_scaling = floor2.cpu / floor1.cpu;
   double load = 0;
   if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
     if (std::fscanf(f, "%lf", &load) != 1) load = 0;
@@ -312,6 +321,8 @@ int main(int argc, char** argv) {
     fmt::print("{:<44} {:>10}   {}\n", "LTTng-UST tracepoint, one integer", "n/a", lt.note);
   fmt::print("two threads: {:.1f} M/s vs one thread {:.1f} M/s (CPU time): scaling {:.2f} (goal >= 1.8)\n",
              rate2.cpu * 1e3, rate1.cpu * 1e3, threads2_scaling);
+  fmt::print("the floor's loop, same measure: two threads / one thread {:.2f} (what this machine allows)\n",
+             floor_threads2_scaling);
   fmt::print("two threads by wall time: scaling {:.2f} (load average {:.1f} on {} CPUs)\n", threads2_wall, load,
              std::thread::hardware_concurrency());
   fmt::print("drain to a file: {:.0f} MB/s, {:.1f} M samples/s (goal: >= 50 M samples/s)\n", drain_mb_s, drain_ms_s);
@@ -330,6 +341,7 @@ int main(int argc, char** argv) {
   j["lttng_ns"] = lt.ns > 0 ? nlohmann::json(lt.ns) : nlohmann::json(nullptr);
   j["lttng_trace_bytes"] = lt.trace_bytes;
   j["threads2_scaling"] = threads2_scaling;
+  j["floor_threads2_scaling"] = floor_threads2_scaling;
   j["drain_mb_s"] = drain_mb_s;
   j["drain_msamples_s"] = drain_ms_s;
   j["drain_mem_mb_s"] = drain_mem_mb_s;
