@@ -60,6 +60,16 @@ std::size_t to_record(const Sample& s, std::span<std::uint8_t, sizeof(ResourceRe
 }
 
 namespace {
+// The fields a Trace and a Resource record share, into a decoded sample (every read path uses this).
+inline void copy_trace_fields(const TraceRecord& t, Sample& s) {
+  s.flags = t.h.flags;
+  s.group = t.h.group;
+  s.cpu = t.h.cpu;
+  s.source = t.source;
+  s.thread = t.thread;
+  s.timestamp = t.timestamp;
+  s.data = t.data;
+}
 void set_string(char* dst, std::size_t cap, std::string_view v) {
   std::memset(dst, 0, cap);
   std::memcpy(dst, v.data(), std::min(v.size(), cap - 1));
@@ -239,13 +249,7 @@ std::size_t Reader::next_batch(std::span<Sample> out) {
         break;  // anything else (unknown kind, a bad or cut record): next() decides
       Sample& s = out[n++];
       s.type = SampleType::Resource;
-      s.flags = t.h.flags;
-      s.group = t.h.group;
-      s.cpu = t.h.cpu;
-      s.source = t.source;
-      s.thread = t.thread;
-      s.timestamp = t.timestamp;
-      s.data = t.data;
+      copy_trace_fields(t, s);
       std::memcpy(s.counters.data(), map + pos + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
       pos += sizeof(ResourceRecord);
       continue;
@@ -253,13 +257,7 @@ std::size_t Reader::next_batch(std::span<Sample> out) {
     Sample& s = out[n++];
     if (s.type != SampleType::Trace) std::memcpy(s.counters.data(), kZeroCounters, sizeof kZeroCounters);
     s.type = SampleType::Trace;
-    s.flags = t.h.flags;
-    s.group = t.h.group;
-    s.cpu = t.h.cpu;
-    s.source = t.source;
-    s.thread = t.thread;
-    s.timestamp = t.timestamp;
-    s.data = t.data;
+    copy_trace_fields(t, s);
     pos += sizeof(TraceRecord);
   }
   pos_ = pos;
@@ -275,13 +273,7 @@ bool Reader::next(Sample& out) {
     std::memcpy(&t, map_ + pos_, sizeof t);
     if (t.h.kind == RecordKind::Trace && t.h.size == sizeof(TraceRecord)) {
       out.type = SampleType::Trace;
-      out.flags = t.h.flags;
-      out.group = t.h.group;
-      out.cpu = t.h.cpu;
-      out.source = t.source;
-      out.thread = t.thread;
-      out.timestamp = t.timestamp;
-      out.data = t.data;
+      copy_trace_fields(t, out);
       std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
       pos_ += sizeof(TraceRecord);
       if (pos_ - released_ >= kReleaseBytes) release_behind();
@@ -318,13 +310,7 @@ bool Reader::next(Sample& out) {
     TraceRecord t;
     std::memcpy(&t, map_ + pos_, sizeof t);
     out.type = h.kind == RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
-    out.flags = h.flags;
-    out.group = h.group;
-    out.cpu = h.cpu;
-    out.source = t.source;
-    out.thread = t.thread;
-    out.timestamp = t.timestamp;
-    out.data = t.data;
+    copy_trace_fields(t, out);
     if (out.is_resource())
       std::memcpy(out.counters.data(), map_ + pos_ + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
     else

@@ -73,4 +73,16 @@ void apply_counters(const std::vector<std::string>& specs, board::CreateOptions&
   }
 }
 
+void apply_board_options(const std::string& buffer, std::uint32_t lanes, const std::string& mode,
+                         const std::string& filter, board::CreateOptions& o) {
+  const auto size = parse_size(buffer);
+  if (!size) throw InputError::at_offset("--buffer " + buffer, 0, "expected a size such as 16M or 1G");
+  o.size = *size;
+  o.lanes = lanes;
+  o.mode = parse_mode(mode);
+  const auto mask = parse_uint(filter, 0xffff);
+  if (!mask) throw InputError::at_offset("--filter " + filter, 0, "expected a 16-bit mask such as 0xffff");
+  o.filter = static_cast<std::uint16_t>(*mask);
+}
+
 }  // namespace kron::recorder

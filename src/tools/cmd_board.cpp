@@ -21,14 +21,7 @@ struct CreateArgs {
 int create(const CreateArgs& a) {
   board::CreateOptions o;
   o.name = a.name;
-  const auto size = recorder::parse_size(a.buffer);
-  if (!size) throw InputError::at_offset("--buffer " + a.buffer, 0, "expected a size such as 16M or 1G");
-  o.size = *size;
-  o.lanes = a.lanes;
-  o.mode = recorder::parse_mode(a.mode);
-  const auto filter = recorder::parse_uint(a.filter, 0xffff);
-  if (!filter) throw InputError::at_offset("--filter " + a.filter, 0, "expected a 16-bit mask");
-  o.filter = static_cast<std::uint16_t>(*filter);
+  recorder::apply_board_options(a.buffer, a.lanes, a.mode, a.filter, o);
   const auto perms = recorder::parse_uint(a.perms.size() > 1 && a.perms[0] == '0' ? a.perms.substr(1) : a.perms, 777);
   if (!perms) throw InputError::at_offset("--perms " + a.perms, 0, "expected octal digits such as 0600");
   unsigned oct = 0;  // the digits were read as decimal: reinterpret as octal

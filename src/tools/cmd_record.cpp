@@ -47,14 +47,7 @@ int run(const Args& a) {
   board::CreateOptions o;
   o.name = "record-" + std::to_string(::getpid());
   o.replace = true;
-  const auto size = recorder::parse_size(a.buffer);
-  if (!size) throw InputError::at_offset("--buffer " + a.buffer, 0, "expected a size such as 16M or 1G");
-  o.size = *size;
-  o.lanes = a.lanes;
-  o.mode = recorder::parse_mode(a.mode);
-  const auto filter = recorder::parse_uint(a.filter, 0xffff);
-  if (!filter) throw InputError::at_offset("--filter " + a.filter, 0, "expected a 16-bit mask such as 0xffff");
-  o.filter = static_cast<std::uint16_t>(*filter);
+  recorder::apply_board_options(a.buffer, a.lanes, a.mode, a.filter, o);
   o.csr = board::kCsrSamplingEnabled | (a.wait ? board::kCsrWriteWait : 0);
   o.node = a.node;
   recorder::apply_counters(a.counters, o);
