@@ -12,5 +12,9 @@ configure_package_config_file(cmake/kronConfig.cmake.in ${PROJECT_BINARY_DIR}/kr
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/kronConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/kronConfig.cmake ${PROJECT_BINARY_DIR}/kronConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kron)
-configure_file(cmake/kron.pc.in ${PROJECT_BINARY_DIR}/kron.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/kron.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# The .pc files name the prefix relative to their own folder (LIBDIR/pkgconfig -> prefix).
+file(RELATIVE_PATH KRON_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+foreach(pc kron kron-probe)
+  configure_file(cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()
