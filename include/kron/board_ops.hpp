@@ -90,5 +90,8 @@ struct SourceSpec {
 bool parse_source(const std::string& text, SourceSpec* out, std::string* err);
 // Tries to open the perf event of a source on this thread: "" when it works, else why not.
 std::string probe_perf(const CounterSource& s);
+// Opens counter source `s` as a perf event of the calling thread, in the group of `group_leader` (-1: a
+// new group), user space only, read as a group. Returns the fd, or -1 with errno set.
+int open_perf_event(const CounterSource& s, int group_leader);
 
 }  // namespace kron::board

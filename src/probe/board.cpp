@@ -394,21 +394,26 @@ bool parse_source(const std::string& text, SourceSpec* out, std::string* err) {
   return false;
 }
 
-std::string probe_perf(const CounterSource& s) {
-  if (s.signal == Signal::None) return "";
+int open_perf_event(const CounterSource& s, int group_leader) {
   perf_event_attr a{};
   a.size = sizeof a;
   a.type = s.perf_type;
   a.config = s.perf_config;
   a.exclude_kernel = 1;
   a.exclude_hv = 1;
-  const long fd = ::syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  a.read_format = PERF_FORMAT_GROUP;
+  return static_cast<int>(::syscall(SYS_perf_event_open, &a, 0, -1, group_leader, PERF_FLAG_FD_CLOEXEC));
+}
+
+std::string probe_perf(const CounterSource& s) {
+  if (s.signal == Signal::None) return "";
+  const int fd = open_perf_event(s, -1);
   if (fd < 0) {
     const int e = errno;
     return std::string("perf_event_open failed: ") + std::strerror(e) +
            (s.perf_type == PERF_TYPE_HARDWARE ? " (no hardware PMU here: virtual machines often have none)" : "");
   }
-  ::close(static_cast<int>(fd));
+  ::close(fd);
   return "";
 }
 

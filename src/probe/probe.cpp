@@ -269,17 +269,10 @@ void open_perf(ThreadCounters& c, std::uint64_t mode_reg) {
     const CounterSource& s = g_board->sources[n];
     const Mode m = mode_of(field(mode_reg, n));
     if (s.signal == Signal::None || (m != Mode::ExternalSignal && m != Mode::ExternalEnable)) continue;
-    perf_event_attr a{};
-    a.size = sizeof a;
-    a.type = s.perf_type;
-    a.config = s.perf_config;
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    a.read_format = PERF_FORMAT_GROUP;
-    const long fd = ::syscall(SYS_perf_event_open, &a, 0, -1, c.perf_leader, PERF_FLAG_FD_CLOEXEC);
+    const int fd = board::open_perf_event(s, c.perf_leader);
     if (fd < 0) continue;  // unavailable here: the counter reads 0 (kron record checks sources up front)
-    if (c.perf_leader < 0) c.perf_leader = static_cast<int>(fd);
-    c.perf_fd[c.perf_count] = static_cast<int>(fd);
+    if (c.perf_leader < 0) c.perf_leader = fd;
+    c.perf_fd[c.perf_count] = fd;
     c.perf_index[n] = static_cast<std::int8_t>(c.perf_count++);
   }
 }
