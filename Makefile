@@ -1,4 +1,10 @@
 # kron's two commands (README): `make demo` and `make test`. Both install what is missing first.
+# The Debian packages come from deps/: debian-packages.txt (building kron and its tests: every target),
+# test-packages.txt (make test: clang for the sanitized and fuzz tree, python3, chromium), and
+# bench-packages.txt (make bench: the LTTng-UST peer).
+# Every optional part is an explicit CMake option set here for each tree (issue 9): a tree never turns a
+# part on because the machine happens to have a leftover package, and never silently drops one it was
+# asked for (CMake stops with the package to install).
 SHELL := /bin/bash
 BUILD ?= build
 SAN_BUILD ?= build-san
@@ -7,18 +13,45 @@ PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 8
 CMAKE_FLAGS ?=
 GEN := -G Ninja
+comma := ,
 
-.PHONY: all deps build test test-fast san-build test-san fuzz fuzz-smoke demo demo-board bench install clean
+.PHONY: all deps test-deps bench-deps build test-build bench-build test test-fast san-build test-san fuzz \
+        fuzz-smoke demo demo-board bench install clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
+test-deps:
+	@scripts/install-deps.sh deps/test-packages.txt
+bench-deps:
+	@scripts/install-deps.sh deps/bench-packages.txt
 
+# $(call configure,DIR,CMAKE ARGS...): configures a tree quietly, prints its "kron:" summary lines
+# (which optional parts are on), and shows the whole log if the configure fails.
+define configure
+@mkdir -p $(1)
+@cmake -S . -B $(1) $(GEN) $(2) $(CMAKE_FLAGS) >$(1)/configure.log 2>&1 || { cat $(1)/configure.log; exit 1; }
+@sed -n 's/^-- kron: /kron: /p' $(1)/configure.log
+endef
+
+# The g++ tree: RelWithDebInfo with line tables (-g1), warnings as errors.
+MAIN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKRON_WERROR=ON \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+
+# build/: what make demo, make install and make bench use; no optional part.
 build: deps
-	@cmake -S . -B $(BUILD) $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKRON_WERROR=ON \
-	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
-	  $(CMAKE_FLAGS) >/dev/null
+	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF)
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The same tree for make test: the HTML report test in headless Chromium on.
+test-build: deps test-deps
+	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=ON)
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The same tree for make bench: packages first, then the configure that finds them (LTTng-UST on).
+bench-build: deps bench-deps
+	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=ON -DKRON_WITH_CHROMIUM=OFF)
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # Every test: the normal build (g++), then one clang tree with AddressSanitizer + UBSan and libFuzzer's
@@ -29,15 +62,17 @@ build: deps
 # The last line printed is ctest's summary of the fuzz run.
 test: test-fast test-san fuzz-smoke
 
-test-fast: build
+test-fast: test-build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-san-build: deps
-	@CC=clang CXX=clang++ cmake -S . -B $(SAN_BUILD) $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# The sanitized tree runs no browser (Chromium is not what is under test; the g++ tree runs that test).
+san-build: deps test-deps
+	$(call configure,$(SAN_BUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
-	  -DKRON_SANITIZE=address,undefined -DKRON_BUILD_BENCH=OFF -DKRON_BUILD_FUZZ=ON \
+	  -DKRON_SANITIZE=address$(comma)undefined -DKRON_BUILD_BENCH=OFF -DKRON_BUILD_FUZZ=ON \
 	  -DKRON_FUZZ_SECONDS=$(FUZZ_SECONDS) -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
-	  -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link $(CMAKE_FLAGS) >/dev/null
+	  -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF)
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 
 # The tests under the sanitizers (label nosan: tests that inspect uninstrumented code, e.g. the probe's
@@ -57,8 +92,8 @@ demo: build
 demo-board: build
 	@scripts/demo-board.sh $(BUILD)
 
-bench: build
-	@if [ -f deps/bench-packages.txt ]; then scripts/install-deps.sh deps/bench-packages.txt; fi
+# Benchmarks: installs the peers, configures with them on, and fails if a peer figure cannot be taken.
+bench: bench-build
 	@scripts/bench.sh $(BUILD)
 
 install: build

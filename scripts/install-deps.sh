@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages listed in deps/debian-packages.txt that are missing.
+# Installs the Debian packages listed in deps/debian-packages.txt (and in each EXTRA_LIST_FILE) that are
+# missing.
 # Usage: scripts/install-deps.sh [EXTRA_LIST_FILE...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
