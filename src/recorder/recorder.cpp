@@ -9,19 +9,13 @@
 #include <x86intrin.h>
 #endif
 
+#include "kron/core/record.hpp"
+
 namespace kron::recorder {
 
 namespace {
-std::uint64_t ts_at(const std::uint8_t* rec) {
-  std::uint64_t t;
-  std::memcpy(&t, rec + offsetof(tracefile::TraceRecord, timestamp), sizeof t);
-  return t;
-}
-std::uint64_t size_at(const std::uint8_t* rec) {
-  std::uint16_t s;
-  std::memcpy(&s, rec + offsetof(tracefile::RecordHeader, size), sizeof s);
-  return s;
-}
+using record::size_at;
+std::uint64_t ts_at(const std::uint8_t* rec) { return record::timestamp_at(rec); }
 constexpr std::uint64_t kForever = std::numeric_limits<std::uint64_t>::max();
 }  // namespace
 
