@@ -290,6 +290,14 @@ std::uint16_t BoardReader::csr_read() {
   return c;
 }
 
+void fill_totals(tracefile::FileHeader& h, const Totals& t) {
+  h.overruns = t.overruns;
+  h.overwritten = t.overwritten;
+  h.passed_filter = t.passed;
+  h.waits = t.waits;
+  h.wait_ticks = t.wait_ticks;
+}
+
 tracefile::FileHeader BoardReader::file_header() {
   tracefile::FileHeader f = tracefile::make_header();
   const BoardHeader& b = header();

@@ -135,11 +135,7 @@ void Recorder::finish(tracefile::FileHeader h) {
   totals_ = board_.totals();
   std::vector<tracefile::LaneEntry> lanes = finished_;
   for (const auto& e : board_.lane_entries()) lanes.push_back(e);
-  h.overruns = totals_.overruns;
-  h.overwritten = totals_.overwritten;
-  h.passed_filter = totals_.passed;
-  h.waits = totals_.waits;
-  h.wait_ticks = totals_.wait_ticks;
+  fill_totals(h, totals_);
   h.late = late_;
   h.flags |= tracefile::kFlagTimeOrdered;  // the hold-back's promise; exceptions are counted in `late`
   out_.finish(h, lanes);
