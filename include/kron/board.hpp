@@ -14,13 +14,15 @@
 // Layout (every offset is checked against segment_size before use; no pointer is ever stored):
 //   [BoardHeader, header_size bytes][LaneHeader x lane_count at lanes_offset][rings at rings_offset]
 // Lane i's ring is ring_bytes bytes at rings_offset + i * ring_bytes. Records in a ring are the trace
-// file's records (kron::tracefile::TraceRecord, 32 bytes = one slot; ResourceRecord, 160 bytes = 5 slots),
+// file's records (kron/core/record.hpp: TraceRecord, 32 bytes = one slot; ResourceRecord, 160 bytes = 5 slots),
 // so the drain copies them to the file unchanged. ERRATUM E20: lanes replace the chip's one FIFO. Positions (head, read, tail) count 32-byte slots from the
 // lane's start and never wrap (2^64 slots); the slot of position p is p & (slots - 1).
 #pragma once
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "kron/core/record.hpp"
 
 namespace kron::board {
 
@@ -29,8 +31,8 @@ inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
 inline constexpr std::uint16_t kMinor = 0;  // and accepts any minor (fields only ever appended)
 inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
-inline constexpr std::uint32_t kSlot = 32;  // ring unit = one Trace record
-inline constexpr std::uint32_t kResourceSlots = 5;  // a Resource record (160 bytes)
+inline constexpr std::uint32_t kSlot = record::kSlotBytes;  // ring unit = one Trace record (32 bytes)
+inline constexpr std::uint32_t kResourceSlots = record::kResourceSlots;  // a Resource record (160 bytes)
 inline constexpr std::uint32_t kCounters = 16;      // resource counters per board (000 "RESOURCE COUNTERS")
 
 inline constexpr std::uint64_t kDefaultSize = 16ull << 20;  // 003: "16 megabytes" of local memory

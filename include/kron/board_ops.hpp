@@ -1,5 +1,6 @@
 // Operations on boards shared by the probe library and the tools: create, map, validate, and the
-// register writes with the chip's semantics. Part of kron_probe (no third-party dependency).
+// register writes with the chip's semantics. Library kron_board (src/board/): no third-party dependency,
+// no start-up code (linking it never attaches to a board).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "kron/board.hpp"
+#include "kron/core/record.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -52,7 +53,7 @@ struct ThreadLane {
   std::uint64_t head;            // this thread's copy of the lane's head
   std::uint64_t limit;           // the fast path may fill slots below this (0: no lane yet)
   std::uint64_t passed;          // this thread's copy of the lane's passed count
-  std::uint64_t ids;             // record word 1: source | thread << 32
+  std::uint64_t ids;             // record word 1: record::ids_word(source, thread)
   std::uint64_t hdr;             // record word 0 without group and cpu: kind, size, pending flags
   const volatile std::uint32_t* cpu;  // rseq cpu_id (kept current by the kernel), or nullptr
   board::LaneHeader* lane;
@@ -97,12 +98,13 @@ KRON_ALWAYS_INLINE void trace(unsigned group, std::uint64_t data) noexcept {
   // Relaxed: `passed` is published by the release store of head below; stored first so that a record
   // cut by a crash shows as passed - recorded - overruns == 1.
   t.lane->passed.store(++t.passed, std::memory_order_relaxed);
-  std::uint64_t* p = t.ring + (h & t.mask) * 4;
-  p[0] = t.hdr | (std::uint64_t{group & 15u} << 40) | (cpu << 48);
+  std::uint64_t* p = t.ring + (h & t.mask) * record::kSlotWords;
+  // One TraceRecord (kron/core/record.hpp) as four words: header word, ids word, timestamp, data.
+  p[0] = t.hdr | record::group_bits(group) | record::cpu_bits(cpu);
   p[1] = t.ids;
   p[2] = ts;
   p[3] = data;
-  t.hdr &= 0xffffffffu;  // pending overrun flags go with one record only
+  t.hdr &= record::kKindSizeMask;  // pending overrun flags go with one record only
   t.head = h + 1;
   // Release: a reader that acquires head == h + 1 sees the whole record (and `passed`).
   t.lane->head.store(h + 1, std::memory_order_release);

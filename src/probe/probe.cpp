@@ -22,6 +22,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "kron/core/record.hpp"
 #include "kron/core/vocabulary.hpp"
 #include "kron/board_ops.hpp"
 #include "kron/kron.hpp"
@@ -134,8 +135,8 @@ bool claim(detail::ThreadLane& t) {
     t.passed = L->passed.load(std::memory_order_relaxed);
     // Acquire: the drainer finished copying everything below `read` before publishing it.
     t.limit = g_circular ? L->tail.load(std::memory_order_relaxed) + g_slots : L->read.load(std::memory_order_acquire) + g_slots;
-    t.ids = std::uint64_t{L->source} | (std::uint64_t{L->tid} << 32);
-    t.hdr = 1u | (32u << 16);  // kind Trace, size 32 (tracefile::TraceRecord)
+    t.ids = record::ids_word(L->source, L->tid);
+    t.hdr = record::header_word(record::RecordKind::Trace);
     t.cpu = nullptr;
     if (__rseq_size > 0) {
       const auto* r = reinterpret_cast<const struct rseq*>(static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset);
@@ -157,7 +158,7 @@ void overrun(detail::ThreadLane& t, bool resource) {
   L->passed.store(++t.passed, std::memory_order_relaxed);
   L->overruns.store(L->overruns.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   // ERRATUM E24: a dropped Trace sample flags FIFO overrun, a dropped Resource sample Shadow overrun.
-  t.hdr |= std::uint64_t{resource ? kron::kFlagShadowOverrun : kron::kFlagFifoOverrun} << 32;
+  t.hdr |= record::flag_bits(resource ? kron::kFlagShadowOverrun : kron::kFlagFifoOverrun);
   auto& sticky = resource ? g_board->resource_overrun : g_board->trace_overrun;
   if (!sticky.load(std::memory_order_relaxed)) sticky.store(1, std::memory_order_relaxed);
 }
@@ -170,10 +171,9 @@ void evict(detail::ThreadLane& t, std::uint64_t need) {
   std::uint64_t evicted = L->evicted.load(std::memory_order_relaxed);
   const std::uint64_t target = t.head + need + g_slots / 16 - g_slots;
   while (tail < target && tail < t.head) {
-    const std::uint64_t w = t.ring[(tail & t.mask) * 4];
-    const std::uint64_t size = (w >> 16) & 0xffff;
+    const std::uint64_t w = t.ring[(tail & t.mask) * record::kSlotWords];
     // The lane is this thread's own memory, but another process could scribble on it: never loop on it.
-    const std::uint64_t slots = size == 160 ? 5 : 1;
+    const std::uint64_t slots = record::size_of_word(w) == sizeof(record::ResourceRecord) ? kResourceSlots : 1;
     tail += slots;
     ++evicted;
   }
@@ -234,9 +234,10 @@ void put(detail::ThreadLane& t, const std::uint64_t* words, std::uint64_t slots)
   LaneHeader* L = t.lane;
   // Relaxed: published by the release store of head; stored first so a cut record is detectable.
   L->passed.store(++t.passed, std::memory_order_relaxed);
-  for (std::uint64_t s = 0; s < slots; ++s) std::memcpy(t.ring + ((t.head + s) & t.mask) * 4, words + 4 * s, kSlot);
+  for (std::uint64_t s = 0; s < slots; ++s)
+    std::memcpy(t.ring + ((t.head + s) & t.mask) * record::kSlotWords, words + record::kSlotWords * s, kSlot);
   t.head += slots;
-  t.hdr &= 0xffffffffu;
+  t.hdr &= record::kKindSizeMask;
   // Release: a reader acquiring the new head sees every slot of the record.
   L->head.store(t.head, std::memory_order_release);
 }
@@ -416,7 +417,8 @@ void trace_slow(unsigned group, std::uint64_t data) noexcept {
   ThreadLane& t = t_lane;
   if (!ensure_lane(t)) return;
   if (!make_room(t, 1, false)) return;
-  const std::uint64_t rec[4] = {t.hdr | (std::uint64_t{group & 15u} << 40) | (cpu_of(t) << 48), t.ids, now(), data};
+  const std::uint64_t rec[record::kSlotWords] = {t.hdr | record::group_bits(group) | record::cpu_bits(cpu_of(t)), t.ids,
+                                                 now(), data};
   put(t, rec, 1);
 }
 
@@ -424,9 +426,11 @@ void resource_slow(unsigned group, std::uint64_t data) noexcept {
   ThreadLane& t = t_lane;
   if (!ensure_lane(t)) return;
   if (!make_room(t, kResourceSlots, true)) return;
-  std::uint64_t rec[4 * kResourceSlots];
+  std::uint64_t rec[record::kSlotWords * kResourceSlots];
   const std::uint64_t ts = now();
-  rec[0] = (t.hdr & ~std::uint64_t{0xffffffffu}) | 2u | (160u << 16) | (std::uint64_t{group & 15u} << 40) | (cpu_of(t) << 48);
+  // The pending flags of the prepared header word, with the Resource record's kind and size.
+  rec[0] = (t.hdr & ~record::kKindSizeMask) | record::header_word(record::RecordKind::Resource) | record::group_bits(group) |
+           record::cpu_bits(cpu_of(t));
   rec[1] = t.ids;
   rec[2] = ts;
   rec[3] = data;

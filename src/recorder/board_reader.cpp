@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kron/core/error.hpp"
+#include "kron/core/record.hpp"
 
 namespace kron::recorder {
 
@@ -134,13 +135,12 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   std::uint64_t pos = vstart, count = 0;
   const std::uint8_t* base = buf.data() + (vstart - start) * kSlot;
   while (pos < h) {
-    std::uint64_t w;
-    std::memcpy(&w, buf.data() + (pos - start) * kSlot, sizeof w);
-    const unsigned kind = w & 0xffff, size = (w >> 16) & 0xffff;
-    const std::uint64_t k = kind == 1 && size == 32 ? 1 : kind == 2 && size == 160 ? kResourceSlots : 0;
+    const std::uint64_t w = record::header_word_at(buf.data() + (pos - start) * kSlot);
+    const std::uint64_t k = record::valid_slots(w);  // 0: unknown kind, or a size not its kind's
     if (!k) {
-      corrupt(ring_off + (pos & mask) * kSlot, "record of kind " + std::to_string(kind) + " and size " +
-                                                   std::to_string(size) + " is not a Trace or Resource record");
+      corrupt(ring_off + (pos & mask) * kSlot, "record of kind " + std::to_string(record::kind_of(w)) + " and size " +
+                                                   std::to_string(record::size_of_word(w)) +
+                                                   " is not a Trace or Resource record");
       break;
     }
     if (pos + k > h) {
@@ -288,6 +288,14 @@ std::uint16_t BoardReader::csr_read() {
   if (header().trace_overrun.load(std::memory_order_relaxed)) c |= kCsrFifoOverrun;
   if (header().resource_overrun.load(std::memory_order_relaxed)) c |= kCsrShadowOverrun;
   return c;
+}
+
+void fill_totals(tracefile::FileHeader& h, const Totals& t) {
+  h.overruns = t.overruns;
+  h.overwritten = t.overwritten;
+  h.passed_filter = t.passed;
+  h.waits = t.waits;
+  h.wait_ticks = t.wait_ticks;
 }
 
 tracefile::FileHeader BoardReader::file_header() {

@@ -37,6 +37,10 @@ struct Totals {
   bool exact() const { return passed == recorded + overruns + overwritten; }
 };
 
+// The accounting fields of a trace file header from a board's totals (kron record's finish and rdsample):
+// overruns, overwritten, passed_filter, waits, wait_ticks. `samples` is the writer's, `late` the recorder's.
+void fill_totals(tracefile::FileHeader& h, const Totals& t);
+
 class BoardReader {
  public:
   // Opens board `name` and validates it; throws InputError("board NAME", offset, what) when refused.

@@ -9,19 +9,13 @@
 #include <x86intrin.h>
 #endif
 
+#include "kron/core/record.hpp"
+
 namespace kron::recorder {
 
 namespace {
-std::uint64_t ts_at(const std::uint8_t* rec) {
-  std::uint64_t t;
-  std::memcpy(&t, rec + offsetof(tracefile::TraceRecord, timestamp), sizeof t);
-  return t;
-}
-std::uint64_t size_at(const std::uint8_t* rec) {
-  std::uint16_t s;
-  std::memcpy(&s, rec + offsetof(tracefile::RecordHeader, size), sizeof s);
-  return s;
-}
+using record::size_at;
+std::uint64_t ts_at(const std::uint8_t* rec) { return record::timestamp_at(rec); }
 constexpr std::uint64_t kForever = std::numeric_limits<std::uint64_t>::max();
 }  // namespace
 
@@ -141,11 +135,7 @@ void Recorder::finish(tracefile::FileHeader h) {
   totals_ = board_.totals();
   std::vector<tracefile::LaneEntry> lanes = finished_;
   for (const auto& e : board_.lane_entries()) lanes.push_back(e);
-  h.overruns = totals_.overruns;
-  h.overwritten = totals_.overwritten;
-  h.passed_filter = totals_.passed;
-  h.waits = totals_.waits;
-  h.wait_ticks = totals_.wait_ticks;
+  fill_totals(h, totals_);
   h.late = late_;
   h.flags |= tracefile::kFlagTimeOrdered;  // the hold-back's promise; exceptions are counted in `late`
   out_.finish(h, lanes);

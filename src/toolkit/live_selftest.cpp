@@ -5,11 +5,14 @@
 #include <fmt/core.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <ostream>
 #include <random>
 #include <stdexcept>
@@ -18,7 +21,6 @@
 #include "kron/board_ops.hpp"
 #include "kron/format/classic.hpp"
 #include "kron/format/trace_file.hpp"
-#include "kron/kron.hpp"
 #include "recorder/board_reader.hpp"
 
 namespace kron::toolkit {
@@ -40,6 +42,51 @@ std::uint64_t mono_ns() {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+// The probes run in a process of their own: kron-selftest-probe (src/probe/selftest_probe.cpp), an
+// instrumented program started with KRON_BOARD=board. This process never links the probe side and never
+// attaches (issue 17: with KRON_BOARD=A in the environment, `--board B` samples land on B only).
+// Found through $KRON_SELFTEST_PROBE, beside this binary (a build tree), or in LIBEXECDIR/kron (installed).
+std::string probe_program() {
+  if (const char* p = std::getenv("KRON_SELFTEST_PROBE"); p && *p) return p;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const auto& c : {self.parent_path() / "kron-selftest-probe",
+                          self.parent_path() / KRON_BIN_TO_LIBEXEC / "kron-selftest-probe"})
+      if (::access(c.c_str(), X_OK) == 0) return c.string();
+  }
+  throw std::runtime_error("cannot find kron-selftest-probe (the selftest's probe program) beside " + self.string() +
+                           " or in its libexec folder; set KRON_SELFTEST_PROBE");
+}
+
+// Runs the probe program against board `board` at filter level `level` (on `cpu`, -1: anywhere) with the
+// probes `ops` ("trace"/"resource", user data). Returns its pid once it exited, or 0 when it could not run
+// on `cpu` (exit 4); throws when it could not attach or failed otherwise.
+std::uint32_t run_probes(const std::string& board, unsigned level, int cpu,
+                         const std::vector<std::pair<const char*, std::uint64_t>>& ops) {
+  const std::string prog = probe_program();
+  std::vector<std::string> args{prog, board, std::to_string(level), std::to_string(cpu)};
+  for (const auto& [op, data] : ops) args.insert(args.end(), {op, std::to_string(data)});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setenv(board::kEnvBoard, board.c_str(), 1);  // the program attaches at start-up to this board only
+    ::execv(prog.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return static_cast<std::uint32_t>(pid);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 4) return 0;
+  throw std::runtime_error(fmt::format("{} {} failed ({})", prog, board,
+                                       WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
+                                                         : fmt::format("signal {}", WTERMSIG(status))));
+}
+
 // The board, refused while a living recorder drains it; its Filter Register and CSR restored on exit.
 class LiveBoard {
  public:
@@ -53,7 +100,6 @@ class LiveBoard {
     csr_ = board::csr_stored(h());
   }
   ~LiveBoard() {
-    kron::release_lane();
     board::write_filter(h(), filter_);
     // 000 Table B1: each stored bit is set by its even control bit and cleared by the odd one above it.
     std::uint16_t w = 0;
@@ -66,11 +112,10 @@ class LiveBoard {
   const std::string& name() const { return name_; }
   std::uint16_t saved_filter() const { return filter_; }
 
-  // Lets level-15 samples through and attaches this process's probes to the board.
+  // Lets level-15 samples through (the probe program's).
   void open_for_samples() {
     board::write_filter(h(), static_cast<std::uint16_t>(filter_ | 1u << kLevel));
     board::write_csr(h(), 1);  // Enable Sampling
-    if (!kron::attach(name_.c_str())) throw std::runtime_error("cannot attach the probe to board " + name_);
   }
 
   struct Found {
@@ -79,17 +124,17 @@ class LiveBoard {
     std::uint32_t lane = 0;
     std::uint64_t head = 0;  // the lane's head (slots) now
   };
-  // The record this thread wrote with user data `data`, from a snapshot of the board.
-  Found find(std::uint64_t data) {
+  // The record that the probe program `pid` (its main thread) wrote with user data `data`, from a
+  // snapshot of the board. Matched by the record's own thread and source: the lane may have a new owner.
+  Found find(std::uint32_t pid, std::uint64_t data) {
     Found f;
-    const auto tid = static_cast<std::uint32_t>(::gettid());
+    const std::uint32_t source = board::source_id(h().node, pid);
     r_.snapshot([&](const recorder::LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t) {
-      if (v.tid != tid || v.pid != static_cast<std::uint32_t>(::getpid())) return;
       for (std::size_t at = 0; at + sizeof(tracefile::TraceRecord) <= recs.size();) {
         tracefile::TraceRecord t;
         std::memcpy(&t, recs.data() + at, sizeof t);
         if (t.h.size < sizeof t || at + t.h.size > recs.size()) break;
-        if (t.data == data) {
+        if (t.data == data && t.thread == pid && t.source == source) {
           f.ok = true;
           std::memcpy(&f.rec, recs.data() + at, std::min<std::size_t>(t.h.size, sizeof f.rec));
           f.lane = v.index;
@@ -175,11 +220,10 @@ std::uint64_t live_basic_test(const std::string& name, std::ostream& out) {
   b.open_for_samples();
   const std::uint64_t m = marker();
   const std::uint64_t t0 = board::ticks(h.clock_kind);
-  kron::trace(kLevel, m);
-  kron::resource(kLevel, m + 1);
+  const std::uint32_t pid = run_probes(name, kLevel, -1, {{"trace", m}, {"resource", m + 1}});
   const std::uint64_t t1 = board::ticks(h.clock_kind);
-  const auto tr = b.find(m), rs = b.find(m + 1);
-  const std::uint32_t source = board::source_id(h.node, static_cast<std::uint32_t>(::getpid()));
+  const auto tr = b.find(pid, m), rs = b.find(pid, m + 1);
+  const std::uint32_t source = board::source_id(h.node, pid);
   for (const auto* f : {&tr, &rs}) {
     const bool resource = f == &rs;
     const char* what = resource ? "resource" : "trace";
@@ -224,24 +268,20 @@ std::uint64_t live_sample_test(const std::string& name, std::ostream& out) {
   CPU_ZERO(&saved);
   if (::sched_getaffinity(0, sizeof saved, &saved) != 0) throw std::runtime_error("sched_getaffinity failed");
   b.open_for_samples();
-  const std::uint32_t source = board::source_id(b.h().node, static_cast<std::uint32_t>(::getpid()));
   for (const bool resource : {false, true}) {
     for (unsigned cpu = 0; cpu < 2; ++cpu) {
       if (!CPU_ISSET(cpu, &saved)) {
         out << fmt::format("mk_sample_test: CPU {} is not available to this process: skipped\n", cpu);
         continue;
       }
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      if (::sched_setaffinity(0, sizeof one, &one) != 0) {
+      const std::uint64_t data = marker();
+      const std::uint32_t pid = run_probes(name, kLevel, static_cast<int>(cpu), {{resource ? "resource" : "trace", data}});
+      if (!pid) {
         out << fmt::format("mk_sample_test: cannot run on CPU {}: skipped\n", cpu);
         continue;
       }
-      const std::uint64_t data = marker();
-      if (resource) kron::resource(kLevel, data);
-      else kron::trace(kLevel, data);
-      const auto f = b.find(data);
+      const std::uint32_t source = board::source_id(b.h().node, pid);
+      const auto f = b.find(pid, data);
       if (!check(f.ok, errors, out, fmt::format("{} sample from CPU {} is not on the board", resource ? "resource" : "trace", cpu)))
         continue;
       const auto bytes = classic::encode(classic::Chip::Mk2, to_sample(f.rec));
@@ -256,7 +296,6 @@ std::uint64_t live_sample_test(const std::string& name, std::ostream& out) {
                         f.rec.t.h.cpu, f.rec.t.source, f.rec.t.h.group, cpu, source, kLevel));
     }
   }
-  ::sched_setaffinity(0, sizeof saved, &saved);
   out << fmt::format("mk_sample_test: {} error(s)\n", errors);
   return errors;
 }

@@ -1,9 +1,10 @@
 // The Experimenter's Toolkit test programs (003 section 3.4) against a live board: the live recorder's
 // shared-memory board (include/kron/board.hpp), named as `kron selftest basic|sample --board NAME`.
 //   basic   test_mk: Filter Register, CSR (000 Table B1) and Mode / Clock Select (Tables B5, B6) round
-//           trips; a trace and a resource sample taken through the probe and read back from the board;
+//           trips; a trace and a resource sample taken by the probe program (kron-selftest-probe, a child process
+//           with KRON_BOARD=NAME: the kron command never attaches) and read back from the board;
 //           the timestamp counting at the rate the board was calibrated to (clock_hz)
-//   sample  mk_sample_test: trace and resource samples from CPU 0 then CPU 1 (the thread pinned to each),
+//   sample  mk_sample_test: trace and resource samples from CPU 0 then CPU 1 (the probe program pinned to each),
 //           printed as their board records and as 20 and 84 MultiKron II bytes, with the lane's head (the
 //           board's memory address pointer: one per lane, ERRATUM E20)
 // Not against a live board: mem (the board's memory is the lanes' rings, written only by their owning

@@ -1,7 +1,8 @@
 // kron rdsample --board NAME [-f FILE] [-s START] [-e END] [-v]: 003's mk_rdsample. Takes the samples
 // on a board (also after the program crashed) into a kron trace file, default mk.dat, without changing
 // the board. START/END select samples by index in time order (ERRATUM E27: the board has lanes, not
-// one word-addressed memory); END defaults to the memory address pointer (every sample held).
+// one word-addressed memory); END defaults to the memory address pointer (every sample held). The work is
+// recorder::snapshot_to_file (src/recorder/record_session.hpp); this file parses and prints.
 //
 // kron rdsample --pci-memory DUMP [--pointer P] [--config C | --simple | --circular] [--wrapped]
 //               [-f FILE] [-s WORD] [-e WORD] [-v]: mk_rdsample for a PCI toolkit board's local memory
@@ -20,7 +21,7 @@
 
 #include "kron/core/error.hpp"
 #include "models/pcib/registers.hpp"
-#include "recorder/board_reader.hpp"
+#include "recorder/record_session.hpp"
 #include "toolkit/rdsample.hpp"
 #include "tools/atomic_file.hpp"
 #include "tools/command.hpp"
@@ -80,44 +81,20 @@ int run(const Args& a) {
     return kExitBadInput;
   }
   auto r = recorder::BoardReader::open(a.board);
-  std::vector<std::uint8_t> all;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> index;  // (timestamp, offset) per record
-  r.snapshot([&](const recorder::LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
-    if (a.verbose) fmt::print(stderr, "kron rdsample: lane {} (pid {} tid {}): {} samples\n", v.index, v.pid, v.tid, n);
-    const std::size_t base = all.size();
-    all.insert(all.end(), recs.begin(), recs.end());
-    for (std::size_t off = base; off < all.size();) {
-      tracefile::TraceRecord t;
-      std::memcpy(&t, all.data() + off, sizeof t);
-      index.emplace_back(t.timestamp, static_cast<std::uint32_t>(off));
-      off += t.h.size;
-    }
-  });
-  std::stable_sort(index.begin(), index.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  const std::uint64_t end = std::min<std::uint64_t>(a.end, index.size());
-  tracefile::FileHeader fh = r.file_header();
-  tracefile::set_program(fh, "kron rdsample --board " + a.board);
-  tracefile::Writer w(a.file, fh);
-  std::uint64_t n = 0;
-  for (std::uint64_t i = a.start; i < end; ++i) {
-    const std::uint8_t* rec = all.data() + index[i].second;
-    std::uint16_t size;
-    std::memcpy(&size, rec + 2, sizeof size);
-    w.append_records(std::span<const std::uint8_t>(rec, size), 1);
-    ++n;
-  }
-  const auto t = r.totals();
-  fh.overruns = t.overruns;
-  fh.overwritten = t.overwritten;
-  fh.passed_filter = t.passed;
-  fh.waits = t.waits;
-  fh.wait_ticks = t.wait_ticks;
-  w.finish(fh, r.lane_entries());
-  for (const auto& p : r.problems()) fmt::print(stderr, "kron rdsample: {}\n", p);
-  if (a.verbose || true)
-    fmt::print("kron rdsample: {} of {} samples to {}; overruns {}, overwritten {}, torn {}\n", n, index.size(), a.file,
-               t.overruns, t.overwritten, t.torn);
-  return r.problems().empty() ? kExitOk : kExitFailed;
+  recorder::SnapshotOptions o;
+  o.start = a.start;
+  o.end = a.end;
+  o.program = "kron rdsample --board " + a.board;
+  if (a.verbose)
+    o.on_lane = [](const recorder::LaneView& v, std::uint64_t n) {
+      fmt::print(stderr, "kron rdsample: lane {} (pid {} tid {}): {} samples\n", v.index, v.pid, v.tid, n);
+    };
+  const recorder::SnapshotResult res = recorder::snapshot_to_file(r, a.file, o);
+  for (const auto& p : res.problems) fmt::print(stderr, "kron rdsample: {}\n", p);
+  const auto& t = res.totals;
+  fmt::print("kron rdsample: {} of {} samples to {}; overruns {}, overwritten {}, torn {}\n", res.written, res.held, a.file,
+             t.overruns, t.overwritten, t.torn);
+  return res.problems.empty() ? kExitOk : kExitFailed;
 }
 KRON_COMMAND("rdsample", "take the samples on a board into a trace file (003's mk_rdsample)", 33, [](CLI::App& app) {
   auto a = std::make_shared<Args>();

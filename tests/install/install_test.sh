@@ -16,4 +16,14 @@ CC=cc CXX=c++ cmake -S "$here/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="
 cmake --build "$tmp/consumer" >/dev/null
 "$tmp/consumer/trace_side"
 "$tmp/consumer/probe_side"
-echo "install: pkg-config and find_package(kron) consumers built and ran"
+# The trace side carries no probe start-up (kron::kron links kron_board, not kron_probe): issue 17.
+if nm -C "$tmp/trace_pc" "$tmp/consumer/trace_side" | grep -q 'auto_attach'; then
+  echo "FAIL: a trace-side consumer carries the probe's start-up attach"; exit 1
+fi
+# The installed kron finds its selftest probe program in LIBEXECDIR/kron.
+board="install-$$"
+"$tmp/prefix/bin/kron" board create "$board" --buffer 1M --lanes 4 >/dev/null
+trap '"$tmp/prefix/bin/kron" board rm "$board" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+env -u KRON_SELFTEST_PROBE "$tmp/prefix/bin/kron" selftest basic --board "$board" | grep -q "test_mk: 0 error(s)" \
+  || { echo "FAIL: the installed kron selftest basic --board"; exit 1; }
+echo "install: pkg-config and find_package(kron) consumers built and ran; installed selftest probe found"

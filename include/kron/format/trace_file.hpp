@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kron/core/record.hpp"
 #include "kron/core/sample.hpp"
 
 namespace kron::tracefile {
@@ -74,31 +75,14 @@ struct FileHeader {
 };
 static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904, "FileHeader is a file ABI");
 
-// Record kinds. size is the whole record in bytes (a multiple of 8), so unknown kinds can be skipped.
-enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2 };
-
-struct RecordHeader {
-  RecordKind kind;
-  std::uint16_t size;
-  std::uint8_t flags;   // SampleFlag
-  std::uint8_t group;   // filter level 0-15, 0xff unknown
-  std::uint16_t cpu;
-};
-struct TraceRecord {
-  RecordHeader h;
-  std::uint32_t source;     // "node.process" source identification
-  std::uint32_t thread;     // thread id
-  std::uint64_t timestamp;  // ticks
-  std::uint64_t data;       // user data
-};
-struct ResourceRecord {
-  TraceRecord t;
-  std::uint64_t counters[kResourceCounters];
-};
-// Record size table, checked against the kinds (Tracy's QueueDataSize).
-inline constexpr std::size_t kRecordSize[] = {0, sizeof(TraceRecord), sizeof(ResourceRecord)};
-static_assert(sizeof(RecordHeader) == 8 && sizeof(TraceRecord) == 32 && sizeof(ResourceRecord) == 160);
-static_assert(std::size(kRecordSize) == static_cast<std::size_t>(RecordKind::Resource) + 1);
+// Records: the layout is kron/core/record.hpp (shared with the board's rings, which the recorder copies
+// into this file unchanged). size is the whole record in bytes (a multiple of 8), so unknown kinds can be
+// skipped; kRecordSize is the size table by kind.
+using record::kRecordSize;
+using record::RecordHeader;
+using record::RecordKind;
+using record::ResourceRecord;
+using record::TraceRecord;
 
 // One lane: one writer (a thread of a process) of the board.
 struct LaneEntry {

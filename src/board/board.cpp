@@ -1,4 +1,4 @@
-// Board create / map / validate and the register writes (include/kron/board_ops.hpp).
+// Board create / map / validate and the register writes (include/kron/board_ops.hpp). Library kron_board.
 // Sources: 003 sections 1.3, 2.7 and Table 2 (16 MB local memory, WRAPB); 000 Tables B1, B5-B7.
 #include <fcntl.h>
 #include <linux/perf_event.h>

@@ -1,0 +1,123 @@
+// kron's record layout, defined once: the records a probe writes into its lane of a board, that the
+// board reader and the recorder copy unchanged into a trace file, and that every reader decodes. Both
+// versioned ABIs use it: the board's rings (include/kron/board.hpp, docs/board-format.md) and the trace
+// file's record area (include/kron/format/trace_file.hpp, docs/trace-format.md).
+//
+// No third-party dependency: the probe side (kron.hpp's hot path) includes it.
+//
+// Every record starts with an 8-byte RecordHeader; size is the whole record in bytes (a multiple of 8), so
+// a reader skips kinds it does not know. All integers little-endian. The probe writes the header as one
+// 64-bit word (little-endian: field at byte offset B is bits 8B..8B+7 of the word):
+//
+//   bits  0-15 kind     bits 16-31 size     bits 32-39 flags (SampleFlag)
+//   bits 40-47 group (filter level 0-15)    bits 48-63 cpu
+//
+// and the ids word (word 1) as source | thread << 32. A record is a whole number of 32-byte slots of a
+// lane's ring: Trace one slot, Resource five.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+
+#include "kron/core/vocabulary.hpp"
+
+namespace kron::record {
+
+// Record kinds (the values are file and board ABI).
+enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2 };
+inline constexpr std::size_t kRecordKinds = 2;
+
+struct RecordHeader {
+  RecordKind kind;
+  std::uint16_t size;   // whole record, bytes
+  std::uint8_t flags;   // SampleFlag
+  std::uint8_t group;   // filter level 0-15, 0xff unknown
+  std::uint16_t cpu;
+};
+struct TraceRecord {
+  RecordHeader h;
+  std::uint32_t source;     // "node.process" source identification
+  std::uint32_t thread;     // thread id
+  std::uint64_t timestamp;  // ticks
+  std::uint64_t data;       // user data
+};
+struct ResourceRecord {
+  TraceRecord t;
+  std::uint64_t counters[kResourceCounters];
+};
+
+// Record size table by kind, checked against the kinds (Tracy's QueueDataSize). Index 0 is no kind.
+inline constexpr std::size_t kRecordSize[] = {0, sizeof(TraceRecord), sizeof(ResourceRecord)};
+static_assert(std::size(kRecordSize) == kRecordKinds + 1);
+static_assert(std::size(kRecordSize) == static_cast<std::size_t>(RecordKind::Resource) + 1);
+static_assert(sizeof(RecordHeader) == 8 && sizeof(TraceRecord) == 32 && sizeof(ResourceRecord) == 160);
+static_assert(offsetof(RecordHeader, size) == 2 && offsetof(RecordHeader, flags) == 4 &&
+              offsetof(RecordHeader, group) == 5 && offsetof(RecordHeader, cpu) == 6);
+static_assert(offsetof(TraceRecord, source) == 8 && offsetof(TraceRecord, thread) == 12 &&
+              offsetof(TraceRecord, timestamp) == 16 && offsetof(TraceRecord, data) == 24);
+static_assert(offsetof(ResourceRecord, counters) == 32);
+
+// Slots: the ring unit of a board lane is one Trace record.
+inline constexpr std::uint32_t kSlotBytes = sizeof(TraceRecord);
+inline constexpr std::uint32_t kSlotWords = kSlotBytes / 8;
+inline constexpr std::uint32_t kResourceSlots = sizeof(ResourceRecord) / kSlotBytes;
+static_assert(sizeof(ResourceRecord) % kSlotBytes == 0 && kResourceSlots == 5);
+
+// The size of a record of `kind`; 0 for a kind this version does not know.
+constexpr std::size_t size_of(RecordKind kind) {
+  const auto k = static_cast<std::size_t>(kind);
+  return k < std::size(kRecordSize) ? kRecordSize[k] : 0;
+}
+
+// ---- The header as one 64-bit word (what the probe stores) ----------------------------------------------
+inline constexpr unsigned kKindShift = 0, kSizeShift = 16, kFlagsShift = 32, kGroupShift = 40, kCpuShift = 48;
+static_assert(kSizeShift == 8 * offsetof(RecordHeader, size) && kFlagsShift == 8 * offsetof(RecordHeader, flags) &&
+              kGroupShift == 8 * offsetof(RecordHeader, group) && kCpuShift == 8 * offsetof(RecordHeader, cpu));
+// Kind and size: what stays of a probe's prepared header word once its pending flags went out.
+inline constexpr std::uint64_t kKindSizeMask = 0xffffffffu;
+
+// Kind and size of a record of `kind`, without flags, group and cpu.
+constexpr std::uint64_t header_word(RecordKind kind) {
+  return std::uint64_t{static_cast<std::uint16_t>(kind)} << kKindShift | std::uint64_t{size_of(kind)} << kSizeShift;
+}
+constexpr std::uint64_t flag_bits(std::uint8_t flags) { return std::uint64_t{flags} << kFlagsShift; }
+constexpr std::uint64_t group_bits(unsigned group) { return std::uint64_t{group & 15u} << kGroupShift; }
+constexpr std::uint64_t cpu_bits(std::uint64_t cpu) { return cpu << kCpuShift; }
+// Word 1: source | thread << 32.
+constexpr std::uint64_t ids_word(std::uint32_t source, std::uint32_t thread) {
+  return std::uint64_t{source} | std::uint64_t{thread} << 32;
+}
+
+constexpr std::uint16_t kind_of(std::uint64_t word) { return static_cast<std::uint16_t>(word >> kKindShift); }
+constexpr std::uint16_t size_of_word(std::uint64_t word) { return static_cast<std::uint16_t>(word >> kSizeShift); }
+// The slots a record with this header word fills when its kind is known and its size is that kind's;
+// 0 otherwise (a reader never trusts a board's memory).
+constexpr std::uint64_t valid_slots(std::uint64_t word) {
+  const std::uint16_t kind = kind_of(word), size = size_of_word(word);
+  if (kind == 0 || kind >= std::size(kRecordSize) || size != kRecordSize[kind]) return 0;
+  return size / kSlotBytes;
+}
+
+static_assert(header_word(RecordKind::Trace) == (1u | 32u << 16) && header_word(RecordKind::Resource) == (2u | 160u << 16));
+static_assert(valid_slots(header_word(RecordKind::Trace) | group_bits(3) | cpu_bits(7)) == 1);
+static_assert(valid_slots(header_word(RecordKind::Resource)) == kResourceSlots && valid_slots(2u | 32u << 16) == 0);
+
+// ---- Fields of an encoded record in memory (any alignment) ----------------------------------------------
+inline std::uint64_t header_word_at(const std::uint8_t* rec) {
+  std::uint64_t w;
+  std::memcpy(&w, rec, sizeof w);
+  return w;
+}
+inline std::uint16_t size_at(const std::uint8_t* rec) {
+  std::uint16_t s;
+  std::memcpy(&s, rec + offsetof(RecordHeader, size), sizeof s);
+  return s;
+}
+inline std::uint64_t timestamp_at(const std::uint8_t* rec) {
+  std::uint64_t t;
+  std::memcpy(&t, rec + offsetof(TraceRecord, timestamp), sizeof t);
+  return t;
+}
+
+}  // namespace kron::record

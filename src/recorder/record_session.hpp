@@ -1,0 +1,55 @@
+// The work of `kron record` and `kron rdsample --board`, as library calls (the commands parse, call and
+// print): run a program on a new board while draining it into a trace file (the toolkit's external
+// collection path, 003 sections 1.3 and 2.6), and take what a board holds into a trace file without
+// changing it (003's mk_rdsample; also after the program crashed).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kron/board_ops.hpp"
+#include "kron/format/trace_file.hpp"
+#include "recorder/board_reader.hpp"
+#include "recorder/recorder.hpp"
+
+namespace kron::recorder {
+
+// ---- kron record ----------------------------------------------------------------------------------------
+struct RecordOptions {
+  board::CreateOptions board;          // the board to create (name, size, lanes, mode, filter, csr, counters)
+  std::string output = "kron.trace";   // trace file
+  std::vector<std::string> program;    // program and arguments (run with KRON_BOARD, KRON_NODE set)
+  double hold_ms = double(Recorder::kDefaultHoldMs);
+};
+struct RecordResult {
+  int wait_status = 0;            // the program's, as waitpid() returns it
+  std::uint64_t records = 0, bytes = 0, late = 0;
+  Totals totals;
+  double seconds = 0;             // the program's run time
+  std::uint64_t clock_hz = 0;     // the board's timestamp rate
+  std::vector<std::string> problems;  // corrupt lane memory met (each names its offset)
+};
+// Called about every 250 ms while the program runs: records and bytes written so far, seconds.
+using Progress = std::function<void(std::uint64_t records, std::uint64_t bytes, double seconds)>;
+// Creates the board (replacing one of that name), runs the program on it, drains it into the trace file
+// while it runs and finishes the file; forwards SIGINT/SIGTERM to the program; unlinks the board.
+// Throws std::runtime_error / InputError when the board, file or process cannot be made.
+RecordResult record_program(const RecordOptions& o, const Progress& progress = nullptr);
+
+// ---- kron rdsample --board ------------------------------------------------------------------------------
+struct SnapshotOptions {
+  std::uint64_t start = 0, end = ~std::uint64_t{0};  // samples by index in time order (ERRATUM E27)
+  std::string program;                                // the file header's program text
+  std::function<void(const LaneView&, std::uint64_t samples)> on_lane;  // each lane read (verbose)
+};
+struct SnapshotResult {
+  std::uint64_t written = 0, held = 0;  // samples written; samples the board held
+  Totals totals;
+  std::vector<std::string> problems;
+};
+// Writes the samples board `r` holds, in time order, [start, end) of them, to trace file `file`, with the
+// board's totals and lanes; changes nothing on the board.
+SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const SnapshotOptions& o);
+
+}  // namespace kron::recorder
