@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kron/core/control_regs.hpp"
 #include "kron/core/record.hpp"
 
 namespace kron::board {
@@ -46,46 +47,28 @@ inline constexpr std::uint64_t kMaxSegment = 1ull << 40;
 inline constexpr const char* kEnvBoard = "KRON_BOARD";
 inline constexpr const char* kEnvNode = "KRON_NODE";
 
-// ---- The CSR, 000 Table B1 ------------------------------------------------------------------------
-// Status bits as a read returns them. Writing 1 to an even control bit sets the status bit, writing 1
-// to the odd bit above clears it; 0 leaves it alone (000 "CSR Register"). kCsrTable below is that table.
+// ---- The CSR, 000 Table B1 (include/kron/core/control_regs.hpp) ---------------------------------------
+// Status bits as a read returns them. The board stores the control state (bits 0, 2, 4, 14) and computes
+// bits 6-9 from the lanes when read; bits 10, 12 and 15 are the chip's and read 0 here.
 enum CsrBit : std::uint16_t {
-  kCsrSamplingEnabled = 1u << 0,  // bit 0 Sampling Enabled   (write bit 0 enable, bit 1 disable)
-  kCsrWriteWait = 1u << 2,        // bit 2 Write Wait on Overrun (write bit 2 wait, bit 3 discard)
-  kCsrReadWait = 1u << 4,         // bit 4 Read Wait for shadow regs (write 4/5; kron never blocks reads)
-  kCsrFifoFull = 1u << 6,         // bit 6 FIFO Full: some lane is full now (read only, computed on read)
-  kCsrShadowFull = 1u << 7,       // bit 7 Resource Shadow Registers Full: always 0 (no shadow registers)
-  kCsrFifoOverrun = 1u << 8,      // bit 8 FIFO Overrun: some Trace sample was dropped (read only)
-  kCsrShadowOverrun = 1u << 9,    // bit 9 Resource Shadow Register Overrun: some Resource sample dropped
-  kCsr32Bit = 1u << 14,           // bit 14 32 bit mode enabled (write 14/15); kept, has no effect
+  kCsrSamplingEnabled = regs::csr::bit(regs::csr::kSamplingEnable),  // bit 0 Sampling Enabled
+  kCsrWriteWait = regs::csr::bit(regs::csr::kWaitOnOverrun),         // bit 2 Write Wait on Overrun
+  kCsrReadWait = regs::csr::bit(regs::csr::kReadWait),               // bit 4 (kept; kron never blocks reads)
+  kCsrFifoFull = regs::csr::bit(regs::csr::kFifoFull),               // bit 6: some lane is full now
+  kCsrShadowFull = regs::csr::bit(regs::csr::kShadowFull),           // bit 7: always 0 (no shadow registers)
+  kCsrFifoOverrun = regs::csr::bit(regs::csr::kFifoOverrun),         // bit 8: some Trace sample was dropped
+  kCsrShadowOverrun = regs::csr::bit(regs::csr::kShadowOverrun),     // bit 9: some Resource sample dropped
+  kCsr32Bit = regs::csr::bit(regs::csr::kMode32),                    // bit 14 32 bit mode; kept, has no effect
 };
-struct CsrControl {
-  std::uint16_t write_bit;   // control bit written as 1
-  std::uint16_t status_bit;  // status bit it acts on
-  bool set;                  // sets (true) or clears (false) it
-  const char* action;        // 000 Table B1 wording
-};
-inline constexpr CsrControl kCsrTable[] = {
-    {1u << 0, kCsrSamplingEnabled, true, "Enable Sampling"},
-    {1u << 1, kCsrSamplingEnabled, false, "Disable Sampling"},
-    {1u << 2, kCsrWriteWait, true, "Enable Wait on sample to avoid overrun"},
-    {1u << 3, kCsrWriteWait, false, "Disable Wait on sample, discard data"},
-    {1u << 4, kCsrReadWait, true, "Enable wait on read-with-copy"},
-    {1u << 5, kCsrReadWait, false, "Disable read wait"},
-    {1u << 14, kCsr32Bit, true, "32 bit mode enabled"},
-    {1u << 15, kCsr32Bit, false, "64 bit mode"},
-};
-inline constexpr std::uint16_t kCsrReset = 0;  // 000 Table B1: sampling disabled, discard, read wait off
-inline constexpr std::uint16_t kCsrReadOnlyMask = 0x3fc0;  // bits 6-13: "Read Only, write data ignored"
+inline constexpr std::uint16_t kCsrReset = regs::csr::kReset;
+inline constexpr std::uint16_t kCsrReadOnlyMask = regs::csr::kReadOnly;
 // The stored (writable) status bits; 6-9 are computed from the lanes when read.
-inline constexpr std::uint16_t kCsrStoredMask = kCsrSamplingEnabled | kCsrWriteWait | kCsrReadWait | kCsr32Bit;
+inline constexpr std::uint16_t kCsrStoredMask = regs::csr::kControl;
+// Every bit a board's CSR read can show (kron status prints these).
+inline constexpr std::uint16_t kCsrReadMask = kCsrStoredMask | kCsrFifoFull | kCsrShadowFull | kCsrFifoOverrun | kCsrShadowOverrun;
 
-// Applies a CSR write (000 Table B1) to the stored status bits.
-constexpr std::uint16_t csr_write(std::uint16_t status, std::uint16_t written) {
-  for (const auto& c : kCsrTable)
-    if (written & c.write_bit) status = static_cast<std::uint16_t>(c.set ? (status | c.status_bit) : (status & ~c.status_bit));
-  return static_cast<std::uint16_t>(status & kCsrStoredMask);
-}
+// Applies a CSR write (000 Table B1, ERRATUM E13) to the stored status bits.
+constexpr std::uint16_t csr_write(std::uint16_t status, std::uint16_t written) { return regs::csr::write(status, written); }
 
 // The control word every probe reads: Filter Register in bits 0-15, CSR status in bits 16-31.
 constexpr std::uint32_t control_word(std::uint16_t filter, std::uint16_t csr) {
@@ -97,42 +80,21 @@ inline constexpr std::uint32_t kCtlWait = std::uint32_t{kCsrWriteWait} << 16;
 // ---- Configuration Register (003 Table 2), only the bit kron models ------------------------------------
 inline constexpr std::uint32_t kCfgWrapB = 1u << 14;  // 1 = simple buffer (keep oldest), 0 = circular
 
-// ---- Resource counter control, 000 Tables B5-B7: sixteen 4-bit fields, field n = counter n -------------
-enum class Mode : std::uint8_t { Nop = 0, Clock = 1, Software = 2, ExternalEnable = 3, ExternalSignal = 4 };
-// ERRATUM E26: NodeClk is the TSC; TSclk, the timestamp clock, is the same TSC; counters are 64 bits.
-enum class ClockSel : std::uint8_t { Nop = 0, NodeClk = 1, NodeClk10 = 2, NodeClk100 = 3, TsClk = 4 };
-enum class Enable : std::uint8_t { Nop = 0, Disable = 1, Enable = 2, ResetEnable = 3 };
-inline constexpr std::uint8_t kModeDouble = 0x8;  // Table B5 bit 3: double precision (even counters)
-// Reset values (the "**" defaults of Tables B5-B7): External Signal, TSclk, Disabled.
-inline constexpr std::uint8_t kModeReset = 0x4, kClockReset = 0x4, kEnableReset = 0x1;
-
-constexpr std::uint8_t field(std::uint64_t reg, unsigned n) { return static_cast<std::uint8_t>((reg >> (4 * n)) & 0xf); }
-// Table B5: x101-x111 are the same as x001-x011; x000 NOP. Returns the source a field selects.
-constexpr Mode mode_of(std::uint8_t f) {
-  const unsigned s = f & 7u;
-  return s == 0 ? Mode::Nop : s == 4 ? Mode::ExternalSignal : static_cast<Mode>(s > 4 ? s - 4 : s);
-}
-// Table B6: x101-x111 are the same as x001-x011.
-constexpr ClockSel clock_of(std::uint8_t f) {
-  const unsigned s = f & 7u;
-  return s == 0 ? ClockSel::Nop : s == 4 ? ClockSel::TsClk : static_cast<ClockSel>(s > 4 ? s - 4 : s);
-}
-// Table B7: only the low two bits count (xx00 NOP, xx01 disable, xx10 enable, xx11 reset & enable).
-constexpr Enable enable_of(std::uint8_t f) { return static_cast<Enable>(f & 3u); }
-// A write to a register of 4-bit fields: a zero field leaves the stored field alone (000 "Resource
-// Counter Control Registers").
-constexpr std::uint64_t write_fields(std::uint64_t reg, std::uint64_t written) {
-  for (unsigned n = 0; n < kCounters; ++n) {
-    const std::uint64_t f = (written >> (4 * n)) & 0xf;
-    if (f) reg = (reg & ~(std::uint64_t{0xf} << (4 * n))) | (f << (4 * n));
-  }
-  return reg;
-}
-constexpr std::uint64_t all_fields(std::uint8_t f) {
-  std::uint64_t r = 0;
-  for (unsigned n = 0; n < kCounters; ++n) r |= std::uint64_t{f} << (4 * n);
-  return r;
-}
+// ---- Resource counter control, 000 Tables B5-B7 (include/kron/core/control_regs.hpp) -------------------
+// Sixteen 4-bit fields, field n = counter n. ERRATUM E26: NodeClk is the TSC; TSclk, the timestamp clock,
+// is the same TSC; counters are 64 bits.
+using regs::ClockSel;
+using regs::Enable;
+using regs::Mode;
+using regs::all_fields;
+using regs::clock_of;
+using regs::enable_of;
+using regs::field;
+using regs::kModeDouble;
+using regs::mode_of;
+// Reset values of one field (the "**" defaults of Tables B5-B7): External Signal, TSclk, Disabled.
+inline constexpr std::uint8_t kModeReset = regs::kModeResetField, kClockReset = regs::kClockResetField,
+                              kEnableReset = regs::kEnableResetField;
 
 // What drives a counter's External Signal pin (the board wiring, like 003's DEVSEL# to counters 0 and 2).
 enum class Signal : std::uint32_t { None = 0, Perf = 1, OnCpu = 2 };
@@ -185,7 +147,7 @@ struct alignas(kLine) BoardHeader {
   std::atomic<std::uint32_t> resource_overrun;        // CSR bit 9 (sticky): some Resource sample dropped
 
   // Lines 4-: resource counter control (000 Tables B5-B7) and board-wide counter state.
-  alignas(kLine) std::atomic<std::uint64_t> enable_reg;  // Enable Register (read view: 01 off, 10 on)
+  alignas(kLine) std::atomic<std::uint64_t> enable_reg;  // Enable Register, fields as written (Table B7, E13)
   std::atomic<std::uint64_t> mode_reg;                   // Mode Register
   std::atomic<std::uint64_t> clock_reg;                  // Clock Select Register
   std::atomic<std::uint64_t> ctr_seq;  // seqlock over stopwatch state below: odd while being written

@@ -209,9 +209,9 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err) {
   h->config = o.mode == BufferMode::Simple ? kCfgWrapB : 0;
   std::snprintf(h->name, sizeof h->name, "%s", o.name.c_str());
   for (unsigned n = 0; n < kCounters; ++n) h->sources[n] = o.sources[n];
-  h->enable_reg.store(all_fields(kEnableReset), std::memory_order_relaxed);
-  h->mode_reg.store(all_fields(kModeReset), std::memory_order_relaxed);
-  h->clock_reg.store(all_fields(kClockReset), std::memory_order_relaxed);
+  h->enable_reg.store(regs::kEnableReset, std::memory_order_relaxed);
+  h->mode_reg.store(regs::kModeReset, std::memory_order_relaxed);
+  h->clock_reg.store(regs::kClockReset, std::memory_order_relaxed);
   for (std::uint32_t i = 0; i < o.lanes; ++i) new (static_cast<std::uint8_t*>(m) + lanes_off + i * sizeof(LaneHeader)) LaneHeader;
   h->control.store(control_word(o.filter, static_cast<std::uint16_t>(o.csr & kCsrStoredMask)), std::memory_order_relaxed);
   Mapping out;
@@ -298,8 +298,9 @@ void write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t m
     unlocked = 0;
     std::this_thread::yield();
   }
-  b.mode_reg.store(write_fields(b.mode_reg.load(std::memory_order_relaxed), mode), std::memory_order_relaxed);
-  b.clock_reg.store(write_fields(b.clock_reg.load(std::memory_order_relaxed), clock), std::memory_order_relaxed);
+  // 000 Tables B5-B7, ERRATUM E13: regs::write_mode / write_clock / write_enable decide which fields change.
+  b.mode_reg.store(regs::write_mode(b.mode_reg.load(std::memory_order_relaxed), mode), std::memory_order_relaxed);
+  b.clock_reg.store(regs::write_clock(b.clock_reg.load(std::memory_order_relaxed), clock), std::memory_order_relaxed);
   const std::uint64_t now = ticks(b.clock_kind);
   const std::uint64_t seq = b.ctr_seq.load(std::memory_order_relaxed);
   b.ctr_seq.store(seq + 1, std::memory_order_relaxed);  // odd: stopwatch state being written
@@ -307,7 +308,7 @@ void write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t m
   std::atomic_thread_fence(std::memory_order_release);
   for (unsigned n = 0; n < kCounters; ++n) {
     const std::uint8_t f = field(enable, n);
-    if (!f) continue;  // 0 leaves the field alone (000 "Resource Counter Control Registers")
+    if (enable_of(f) == Enable::Nop) continue;  // Table B7 xx00 leaves the field alone (ERRATUM E13)
     const std::uint64_t since = b.sw_since[n].load(std::memory_order_relaxed);
     switch (enable_of(f)) {
       case Enable::Nop: break;
@@ -325,7 +326,7 @@ void write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t m
         break;
     }
   }
-  b.enable_reg.store(write_fields(b.enable_reg.load(std::memory_order_relaxed), enable), std::memory_order_relaxed);
+  b.enable_reg.store(regs::write_enable(b.enable_reg.load(std::memory_order_relaxed), enable), std::memory_order_relaxed);
   b.ctr_seq.store(seq + 2, std::memory_order_release);  // even: consistent again
   // Release: a thread that sees the new generation re-reads the registers written above.
   b.counter_gen.store(b.counter_gen.load(std::memory_order_relaxed) + 1, std::memory_order_release);

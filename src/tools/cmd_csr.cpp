@@ -2,6 +2,7 @@
 // it (000 Table B1: a 1 in a control bit acts, a 0 leaves the setting alone) and show what a read returns.
 #include <fmt/core.h>
 
+#include "kron/core/control_regs.hpp"
 #include "kron/core/error.hpp"
 #include "recorder/board_reader.hpp"
 #include "recorder/options.hpp"
@@ -21,10 +22,11 @@ int run(const Args& a) {
     if (!v) throw InputError::at_offset("CSR value " + a.value, 0, "expected a 16-bit value such as 0x0001");
     w = static_cast<std::uint16_t>(*v);
   }
-  if (a.enable) w |= 1u << 0;   // Table B1 bit 0: Enable Sampling
-  if (a.disable) w |= 1u << 1;  // bit 1: Disable Sampling
-  if (a.wait) w |= 1u << 2;     // bit 2: Enable Wait on sample
-  if (a.discard) w |= 1u << 3;  // bit 3: Disable Wait, discard data
+  namespace csr = regs::csr;  // 000 Table B1, control column
+  if (a.enable) w |= csr::bit(csr::kSamplingEnable);
+  if (a.disable) w |= csr::bit(csr::kSamplingDisable);
+  if (a.wait) w |= csr::bit(csr::kWaitOnOverrun);
+  if (a.discard) w |= csr::bit(csr::kNoWaitOnOverrun);
   if (w) board::write_csr(r.header(), w);
   const std::uint16_t c = r.csr_read();
   fmt::print("CSR 0x{:04x}: sampling {}, {} on overrun{}{}{}\n", c, (c & board::kCsrSamplingEnabled) ? "enabled" : "disabled",

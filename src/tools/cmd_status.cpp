@@ -3,6 +3,7 @@
 // lanes and accounting. Inspection never changes the board.
 #include <fmt/core.h>
 
+#include "kron/core/control_regs.hpp"
 #include "recorder/board_reader.hpp"
 #include "tools/command.hpp"
 
@@ -10,9 +11,6 @@ namespace kron::tools {
 namespace {
 using namespace kron::board;
 
-constexpr const char* kModeNames[] = {"NOP", "CLK", "Software", "External Enable", "External Signal"};
-constexpr const char* kClockNames[] = {"NOP", "NodeClk", "NodeClk/10", "NodeClk/100", "TSclk"};
-constexpr const char* kEnableNames[] = {"NOP", "disabled", "enabled", "reset & enabled"};
 constexpr const char* kStateNames[] = {"free", "claiming", "active", "retired"};
 
 struct Args {
@@ -28,16 +26,9 @@ int run(const Args& a) {
   fmt::print("timestamp clock: {} Hz ({}), node {}\n", h.clock_hz, h.clock_kind == ClockKind::Tsc ? "TSC" : "CLOCK_MONOTONIC", h.node);
   const std::uint16_t csr = r.csr_read();
   fmt::print("CSR 0x{:04x}\n", csr);
-  struct Bit {
-    std::uint16_t bit;
-    const char* name;
-  };
-  // 000 Table B1, status column.
-  constexpr Bit bits[] = {{kCsrSamplingEnabled, "Sampling Enabled"},   {kCsrWriteWait, "Write Wait on Overrun"},
-                          {kCsrReadWait, "Read Wait for shadow regs"}, {kCsrFifoFull, "FIFO Full"},
-                          {kCsrShadowFull, "Resource Shadow Registers Full"}, {kCsrFifoOverrun, "FIFO Overrun"},
-                          {kCsrShadowOverrun, "Resource Shadow Register Overrun"}, {kCsr32Bit, "32 bit mode enabled"}};
-  for (const auto& b : bits) fmt::print("  bit {:>2} {:<34} {}\n", std::countr_zero(b.bit), b.name, (csr & b.bit) ? 1 : 0);
+  // 000 Table B1, status column, for every bit a board's read can show.
+  for (unsigned b = 0; b < regs::csr::kBits.size(); ++b)
+    if (kCsrReadMask >> b & 1) fmt::print("  bit {:>2} {:<34} {}\n", b, regs::csr::kBits[b].status, csr >> b & 1);
   fmt::print("Filter Register 0x{:04x}\n", filter_of(h));
   const auto t = r.totals();
   fmt::print("Wait Error Counter {} ticks ({} probes held)\nOverrun Error Counter {} (no free lane: {})\n", t.wait_ticks,
@@ -47,9 +38,8 @@ int run(const Args& a) {
   for (unsigned n = 0; n < kCounters; ++n) {
     const Mode m = mode_of(field(mode, n));
     if (m == Mode::Nop || (m == Mode::ExternalSignal && h.sources[n].signal == Signal::None && !h.sources[n].name[0])) continue;
-    fmt::print("  counter {:>2}: {:<15} {:<11} {:<15} {}\n", n, kModeNames[static_cast<unsigned>(m)],
-               kClockNames[static_cast<unsigned>(clock_of(field(clk, n)))],
-               kEnableNames[static_cast<unsigned>(enable_of(field(en, n)))], h.sources[n].name);
+    fmt::print("  counter {:>2}: {:<15} {:<11} {:<15} {}\n", n, regs::name(m), regs::name(clock_of(field(clk, n))),
+               regs::name(enable_of(field(en, n))), h.sources[n].name);
   }
   std::uint64_t held = 0, cap = 0, used = 0;
   const auto lanes = r.lanes();

@@ -13,60 +13,8 @@ namespace kron {
 namespace {
 using namespace board;
 
-// 000 Table B1, one row per control bit: (status before, written, status after).
-struct CsrVector {
-  std::uint16_t before, written, after;
-  const char* row;
-};
-constexpr CsrVector kCsrVectors[] = {
-    {0x0000, 0x0001, 0x0001, "bit 0 Enable Sampling"},
-    {0x0001, 0x0002, 0x0000, "bit 1 Disable Sampling"},
-    {0x0000, 0x0004, 0x0004, "bit 2 Enable Wait on sample"},
-    {0x0004, 0x0008, 0x0000, "bit 3 Disable Wait on sample, discard"},
-    {0x0000, 0x0010, 0x0010, "bit 4 Enable read wait"},
-    {0x0010, 0x0020, 0x0000, "bit 5 Disable read wait"},
-    {0x0000, 0x4000, 0x4000, "bit 14 32 bit mode"},
-    {0x4000, 0x8000, 0x0000, "bit 15 64 bit mode"},
-    {0x0005, 0x0000, 0x0005, "a 0 causes no effect"},
-    {0x0000, 0x3fc0, 0x0000, "bits 6-13 read only, write data ignored"},
-    {0x0001, 0x0005, 0x0005, "write 1 to act: fields independent"},
-};
-
-TEST(BoardCsrTest, WriteOneToActPerTableB1) {
-  for (const auto& v : kCsrVectors) EXPECT_EQ(csr_write(v.before, v.written), v.after) << v.row;
-  EXPECT_EQ(kCsrReset, 0);  // Table B1: sampling disabled, discard, read wait off on reset
-}
-
-TEST(BoardControlTest, ModeClockEnableEncodingsPerTablesB5toB7) {
-  // Table B5: x000 NOP, x001 CLK, x010 Software, x011 External Enable, x100 External Signal, x101-x111 as x001-x011.
-  EXPECT_EQ(mode_of(0x0), Mode::Nop);
-  EXPECT_EQ(mode_of(0x1), Mode::Clock);
-  EXPECT_EQ(mode_of(0x2), Mode::Software);
-  EXPECT_EQ(mode_of(0x3), Mode::ExternalEnable);
-  EXPECT_EQ(mode_of(0x4), Mode::ExternalSignal);
-  EXPECT_EQ(mode_of(0x5), Mode::Clock);
-  EXPECT_EQ(mode_of(0x6), Mode::Software);
-  EXPECT_EQ(mode_of(0x7), Mode::ExternalEnable);
-  EXPECT_EQ(mode_of(0x9), Mode::Clock);  // 1xxx double precision: same source
-  // Table B6: x001 NodeClk, x010 /10, x011 /100, x100 TSclk, x101-x111 as x001-x011.
-  EXPECT_EQ(clock_of(0x1), ClockSel::NodeClk);
-  EXPECT_EQ(clock_of(0x2), ClockSel::NodeClk10);
-  EXPECT_EQ(clock_of(0x3), ClockSel::NodeClk100);
-  EXPECT_EQ(clock_of(0x4), ClockSel::TsClk);
-  EXPECT_EQ(clock_of(0x7), ClockSel::NodeClk100);
-  // Table B7: xx00 NOP, xx01 disable, xx10 enable, xx11 reset & enable.
-  EXPECT_EQ(enable_of(0x4), Enable::Nop);
-  EXPECT_EQ(enable_of(0x5), Enable::Disable);
-  EXPECT_EQ(enable_of(0x6), Enable::Enable);
-  EXPECT_EQ(enable_of(0xf), Enable::ResetEnable);
-}
-
-TEST(BoardControlTest, ZeroFieldLeavesFieldUnchanged) {  // 000 "Resource Counter Control Registers"
-  const std::uint64_t reg = 0x123456789abcdef1ull;
-  EXPECT_EQ(write_fields(reg, 0), reg);
-  EXPECT_EQ(write_fields(reg, 0x0000000000000f00ull), 0x123456789abcdff1ull);
-  EXPECT_EQ(write_fields(reg, 0x7000000000000002ull), 0x723456789abcdef2ull);
-}
+// 000 Table B1 (CSR) and Tables B5-B7 (counter control): the write and decode vectors run against both
+// the board and the MultiKron II model in tests/core/control_regs_test.cpp.
 
 TEST(BoardSourceTest, SourceIdentificationIsNodeDotProcess) {  // 000 "Source Address Registers"; ERRATUM E21
   const std::uint32_t s = source_id(5, 123456);

@@ -53,16 +53,8 @@ void Mk1::write(std::uint32_t address, std::uint64_t data) {
   switch (a) {
     case addr::kCsr: {
       // 001 Table 2: a "1" commands the action; pairs of (set, clear) bits. ERRATUM E61: when both
-      // bits of a pair are 1, the clearing (reset-default) action wins.
-      std::uint64_t& c = regs_[addr::kCsr];
-      constexpr std::uint64_t kPairs[][2] = {{csr::kEnableSampling, csr::kDisableSampling},
-                                             {csr::kWriteWait, csr::kWriteDiscard},
-                                             {csr::kReadWait, csr::kReadCancel},
-                                             {csr::kSlow10us, csr::kSlow1us}};
-      for (const auto& p : kPairs) {
-        if (act & p[0]) c |= p[0];
-        if (act & p[1]) c &= ~p[0];
-      }
+      // bits of a pair are 1, the clearing (reset-default) action wins (the rule of 000's E13, one function).
+      regs_[addr::kCsr] = regs::w1_pairs(regs_[addr::kCsr], act, csr::kPairs);
       break;
     }
     case addr::kReset:  // 001 Reset Register: "1" clears the counter; self-clearing

@@ -10,6 +10,8 @@
 #include <span>
 #include <string_view>
 
+#include "kron/core/register_table.hpp"
+
 namespace kron::mk1 {
 
 // ---- addresses (001 Table A-1) ----
@@ -48,6 +50,8 @@ inline constexpr std::uint64_t kFifoBit128 = 1u << 10;         // read only
 inline constexpr unsigned kWaitStatesShift = 12;                // bits 12-13, read only
 inline constexpr std::uint64_t kSlow10us = 1u << 14;           // read: 10 us slow clock enabled
 inline constexpr std::uint64_t kSlow1us = 1u << 15;            // default on reset
+// The write-1-to-act pairs (set, clear): 0/1, 2/3, 4/5, 14/15, the same shape as 000 Table B1.
+inline constexpr std::uint64_t kPairs = 0xc03f;
 }  // namespace csr
 
 // ---- MUX SEL encodings (001 Table 4) ----
@@ -86,9 +90,9 @@ std::span<const RegisterInfo> register_table();
 // The row describing `addr` (0-127), or nullptr for an unassigned address.
 const RegisterInfo* find_register(unsigned addr);
 
-constexpr std::uint64_t width_mask(unsigned width) {
-  return width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
-}
+// Generic bit rules shared with the MultiKron II (include/kron/core/register_table.hpp). The rows stay
+// this chip's own: unused bits read 0 here (ERRATUM E64), strobe writes, runs of addresses.
+using regs::width_mask;
 // Generic write: the stored value after writing `data`, per the row's masks.
 constexpr std::uint64_t apply_load(const RegisterInfo& r, std::uint64_t old, std::uint64_t data) {
   const std::uint64_t keep = r.read_only | r.write1 | ~width_mask(r.width);

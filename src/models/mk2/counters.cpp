@@ -35,13 +35,13 @@ void Mk2::add_counts(unsigned j, std::uint64_t n) { mk2::add_counts(counter_, j,
 
 // Table B6: rising edges of the selected internal clock in node clocks (from, to]. The dividers run
 // from RESETB (ERRATUM E19).
-std::uint64_t Mk2::clock_edges(Clock c, std::uint64_t from, std::uint64_t to) const {
+std::uint64_t Mk2::clock_edges(ClockSel c, std::uint64_t from, std::uint64_t to) const {
   switch (c) {
-    case Clock::Node: return to - from;
-    case Clock::NodeDiv10: return to / 10 - from / 10;
-    case Clock::NodeDiv100: return to / 100 - from / 100;
-    case Clock::Timestamp: return ts_edges(to) - ts_edges(from);
-    case Clock::Nop: break;
+    case ClockSel::NodeClk: return to - from;
+    case ClockSel::NodeClk10: return to / 10 - from / 10;
+    case ClockSel::NodeClk100: return to / 100 - from / 100;
+    case ClockSel::TsClk: return ts_edges(to) - ts_edges(from);
+    case ClockSel::Nop: break;
   }
   return 0;
 }
@@ -55,8 +55,8 @@ Counters Mk2::counters_at(std::uint64_t t) const {
   if (!counting() || t <= counters_synced_) return c;
   for (unsigned j = 0; j < kResourceCounters; ++j) {
     if (lead(j) != j || !enabled(control_field(Reg::Enable, j))) continue;
-    const Source src = source_of(control_field(Reg::Mode, j));
-    if (src == Source::Clock || (src == Source::ExternalEnable && ext_[j]))
+    const Mode src = mode_of(control_field(Reg::Mode, j));
+    if (src == Mode::Clock || (src == Mode::ExternalEnable && ext_[j]))
       mk2::add_counts(c, j, is_pair(j), clock_edges(clock_of(control_field(Reg::ClockSelect, j)), counters_synced_, t));
   }
   return c;
@@ -68,14 +68,14 @@ void Mk2::settle_counters(std::uint64_t t) {
   counters_synced_ = t;
 }
 
-// $08 Enable, $0A Mode, $0C Clock Select: fields written 0 are left unchanged (registers.cpp). Table B7
-// xx11 "Reset & Enable counter" clears the counter (both halves of a pair) as it enables it.
+// $08 Enable, $0A Mode, $0C Clock Select: fields whose code bits are written 0 are left unchanged
+// (regs::write_fields, ERRATUM E13). Table B7 xx11 "Reset & Enable counter" clears the counter (both halves of a pair) as it enables it.
 void Mk2::write_control(const RegisterInfo& r, std::uint64_t data, std::uint64_t t) {
   settle_counters(t);
   reg(r.reg) = apply_write(r, reg(r.reg), data);
   if (r.reg != Reg::Enable) return;
   for (unsigned j = 0; j < kResourceCounters; ++j) {
-    if (enable_of(field(data, j)) != EnableCode::ResetEnable || lead(j) != j) continue;
+    if (enable_of(field(data, j)) != Enable::ResetEnable || lead(j) != j) continue;
     counter_[j] = 0;
     if (is_pair(j)) counter_[j + 1] = 0;
   }
@@ -95,7 +95,7 @@ void Mk2::increment_counter(unsigned j, std::uint64_t t) {
   settle_counters(t);
   const unsigned l = lead(j);
   if (test_mode_ ||
-      (source_of(control_field(Reg::Mode, l)) == Source::Software && enabled(control_field(Reg::Enable, l))))
+      (mode_of(control_field(Reg::Mode, l)) == Mode::Software && enabled(control_field(Reg::Enable, l))))
     add_counts(l, 1);
 }
 

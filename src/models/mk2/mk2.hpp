@@ -100,7 +100,7 @@ class Mk2 final : public sim::Device {
   // ---- counters.cpp ----
   std::array<std::uint32_t, 16> counters_at(std::uint64_t t) const;  // the counters at node clock t
   void settle_counters(std::uint64_t t);   // bring every counter up to node clock t
-  std::uint64_t clock_edges(Clock c, std::uint64_t from, std::uint64_t to) const;
+  std::uint64_t clock_edges(ClockSel c, std::uint64_t from, std::uint64_t to) const;
   unsigned lead(unsigned j) const;         // the even counter of a double-precision pair, else j
   bool is_pair(unsigned j) const;
   void add_counts(unsigned j, std::uint64_t n);  // saturating (000 "will not count beyond their maximum")

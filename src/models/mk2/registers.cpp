@@ -33,29 +33,10 @@ std::uint64_t apply_write(const RegisterInfo& r, std::uint64_t old, std::uint64_
   switch (r.write) {
     case WriteKind::Store:
       return (old & ~writable) | (data & writable);
-    case WriteKind::Fields: {
-      // 000 Resource Counter Control Registers: "a zero value written into any field leaves that field
-      // unchanged". Tables B5-B7 print the NOP as x000 / xx00: ERRATUM E13, a field whose code bits are
-      // 0 is left unchanged whatever its don't-care bits; any other value is stored as written.
-      std::uint64_t v = old;
-      for (unsigned f = 0; f < 16; ++f) {
-        const std::uint64_t nibble = std::uint64_t{0xf} << (4 * f);
-        if (data & (std::uint64_t{r.field_code} << (4 * f))) v = (v & ~nibble) | (data & nibble);
-      }
-      return v;
-    }
-    case WriteKind::W1Pairs: {
-      // 000 Table B1: a "1" in bit 2k commands the action, a "1" in bit 2k+1 its opposite; a "0" has no
-      // effect. The state lives in the even bit. ERRATUM E13: both bits written 1 -> the odd
-      // (disabling, reset-default) action wins.
-      std::uint64_t v = old;
-      for (unsigned b = 0; b < 64; b += 2) {
-        if (!(r.w1_act >> b & 1)) continue;
-        if (data >> (b + 1) & 1) v &= ~(std::uint64_t{1} << b);
-        else if (data >> b & 1) v |= std::uint64_t{1} << b;
-      }
-      return v;
-    }
+    case WriteKind::Fields:  // 000 Tables B5-B7; ERRATUM E13 is decided in regs::write_fields
+      return regs::write_fields(old, data, r.field_code);
+    case WriteKind::W1Pairs:  // 000 Table B1; ERRATUM E13 is decided in regs::w1_pairs
+      return regs::w1_pairs(old, data, r.w1_act);
     case WriteKind::Ignored:
     case WriteKind::Hook:
       break;

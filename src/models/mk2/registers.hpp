@@ -3,6 +3,8 @@
 // reset values, widths (unused read bits), read-only masks and write-1-to-act pairs; the chip
 // (mk2.hpp) keeps only hooks for what is special (samples, counters, the FIFO).
 //
+// The CSR bits and the control fields (Tables B1, B5-B7) are described in include/kron/core/control_regs.hpp,
+// which the live board shares; this file holds the address map and the row shape.
 // Sources: 000 Table B1, Table B4 and its notes, sections CSR Register, Filter Register, Source Address
 //   Registers, High Order 32 Bit Register, Wait / Overrun Error Counter, Resource Counter Control
 //   Registers, TEST MODE; Tables B5-B7 (reset settings marked **).
@@ -12,6 +14,8 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+
+#include "kron/core/control_regs.hpp"
 
 namespace kron::mk2 {
 
@@ -72,32 +76,12 @@ struct RegisterInfo {
   std::uint8_t field_code;   // Fields: the bits of a 4-bit field that say what to do; 0 there = NOP (Tables B5-B7)
 };
 
-// ---- CSR bits, 000 Table B1 (status read / control write of "1") --------------------------------
-namespace csr {
-inline constexpr unsigned kSamplingEnable = 0, kSamplingDisable = 1;
-inline constexpr unsigned kWaitOnOverrun = 2, kNoWaitOnOverrun = 3;
-inline constexpr unsigned kReadWait = 4, kNoReadWait = 5;
-inline constexpr unsigned kFifoFull = 6;            // read only
-inline constexpr unsigned kShadowFull = 7;          // read only
-inline constexpr unsigned kFifoOverrun = 8;         // read only
-inline constexpr unsigned kShadowOverrun = 9;       // read only
-inline constexpr unsigned kFifoBit161 = 10;         // read only: "161st FIFO output bit"
-inline constexpr unsigned kWaitStates = 12;         // read only: latched at RESETB
-inline constexpr unsigned kMode32 = 14, kMode64 = 15;
-inline constexpr std::uint64_t bit(unsigned b) { return std::uint64_t{1} << b; }
-// Bits 6-13 are read-only; bits 0-5, 14, 15 are write-1-to-act pairs.
-inline constexpr std::uint64_t kReadOnly = 0x3fc0;
-inline constexpr std::uint64_t kW1Act = 0xc03f;
-// Control state after reset: sampling disabled, no wait on overrun, no read wait ("default" in Table B1),
-// 64-bit mode (ERRATUM E12).
-inline constexpr std::uint64_t kReset = 0;
-}  // namespace csr
-
-// Reset settings of the Resource Counter control registers: "** default setting" of Tables B5-B7,
-// the same in all sixteen fields.
-inline constexpr std::uint64_t kEnableReset = 0x1111'1111'1111'1111;  // Table B7: xx01 Disable counter
-inline constexpr std::uint64_t kModeReset = 0x4444'4444'4444'4444;    // Table B5: x100 External Signal, 0xxx single
-inline constexpr std::uint64_t kClockReset = 0x4444'4444'4444'4444;   // Table B6: x100 TSclk
+// ---- CSR bits (000 Table B1) and the control fields (Tables B5-B7): include/kron/core/control_regs.hpp,
+// shared with the live board. The model reads them under its own names.
+namespace csr = regs::csr;
+using regs::kClockReset;
+using regs::kEnableReset;
+using regs::kModeReset;
 
 // ---- 000 Table B4: the address map ---------------------------------------------------------------
 // clang-format off
@@ -110,9 +94,9 @@ inline constexpr std::array<RegisterInfo, 23> kRegisters{{
   {Reg::WaitCounter,        5,   5, "Wait Counter",                                    32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false, 0},
   {Reg::OverrunCounter,     6,   6, "Overrun Counter",                                 32, 0,            0,              0,         WriteKind::Hook,     ReadKind::Hook,    false, 0},
   {Reg::HighOrder,          7,   7, "High Order 32 bit Reg",                           32, 0,            0,              0,         WriteKind::Store,    ReadKind::Stored,  false, 0},
-  {Reg::Enable,             8,   8, "Enable Register",                                 64, kEnableReset, 0,              0,         WriteKind::Fields,   ReadKind::Stored,  false, 0x3},
-  {Reg::Mode,              10,  10, "Mode Register",                                   64, kModeReset,   0,              0,         WriteKind::Fields,   ReadKind::Stored,  false, 0x7},
-  {Reg::ClockSelect,       12,  12, "Clock Select Register",                           64, kClockReset,  0,              0,         WriteKind::Fields,   ReadKind::Stored,  false, 0x7},
+  {Reg::Enable,             8,   8, "Enable Register",                                 64, kEnableReset, 0,              0,         WriteKind::Fields,   ReadKind::Stored,  false, regs::kEnableCode},
+  {Reg::Mode,              10,  10, "Mode Register",                                   64, kModeReset,   0,              0,         WriteKind::Fields,   ReadKind::Stored,  false, regs::kModeCode},
+  {Reg::ClockSelect,       12,  12, "Clock Select Register",                           64, kClockReset,  0,              0,         WriteKind::Fields,   ReadKind::Stored,  false, regs::kClockCode},
   {Reg::IncrTimestamp,     16,  16, "Incr Timestamp Register",                          0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true, 0},
   {Reg::IncrWait,          17,  17, "Incr Wait Error Cntr",                             0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true, 0},
   {Reg::IncrOverrun,       18,  18, "Incr OverRun Error Cntr",                          0, 0,            0,              0,         WriteKind::Hook,     ReadKind::AllOnes, true, 0},
@@ -140,9 +124,7 @@ constexpr std::uint32_t address_of(Reg reg) {
 const RegisterInfo& decode(std::uint32_t addr);
 
 // ---- generic register access -----------------------------------------------------------------------
-inline constexpr std::uint64_t width_mask(unsigned width) {
-  return width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
-}
+using regs::width_mask;
 // A register's value as the 64-bit data bus shows it: bits above its width read 1 (ERRATUM E3).
 inline constexpr std::uint64_t bus_value(const RegisterInfo& r, std::uint64_t value) {
   return (value & width_mask(r.width)) | ~width_mask(r.width);
@@ -150,26 +132,15 @@ inline constexpr std::uint64_t bus_value(const RegisterInfo& r, std::uint64_t va
 // The stored value after a processor write of `data` (Store, Fields and W1Pairs rows).
 std::uint64_t apply_write(const RegisterInfo& r, std::uint64_t old, std::uint64_t data);
 
-// ---- 4-bit control fields, 000 Tables B5-B7 --------------------------------------------------------
-inline constexpr unsigned field(std::uint64_t reg, unsigned counter) {
-  return static_cast<unsigned>(reg >> (4 * counter)) & 0xf;
-}
-// Table B5, low three bits (x101-x111 repeat x001-x011); bit 3 selects double precision.
-enum class Source : std::uint8_t { Nop = 0, Clock = 1, Software = 2, ExternalEnable = 3, External = 4 };
-inline constexpr Source source_of(unsigned mode_field) {
-  const unsigned s = mode_field & 7;
-  return static_cast<Source>(s > 4 ? s - 4 : s);
-}
-inline constexpr bool double_precision(unsigned mode_field) { return mode_field & 8; }
-// Table B6, low three bits (x101-x111 repeat x001-x011).
-enum class Clock : std::uint8_t { Nop = 0, Node = 1, NodeDiv10 = 2, NodeDiv100 = 3, Timestamp = 4 };
-inline constexpr Clock clock_of(unsigned clock_field) {
-  const unsigned c = clock_field & 7;
-  return static_cast<Clock>(c > 4 ? c - 4 : c);
-}
-// Table B7, low two bits.
-enum class EnableCode : std::uint8_t { Nop = 0, Disable = 1, Enable = 2, ResetEnable = 3 };
-inline constexpr EnableCode enable_of(unsigned enable_field) { return static_cast<EnableCode>(enable_field & 3); }
-inline constexpr bool enabled(unsigned enable_field) { return enable_of(enable_field) >= EnableCode::Enable; }
+// ---- 4-bit control fields, 000 Tables B5-B7 (control_regs.hpp) ----------------------------------------
+using regs::ClockSel;
+using regs::double_precision;
+using regs::Enable;
+using regs::enabled;
+using regs::Mode;
+using regs::field;
+using regs::mode_of;
+using regs::clock_of;
+using regs::enable_of;
 
 }  // namespace kron::mk2
