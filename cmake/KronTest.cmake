@@ -42,3 +42,11 @@ function(kron_add_tool_test name)
   set_tests_properties(${name} PROPERTIES LABELS "${KT_LABELS}"
     ENVIRONMENT "KRON=$<TARGET_FILE:kron-cli>;KRON_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endfunction()
+
+# kron_add_sim_golden(NAME GOLDEN SCRIPT [kron sim options...]): `kron sim OPTIONS SCRIPT` must print
+# GOLDEN exactly (paths relative to the source tree), through the one harness tests/sim/golden.sh
+# (KRON_UPDATE_GOLDEN=1 rewrites GOLDEN). Labels golden and tool.
+function(kron_add_sim_golden name golden script)
+  kron_add_tool_test(${name} COMMAND bash ${PROJECT_SOURCE_DIR}/tests/sim/golden.sh ${golden} ${script} ${ARGN}
+    LABELS golden tool)
+endfunction()

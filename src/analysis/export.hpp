@@ -10,7 +10,7 @@
 
 #include "analysis/input.hpp"
 #include "analysis/interval_info.hpp"
-#include "analysis/rpt.hpp"
+#include "analysis/matcher.hpp"
 
 namespace kron::analysis {
 

@@ -2,12 +2,12 @@
 // every row that has intervals, its histogram drawn as inline SVG. A small inline script checks, once the
 // page has loaded, that every chart has its bars and marks <html data-charts="N" data-ok="1"> so a
 // headless browser test can tell a page that rendered from one that did not.
+#include "analysis/html.hpp"
+
 #include <fmt/core.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-
-#include "analysis/rpt.hpp"
 
 namespace kron::analysis {
 

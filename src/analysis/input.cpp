@@ -1,20 +1,16 @@
 // Streaming sample inputs: see input.hpp.
 #include "analysis/input.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <iostream>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/core.h>
 
 #include "kron/core/error.hpp"
+#include "kron/format/mapped_file.hpp"
 #include "kron/format/trace_file.hpp"
 
 namespace kron::analysis {
@@ -82,26 +78,17 @@ bool ClassicStream::next(Sample& out) {
 
 namespace {
 
-// A read-only memory map of a whole file, released as the reader moves on so that memory stays flat.
-class MappedClassic final : public Input {
+// A raw classic stream, from a file's memory map (pages already read are given back, so that memory
+// stays flat) or from bytes read whole (standard input).
+class RawClassic final : public Input {
  public:
-  MappedClassic(const std::string& path, classic::Chip chip, std::uint64_t ts_hz, int fd, std::uint64_t size)
-      : size_(size) {
-    if (size_ > 0) {
-      void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (m == MAP_FAILED) throw InputError::at_offset(path, 0, std::string("cannot map: ") + std::strerror(errno));
-      map_ = static_cast<const std::uint8_t*>(m);
-      ::madvise(m, size_, MADV_SEQUENTIAL);
-    }
-    stream_ = std::make_unique<ClassicStream>(path, chip, std::span<const std::uint8_t>(map_, size_), ts_hz);
-    path_ = path;
-    format_ = stream_->format();
-    chip_ = chip;
-    clock_hz_ = ts_hz;
-    ts_mask_ = stream_->ts_mask();
+  RawClassic(const std::string& name, classic::Chip chip, std::uint64_t ts_hz, MappedFile file)
+      : file_(std::move(file)) {
+    init(name, chip, ts_hz, file_.bytes());
   }
-  ~MappedClassic() override {
-    if (map_) ::munmap(const_cast<std::uint8_t*>(map_), size_);
+  RawClassic(const std::string& name, classic::Chip chip, std::uint64_t ts_hz, std::vector<std::uint8_t> bytes)
+      : bytes_(std::move(bytes)) {
+    init(name, chip, ts_hz, bytes_);
   }
   bool next(Sample& out) override {
     if (!stream_->next(out)) return false;
@@ -110,7 +97,7 @@ class MappedClassic final : public Input {
     const std::uint64_t pos = stream_->offset();
     if (pos - released_ >= kRelease) {
       const std::uint64_t upto = pos & ~(kRelease - 1);
-      ::madvise(const_cast<std::uint8_t*>(map_) + released_, upto - released_, MADV_DONTNEED);
+      file_.discard(released_, upto);  // nothing for bytes in memory
       released_ = upto;
     }
     return true;
@@ -118,9 +105,18 @@ class MappedClassic final : public Input {
   std::uint64_t offset() const override { return stream_->offset(); }
 
  private:
+  void init(const std::string& name, classic::Chip chip, std::uint64_t ts_hz, std::span<const std::uint8_t> bytes) {
+    stream_ = std::make_unique<ClassicStream>(name, chip, bytes, ts_hz);
+    path_ = name;
+    format_ = stream_->format();
+    chip_ = chip;
+    clock_hz_ = ts_hz;
+    ts_mask_ = stream_->ts_mask();
+  }
   static constexpr std::uint64_t kRelease = 8u << 20;
-  const std::uint8_t* map_ = nullptr;
-  std::uint64_t size_ = 0, released_ = 0;
+  MappedFile file_;                  // a named file
+  std::vector<std::uint8_t> bytes_;  // standard input
+  std::uint64_t released_ = 0;
   std::unique_ptr<ClassicStream> stream_;
 };
 
@@ -175,40 +171,39 @@ class KronFile final : public Input {
 
 }  // namespace
 
+namespace {
+
+classic::Chip raw_chip(const InputOptions& opt) {
+  if (opt.ts_hz == 0) throw std::invalid_argument("--ts-hz must be positive");
+  return opt.format == InputFormat::Mk1 ? classic::Chip::Mk1 : classic::Chip::Mk2;
+}
+
+}  // namespace
+
 std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& opt) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError::at_offset(path, 0, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw InputError::at_offset(path, 0, "not a regular file");
-  }
-  std::uint8_t first[sizeof tracefile::kMagic] = {};
-  const ssize_t got = ::pread(fd, first, sizeof first, 0);
-  const bool is_kron = got == static_cast<ssize_t>(sizeof first) && tracefile::Reader::sniff(first);
-  if (is_kron || opt.format == InputFormat::Kron) {
-    ::close(fd);
-    return std::make_unique<KronFile>(path);
-  }
-  if (opt.format == InputFormat::Auto) {
-    ::close(fd);
+  if (path == "-") return open_stdin(std::cin, opt);
+  MappedFile file(path, MappedFile::Require::Regular);
+  const bool is_kron = tracefile::Reader::sniff(file.bytes());
+  if (is_kron || opt.format == InputFormat::Kron) return std::make_unique<KronFile>(path);
+  if (opt.format == InputFormat::Auto)
     throw InputError::at_offset(path, 0,
                                 "not a kron trace file (no KRONTRC1 magic); for a raw classic stream give "
                                 "--input-format mk2 (20/84-byte samples) or mk1 (16/80-byte samples)");
-  }
-  if (opt.ts_hz == 0) {
-    ::close(fd);
-    throw std::invalid_argument("--ts-hz must be positive");
-  }
-  const auto chip = opt.format == InputFormat::Mk1 ? classic::Chip::Mk1 : classic::Chip::Mk2;
-  try {
-    auto in = std::make_unique<MappedClassic>(path, chip, opt.ts_hz, fd, static_cast<std::uint64_t>(st.st_size));
-    ::close(fd);
-    return in;
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
+  const auto chip = raw_chip(opt);
+  return std::make_unique<RawClassic>(path, chip, opt.ts_hz, std::move(file));
+}
+
+// Standard input: read whole, then the same raw stream reader as a file's map (a pipe cannot be mapped).
+std::unique_ptr<Input> open_stdin(std::istream& in, const InputOptions& opt) {
+  std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
+  if (tracefile::Reader::sniff(bytes))
+    throw InputError::at_offset(kStdinName, 0, "a kron trace file is read from a named file, not standard input");
+  if (opt.format == InputFormat::Auto || opt.format == InputFormat::Kron)
+    throw InputError::at_offset(kStdinName, 0,
+                                "standard input is read as a raw classic stream: give --input-format mk2 (20/84-byte "
+                                "samples) or mk1 (16/80-byte samples)");
+  const auto chip = raw_chip(opt);
+  return std::make_unique<RawClassic>(kStdinName, chip, opt.ts_hz, std::move(bytes));
 }
 
 // ---- Merging -----------------------------------------------------------------------------------
@@ -331,6 +326,8 @@ std::vector<std::string> Merged::warnings() const {
 }
 
 Merged open_inputs(const std::vector<std::string>& paths, const InputOptions& opt) {
+  if (std::count(paths.begin(), paths.end(), "-") > 1)
+    throw InputError::at_offset(kStdinName, 0, "standard input (-) can be named only once");
   std::vector<std::unique_ptr<Input>> v;
   if (paths.empty()) v.push_back(open_input("mk.dat", opt));  // 003 section 3.5: mk_rdsample's default file
   for (const auto& p : paths) v.push_back(open_input(p, opt));

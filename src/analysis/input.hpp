@@ -1,7 +1,10 @@
 // Streaming sample inputs for the analysis tools (expand, rpt, export): kron trace files, raw classic
 // MultiKron II streams (20/84-byte samples back to back, 000 Table B2) and raw classic MultiKron streams
 // (16/80-byte samples, 001 Tables 5-7), merged in time order. Every input yields kron::Sample one at a
-// time from a memory map; nothing per sample is kept in memory.
+// time from a memory map (kron/format/mapped_file.hpp); nothing per sample is kept in memory. `-` is one
+// more input: a raw classic stream on standard input (a pipe from a collector, e.g.
+// `kron sim --board pci script | kron expand --input-format mk2 -`), read whole into memory since a pipe
+// cannot be mapped, then decoded by the same reader; messages name it "<stdin>".
 //
 // Sources: 003 section 3.5 (mk_rdsample writes the board's memory as it is: samples back to back, which
 // is what a raw stream is here; mk_expand and mk_rpt read it); 000 Table B2; 001 Tables 5-7.
@@ -11,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <istream>
 #include <memory>
 #include <span>
 #include <string>
@@ -93,9 +97,14 @@ class ClassicStream final : public Input {
   std::uint64_t pos_ = 0, base_ = 0;
 };
 
-// Opens one file: a kron trace file (kron::tracefile::Reader) or a raw classic stream (memory-mapped).
-// Throws InputError naming the file.
+inline constexpr const char* kStdinName = "<stdin>";
+
+// Opens one file: a kron trace file (kron::tracefile::Reader) or a raw classic stream (memory-mapped);
+// `-` is standard input (open_stdin(std::cin)). Throws InputError naming the file.
 std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& opt);
+// A raw classic stream read whole from `in`, named "<stdin>". A kron trace file is read by mapping a
+// named file, so on standard input it is refused with a message, as is a missing --input-format.
+std::unique_ptr<Input> open_stdin(std::istream& in, const InputOptions& opt);
 
 // ERRATUM E49. Several inputs merged in time order: a k-way merge on timestamps (each input is taken to be in time
 // order, as a board's memory and a recorder's file are), then a bounded reorder window (E50,
@@ -141,7 +150,8 @@ class Merged {
   bool started_ = false;
 };
 
-// Opens every path and merges them. An empty list means 003's default data file, mk.dat.
+// Opens every path and merges them. An empty list means 003's default data file, mk.dat; `-` (at most
+// once) is standard input.
 Merged open_inputs(const std::vector<std::string>& paths, const InputOptions& opt);
 
 }  // namespace kron::analysis

@@ -1,11 +1,6 @@
 // kron trace file writer and reader. Format: include/kron/format/trace_file.hpp, docs/trace-format.md.
 #include "kron/format/trace_file.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -182,33 +177,14 @@ void Reader::validate(const std::string& path, const FileHeader& h, std::uint64_
   }
 }
 
-Reader::Reader(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError::at_offset(path, 0, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    throw InputError::at_offset(path, 0, std::string("cannot stat: ") + std::strerror(errno));
-  }
-  size_ = static_cast<std::uint64_t>(st.st_size);
-  if (size_ < sizeof(FileHeader)) {
-    ::close(fd);
+Reader::Reader(const std::string& path) : path_(path), file_(path) {
+  size_ = file_.size();
+  if (size_ < sizeof(FileHeader))
     throw InputError::at_offset(path, size_, "file too short for a kron trace header (" + std::to_string(size_) +
                                                  " bytes, need " + std::to_string(sizeof(FileHeader)) + ")");
-  }
-  void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (m == MAP_FAILED) throw InputError::at_offset(path, 0, std::string("cannot map: ") + std::strerror(errno));
-  map_ = static_cast<const std::uint8_t*>(m);
-  ::madvise(m, size_, MADV_SEQUENTIAL);
+  map_ = file_.data();
   std::memcpy(&header_, map_, sizeof header_);
-  try {
-    validate(path, header_, size_);
-  } catch (...) {
-    ::munmap(m, size_);
-    map_ = nullptr;
-    throw;
-  }
+  validate(path, header_, size_);
   pos_ = header_.header_size;
   if (complete()) {
     end_ = header_.header_size + header_.records_bytes;
@@ -221,15 +197,12 @@ Reader::Reader(const std::string& path) : path_(path) {
   }
 }
 
-Reader::~Reader() {
-  if (map_) ::munmap(const_cast<std::uint8_t*>(map_), size_);
-}
+Reader::~Reader() = default;
 
 void Reader::release_behind() {
   const std::uint64_t upto = pos_ & ~(kReleaseBytes - 1);
   if (upto <= released_) return;
-  auto* base = const_cast<std::uint8_t*>(map_);
-  ::madvise(base + released_, upto - released_, MADV_DONTNEED);
+  file_.discard(released_, upto);
   released_ = upto;
 }
 

@@ -1,10 +1,11 @@
-// kron rpt: 003 mk_rpt. The work is in src/analysis/rpt.cpp and html.cpp.
+// kron rpt: 003 mk_rpt. The work is in src/analysis/ (matcher.cpp, rpt.cpp, html.cpp).
 #include <fmt/core.h>
 
 #include <cstdio>
 #include <span>
 #include <vector>
 
+#include "analysis/html.hpp"
 #include "analysis/interval_info.hpp"
 #include "analysis/rpt.hpp"
 #include "tools/atomic_file.hpp"

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "analysis/input.hpp"
-#include "analysis/stdin_input.hpp"
 
 namespace kron::tools {
 
@@ -35,7 +34,7 @@ struct InputArgs {
     o.format = analysis::parse_input_format(format);
     o.ts_hz = ts_hz;
     o.reorder_window = reorder_window;
-    return analysis::open_inputs_or_stdin(files, o);  // "-" is standard input
+    return analysis::open_inputs(files, o);  // "-" is standard input
   }
 };
 

@@ -1,11 +1,15 @@
 // Streaming inputs: kron trace files, raw MultiKron II (000 Table B2, 20/84 bytes) and MultiKron (001
-// Tables 5-7, 16/80 bytes) streams, merging, and every kind of bad input named by file and offset.
+// Tables 5-7, 16/80 bytes) streams, standard input (`-`), merging, and every kind of bad input named by
+// file and offset.
 #include "analysis/input.hpp"
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "fixtures.hpp"
 #include "kron/core/error.hpp"
+#include "kron/format/trace_file.hpp"
 
 using namespace kron;
 using namespace kron::analysis;
@@ -283,4 +287,43 @@ TEST(RawStream, BatchStopsBeforeABadSampleThenThrows) {
   EXPECT_EQ(in.next_batch(buf), 1u);
   const auto e = error_of([&] { in.next_batch(buf); });
   EXPECT_EQ(e.rfind("bad.dat: offset 20: byte 0x08", 0), 0u) << e;
+}
+
+TEST(StdinInput, ReadsARawStreamAndRefusesWhatItCannot) {  // `-` for kron expand / rpt / export
+  std::string bytes;
+  for (std::uint64_t i = 0; i < 3; ++i) {  // sample i: every third a resource sample
+    Sample x;
+    x.type = i % 3 == 2 ? SampleType::Resource : SampleType::Trace;
+    x.timestamp = 1000 + 7 * i;
+    x.source = 0x100;
+    x.data = i;
+    const auto b = classic::encode(classic::Chip::Mk2, x);
+    bytes.append(b.begin(), b.end());
+  }
+  InputOptions o;
+  o.format = InputFormat::Mk2;
+  std::istringstream in(bytes);
+  auto input = open_stdin(in, o);
+  Sample s;
+  std::uint64_t n = 0;
+  while (input->next(s)) EXPECT_EQ(s.data, n++);
+  EXPECT_EQ(n, 3u);
+  EXPECT_EQ(input->path(), "<stdin>");
+  std::istringstream cut(bytes.substr(0, 30));
+  auto c = open_stdin(cut, o);
+  EXPECT_TRUE(c->next(s));
+  EXPECT_NE(error_of([&] { c->next(s); }).find("<stdin>: offset 20"), std::string::npos);
+  o.format = InputFormat::Auto;
+  std::istringstream again(bytes);
+  EXPECT_NE(error_of([&] { open_stdin(again, o); }).find("give --input-format mk2"), std::string::npos);
+  std::istringstream kron(std::string(tracefile::kMagic, sizeof tracefile::kMagic) + "rest");
+  o.format = InputFormat::Mk2;
+  EXPECT_NE(error_of([&] { open_stdin(kron, o); }).find("kron trace file"), std::string::npos);
+}
+
+TEST(StdinInput, NamedOnlyOnceAmongTheInputs) {  // `-` is one more input of open_inputs
+  InputOptions o;
+  o.format = InputFormat::Mk2;
+  EXPECT_NE(error_of([&] { open_inputs({"-", "-"}, o); }).find("<stdin>: offset 0: standard input (-) can be named only once"),
+            std::string::npos);
 }

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "analysis/input.hpp"
-#include "analysis/rpt.hpp"
+#include "analysis/matcher.hpp"
 #include "fixtures.hpp"
 
 using namespace kron;

@@ -1,17 +1,14 @@
 // kron rdsample --pci-memory: the board memory file formats (src/models/pcib/image.hpp) and mk_rdsample's
 // reading of a PCI toolkit board's local memory (src/toolkit/rdsample.hpp): simple and circular buffers,
-// the wrap count, -s/-e, and refusal of bad dumps naming the file and offset. Also `-` (standard input) as
-// a raw stream for the analysis tools (src/analysis/stdin_input.hpp), the reader end of the cable.
+// the wrap count, -s/-e, and refusal of bad dumps naming the file and offset. (The reader end of the
+// cable, `-` as a raw stream for the analysis tools, is tested in tests/analysis/input_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iterator>
-#include <sstream>
 
-#include "analysis/stdin_input.hpp"
 #include "kron/core/error.hpp"
 #include "kron/format/classic.hpp"
-#include "kron/format/trace_file.hpp"
 #include "models/pcib/image.hpp"
 #include "models/pcib/pcib.hpp"
 #include "toolkit/rdsample.hpp"
@@ -231,33 +228,6 @@ TEST(PciRdsample, BadDumpsAreRefusedWithFileAndOffset) {
   EXPECT_NE(error_of([&] { dump_of(bad); }).find("offset 20: board memory image header cut short"), std::string::npos);
   // A pointer beyond the words the image holds.
   EXPECT_NE(error_of([&] { rdsample(dump_of(image, 12)); }).find("dump holds words 0x000000-0x000009"), std::string::npos);
-}
-
-TEST(StdinInput, ReadsARawStreamAndRefusesWhatItCannot) {  // `-` for kron expand / rpt / export
-  std::string bytes;
-  for (std::uint64_t i = 0; i < 3; ++i) {
-    const auto b = sample_bytes(i);
-    bytes.append(b.begin(), b.end());
-  }
-  analysis::InputOptions o;
-  o.format = analysis::InputFormat::Mk2;
-  std::istringstream in(bytes);
-  auto input = analysis::open_stdin(in, o);
-  Sample s;
-  std::uint64_t n = 0;
-  while (input->next(s)) EXPECT_EQ(s.data, n++);
-  EXPECT_EQ(n, 3u);
-  EXPECT_EQ(input->path(), "<stdin>");
-  std::istringstream cut(bytes.substr(0, 30));
-  auto c = analysis::open_stdin(cut, o);
-  EXPECT_TRUE(c->next(s));
-  EXPECT_NE(error_of([&] { c->next(s); }).find("<stdin>: offset 20"), std::string::npos);
-  o.format = analysis::InputFormat::Auto;
-  std::istringstream again(bytes);
-  EXPECT_NE(error_of([&] { analysis::open_stdin(again, o); }).find("give --input-format mk2"), std::string::npos);
-  std::istringstream kron(std::string(tracefile::kMagic, sizeof tracefile::kMagic) + "rest");
-  o.format = analysis::InputFormat::Mk2;
-  EXPECT_NE(error_of([&] { analysis::open_stdin(kron, o); }).find("kron trace file"), std::string::npos);
 }
 
 }  // namespace

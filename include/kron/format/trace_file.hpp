@@ -17,6 +17,7 @@
 
 #include "kron/core/record.hpp"
 #include "kron/core/sample.hpp"
+#include "kron/format/mapped_file.hpp"
 
 namespace kron::tracefile {
 
@@ -167,7 +168,8 @@ class Reader {
 
  private:
   std::string path_;
-  const std::uint8_t* map_ = nullptr;
+  MappedFile file_;  // the whole file, read-only
+  const std::uint8_t* map_ = nullptr;  // file_.data(), file_.size(): what the record loops read
   std::uint64_t size_ = 0;
   FileHeader header_{};
   std::vector<LaneEntry> lanes_;

@@ -1,7 +1,7 @@
 // The `kron expand`, `kron rpt` and `kron export` commands end to end: golden output (003 section 3.5's
 // options), bad input (exit 2, file and offset or FILE:LINE:COLUMN, nothing wrong printed), the JSON
 // and Perfetto exports read back with nlohmann-json, and the HTML report in headless Chromium.
-// Golden files: tests/analysis/golden/; regenerate with KRON_UPDATE_GOLDEN=1 (then review the diff).
+// Golden files: tests/tools/golden/; regenerate with KRON_UPDATE_GOLDEN=1 (then review the diff).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fixtures.hpp"
+#include "../analysis/fixtures.hpp"
 
 using namespace kron;
 using namespace kron::testing;
@@ -47,7 +47,7 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 
 void golden(const std::string& name, const std::string& got, const fs::path& dir) {
   const std::string text = replace_all(got, dir.string(), "$DIR");
-  const fs::path file = fs::path(KRON_SOURCE_DIR) / "tests/analysis/golden" / (name + ".txt");
+  const fs::path file = fs::path(KRON_SOURCE_DIR) / "tests/tools/golden" / (name + ".txt");
   if (std::getenv("KRON_UPDATE_GOLDEN")) {
     std::ofstream(file, std::ios::binary) << text;
     return;

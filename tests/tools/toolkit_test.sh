@@ -66,4 +66,4 @@ set +e
 "$kron" selftest basic --board no-such-board 2>/dev/null; rc_none=$?
 set -e
 [ $rc_mem = 2 ] && [ $rc_nite = 2 ] && [ $rc_none = 2 ] || fail "mem/nite/no board: $rc_mem $rc_nite $rc_none"
-echo "pci_tools_test: ok"
+echo "toolkit_test: ok"

@@ -1,0 +1,14 @@
+// kron rpt --html: one self-contained page (no external file, font or script) of a report (rpt.hpp).
+#pragma once
+#include <string>
+
+#include "analysis/rpt.hpp"
+
+namespace kron::analysis {
+
+// The report table and an SVG histogram per interval row that has intervals (the rows' Stats must
+// hold histograms: RptOptions::histograms). An inline script marks <html data-charts="N" data-ok="1">
+// once every chart has its bars, for a headless browser test.
+std::string render_html(const Report& r, const std::string& title);
+
+}  // namespace kron::analysis

@@ -1,0 +1,243 @@
+// The interval matcher: see matcher.hpp.
+#include "analysis/matcher.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "kron/core/error.hpp"
+
+namespace kron::analysis {
+
+double Stats::stddev() const {
+  if (count == 0) return 0.0;
+  const double n = static_cast<double>(count);
+  return std::sqrt(std::max(0.0, (s2 - s1 * s1 / n) / n));
+}
+
+void Stats::merge(const Stats& o) {
+  unmatched_starts += o.unmatched_starts;
+  unmatched_ends += o.unmatched_ends;
+  if (o.hist) {
+    if (!hist) hist = std::make_unique<Histogram>();
+    for (unsigned b = 0; b < Histogram::kBuckets; ++b) hist->counts[b] += o.hist->counts[b];
+  }
+  if (o.count == 0) return;
+  if (count == 0) {
+    min = o.min;
+    max = o.max;
+    shift = o.shift;
+  } else {
+    min = std::min(min, o.min);
+    max = std::max(max, o.max);
+  }
+  // Re-centre o's sums on this shift: sum(d - a) = sum(d - b) + n (b - a), and the square likewise.
+  const double delta = static_cast<double>(static_cast<std::int64_t>(o.shift - shift));
+  const double on = static_cast<double>(o.count);
+  s1 += o.s1 + on * delta;
+  s2 += o.s2 + 2 * delta * o.s1 + on * delta * delta;
+  count += o.count;
+  total += o.total;
+}
+
+std::string stream_name(const StreamKey& k) {
+  return fmt::format("0x{:08x}/{}{}", k.source, k.by_thread ? "tid" : "cpu", k.lane);
+}
+
+Matcher::Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t ts_mask)
+    : info_(info), opt_(opt), ts_mask_(ts_mask) {
+  if (opt.event_bits < 1 || opt.event_bits > 64)
+    throw std::invalid_argument("event size (-e) must be 1 to 64 bits, not " + std::to_string(opt.event_bits));
+  event_mask_ = opt.event_bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << opt.event_bits) - 1;
+  std::vector<std::vector<Role>> small(kSmall);
+  auto add_role = [&](std::uint64_t ev, Role r) {
+    if (ev < kSmall)
+      small[ev].push_back(r);
+    else
+      big_roles_[ev].push_back(r);
+  };
+  for (unsigned i = 0; i < info.intervals.size(); ++i) {
+    const Interval& iv = info.intervals[i];
+    for (unsigned e = 0; e < iv.n_events; ++e)
+      if (iv.events[e] & ~event_mask_)
+        throw InputError::at_line(info.path, iv.line, iv.event_column[e],
+                                  fmt::format("event {} does not fit in an event number of {} bits (-e {})",
+                                              iv.events[e], opt.event_bits, opt.event_bits));
+    part_base_.push_back(total_parts_);
+    const unsigned parts = iv.cls == 3 ? 3 : iv.cls == 2 ? 2 : 1;
+    part_count_.push_back(parts);
+    total_parts_ += parts;
+    auto machine = [&](std::uint64_t start, unsigned start_part, std::initializer_list<std::pair<std::uint64_t, unsigned>> ends) {
+      Machine m{i, iv.cls == 4, start_part, 0, {0, 0}};
+      const auto idx = static_cast<std::uint32_t>(machines_.size());
+      add_role(start, Role{idx, -1});
+      for (const auto& [ev, part] : ends) {
+        add_role(ev, Role{idx, static_cast<std::int32_t>(m.n_ends)});
+        m.end_part[m.n_ends++] = part;
+      }
+      machines_.push_back(m);
+    };
+    switch (iv.cls) {
+      case 1:
+      case 4: machine(iv.events[0], 0, {{iv.events[1], 0}}); break;
+      // ERRATUM E44: one machine, two ends; a start never ended is counted on the first outcome's row.
+      case 2: machine(iv.events[0], 0, {{iv.events[1], 0}, {iv.events[2], 1}}); break;
+      // ERRATUM E44: each of the three rows is matched on its own two events, like class 1: for a clean
+      // FIRST MIDDLE LAST sequence the whole is exactly the sum of its sub-intervals.
+      case 3:
+        machine(iv.events[0], 0, {{iv.events[1], 0}});
+        machine(iv.events[1], 1, {{iv.events[2], 1}});
+        machine(iv.events[0], 2, {{iv.events[2], 2}});
+        break;
+    }
+  }
+  queues_.resize(machines_.size());
+  all_.resize(total_parts_);
+  small_off_.reserve(kSmall + 1);  // flattened: one small array the lookup touches
+  for (const auto& v : small) {
+    small_off_.push_back(static_cast<std::uint32_t>(small_flat_.size()));
+    small_flat_.insert(small_flat_.end(), v.begin(), v.end());
+  }
+  small_off_.push_back(static_cast<std::uint32_t>(small_flat_.size()));
+}
+
+inline std::span<const Matcher::Role> Matcher::roles(std::uint64_t ev) const {
+  if (ev < kSmall) return {small_flat_.data() + small_off_[ev], small_flat_.data() + small_off_[ev + 1]};
+  if (big_roles_.empty()) return {};
+  const auto it = big_roles_.find(ev);
+  return it == big_roles_.end() ? std::span<const Role>{} : std::span<const Role>(it->second);
+}
+
+std::uint32_t Matcher::stream_of(const Sample& s) { return stream_one(s); }
+
+inline std::uint32_t Matcher::stream_one(const Sample& s) {
+  const StreamKey sk = StreamKey::of(s);
+  const std::uint64_t key = sk.key();
+  StreamCache& c = stream_cache_[(key * 0x9e3779b97f4a7c15u) >> (64 - kStreamCacheBits)];
+  if (c.idx != kAll && c.key == key) return c.idx;
+  c.idx = new_stream(sk, key);
+  c.key = key;
+  return c.idx;
+}
+
+// A stream not in the cache: found among those seen, or added.
+std::uint32_t Matcher::new_stream(const StreamKey& sk, std::uint64_t key) {
+  std::uint32_t idx = static_cast<std::uint32_t>(streams_.size());
+  if (streams_.size() <= 16) {  // few streams (one per processor): a linear scan beats hashing
+    for (std::uint32_t k = 0; k < stream_keys_.size(); ++k)
+      if (stream_keys_[k] == key) {
+        idx = k;
+        break;
+      }
+  } else {
+    if (stream_index_.empty())
+      for (std::uint32_t k = 0; k < stream_keys_.size(); ++k) stream_index_.emplace(stream_keys_[k], k);
+    const auto it = stream_index_.find(key);
+    if (it != stream_index_.end()) idx = it->second;
+  }
+  if (idx == streams_.size()) {
+    streams_.push_back(sk);
+    stream_keys_.push_back(key);
+    if (!stream_index_.empty()) stream_index_.emplace(key, idx);
+    open_.resize(streams_.size() * machines_.size());
+    stats_.resize(streams_.size() * total_parts_);
+  }
+  return idx;
+}
+
+Stats& Matcher::slot(unsigned interval, unsigned part, std::uint32_t stream) {
+  const unsigned k = part_base_[interval] + part;
+  return stream == kAll ? all_[k] : stats_[std::size_t{stream} * total_parts_ + k];
+}
+
+const Stats& Matcher::stats(unsigned interval, unsigned part, std::uint32_t stream) const {
+  return const_cast<Matcher*>(this)->slot(interval, part, stream);
+}
+
+std::string Matcher::part_name(unsigned interval, unsigned part) const {
+  const Interval& iv = info_.intervals[interval];
+  if (iv.cls == 3 && part == 2) return class3_total_name(iv);
+  return iv.names[part];
+}
+
+inline void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
+                     std::uint64_t start, std::uint64_t end) {
+  // ERRATUM E43: modulo the timestamp field's width, so a counter that wrapped gives the right interval.
+  const std::uint64_t d = (end - start) & ts_mask_;
+  // Classes 1-3 per stream (the row "all" is merged in finish()); class 4 across all streams only.
+  slot(m.interval, part, m.global ? kAll : stream).add(d, opt_.histograms);
+  if (on_interval) on_interval(Occurrence{m.interval, part, stream, start_stream, start, end, d});
+}
+
+bool Matcher::feed(const Sample& s) { return feed_one(s); }
+
+void Matcher::feed_batch(std::span<const Sample> batch) {
+  for (const Sample& s : batch) feed_one(s);
+}
+
+inline bool Matcher::feed_one(const Sample& s) {
+  ++samples_;
+  if (s.is_resource()) ++resource_samples_;  // 003: counters discarded, treated as a Trace sample
+  const auto rs = roles(s.data & event_mask_);
+  if (rs.empty()) return false;
+  ++matched_events_;
+  const std::uint32_t stream = stream_one(s);
+  for (const Role& r : rs) {
+    const Machine& m = machines_[r.machine];
+    if (m.global) {  // ERRATUM E46: class 4, k-th end with k-th start, all streams, time order
+      auto& q = queues_[r.machine];
+      if (r.end < 0) {
+        q.emplace_back(s.timestamp, stream);
+      } else if (q.empty()) {
+        ++slot(m.interval, m.end_part[0], kAll).unmatched_ends;
+      } else {
+        const auto [t0, st0] = q.front();
+        q.pop_front();
+        record(m, m.end_part[0], stream, st0, t0, s.timestamp);
+      }
+      continue;
+    }
+    Open& o = open_[std::size_t{stream} * machines_.size() + r.machine];
+    if (r.end < 0) {
+      if (o.open) ++slot(m.interval, m.start_part, stream).unmatched_starts;  // counted, then replaced
+      o.t = s.timestamp;
+      o.open = true;
+    } else {
+      const unsigned part = m.end_part[static_cast<unsigned>(r.end)];
+      if (!o.open) {
+        ++slot(m.interval, part, stream).unmatched_ends;
+      } else {
+        o.open = false;
+        record(m, part, stream, stream, o.t, s.timestamp);
+      }
+    }
+  }
+  return true;
+}
+
+void Matcher::finish() {
+  for (std::uint32_t st = 0; st < streams_.size(); ++st)
+    for (std::uint32_t k = 0; k < machines_.size(); ++k) {
+      Open& o = open_[std::size_t{st} * machines_.size() + k];
+      if (!o.open || machines_[k].global) continue;
+      ++slot(machines_[k].interval, machines_[k].start_part, st).unmatched_starts;
+      o.open = false;
+    }
+  // The rows "all" of classes 1-3: every stream merged (class 4 is counted there directly).
+  for (unsigned i = 0; i < info_.intervals.size(); ++i) {
+    if (info_.intervals[i].cls == 4) continue;
+    for (unsigned p = 0; p < part_count_[i]; ++p) {
+      Stats& all = slot(i, p, kAll);
+      all = Stats{};
+      for (std::uint32_t st = 0; st < streams_.size(); ++st) all.merge(slot(i, p, st));
+    }
+  }
+  for (std::uint32_t k = 0; k < machines_.size(); ++k) {
+    slot(machines_[k].interval, machines_[k].start_part, kAll).unmatched_starts += queues_[k].size();
+    queues_[k].clear();
+  }
+}
+
+}  // namespace kron::analysis

@@ -1,0 +1,204 @@
+// The interval matcher of kron rpt (003 mk_rpt) and of kron export's slices: feeds samples in time order,
+// matches the events named in interval.info, and keeps, for every interval and stream, count, total,
+// minimum, maximum, mean and standard deviation of its durations (and, on request, their histogram).
+// The report built from it (text, JSON) is rpt.hpp; the HTML page html.hpp.
+//
+// Source: 003 section 3.5 "Using mk_rpt" (interval classes 1-4; resource counters are discarded and a
+// Resource sample is treated as a Trace sample).
+// Decisions (docs/errata.md): E40 the event number is the low -e bits of the user data (default 32);
+// E41 the statistics (population standard deviation); E42 histograms are log-linear buckets; E43
+// durations modulo the timestamp width; E44 how unmatched events of classes 2 and 3 are counted; E46
+// class 4 is matched across all streams.
+//
+// ERRATUM E48: a stream is one source identification (000 "Source Address Registers": node.process) and CPU.
+// Classes 1-3 are matched within a stream, in the order the stream's samples arrive; class 4 matches its
+// k-th end with its k-th start across all streams in time order (003: a message sent on one node and
+// received on another).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis/interval_info.hpp"
+#include "kron/core/sample.hpp"
+
+namespace kron::analysis {
+
+// ERRATUM E42: log-linear histogram of durations in ticks: values 0-7 exact, then eight buckets per power of two
+// (every bucket no wider than 1/8 of its lower bound). 496 buckets cover 64 bits.
+struct Histogram {
+  static constexpr unsigned kBuckets = 8 + 61 * 8;
+  static unsigned bucket(std::uint64_t v) {
+    if (v < 8) return static_cast<unsigned>(v);
+    const unsigned e = 63u - static_cast<unsigned>(__builtin_clzll(v));  // >= 3
+    return 8 + (e - 3) * 8 + static_cast<unsigned>((v >> (e - 3)) & 7);
+  }
+  static std::uint64_t lower(unsigned b) {
+    if (b < 8) return b;
+    const unsigned e = (b - 8) / 8 + 3, sub = (b - 8) % 8;
+    return (std::uint64_t{8} + sub) << (e - 3);
+  }
+  // Inclusive upper bound.
+  static std::uint64_t upper(unsigned b) { return b + 1 < kBuckets ? lower(b + 1) - 1 : ~std::uint64_t{0}; }
+  std::array<std::uint64_t, kBuckets> counts{};
+};
+
+struct Stats {
+  std::uint64_t count = 0, total = 0, min = 0, max = 0;
+  // Shifted sums for the variance (no division per interval, no cancellation): s1 = sum(d - shift),
+  // s2 = sum((d - shift)^2), shift = the first duration.
+  std::uint64_t shift = 0;
+  double s1 = 0, s2 = 0;
+  std::uint64_t unmatched_starts = 0, unmatched_ends = 0;
+  std::unique_ptr<Histogram> hist;
+
+  void add(std::uint64_t d, bool keep_histogram) {
+    if (count == 0) {
+      min = max = shift = d;
+    } else {
+      min = d < min ? d : min;
+      max = d > max ? d : max;
+    }
+    ++count;
+    total += d;
+    const double y = static_cast<double>(static_cast<std::int64_t>(d - shift));
+    s1 += y;
+    s2 += y * y;
+    if (keep_histogram) {
+      if (!hist) hist = std::make_unique<Histogram>();
+      ++hist->counts[Histogram::bucket(d)];
+    }
+  }
+  // Adds everything of `o` (the summary row across streams).
+  void merge(const Stats& o);
+  double mean() const { return count ? static_cast<double>(total) / static_cast<double>(count) : 0.0; }
+  // ERRATUM E41: population standard deviation (divide by n): the trace holds every occurrence.
+  double stddev() const;
+  bool active() const { return count || unmatched_starts || unmatched_ends; }
+};
+
+struct RptOptions {
+  unsigned event_bits = 32;  // ERRATUM E40: -e VALUE, the width of the event number in the user data
+  bool histograms = false;   // keep histograms (for -h and --html)
+};
+
+// One completed interval occurrence (for -n and the Perfetto export).
+struct Occurrence {
+  unsigned interval;      // index in IntervalInfo::intervals
+  unsigned part;          // 0; class 2: outcome 0/1; class 3: 0 first, 1 second sub-interval, 2 the whole
+  std::uint32_t stream;   // the stream of the ending event (index into Matcher::streams())
+  std::uint32_t start_stream;  // class 4: the stream of the start event; otherwise == stream
+  std::uint64_t start, end, duration;
+};
+
+// ERRATUM E48: a classic sample's stream is (source identification, CPU); a live recorder's sample
+// (thread != 0) runs on whatever CPU the kernel gives its thread, so its stream is (source, thread).
+struct StreamKey {
+  std::uint32_t source;
+  std::uint32_t lane;  // the CPU, or the thread when by_thread
+  bool by_thread;
+
+  static StreamKey of(const Sample& s) {
+    return s.thread ? StreamKey{s.source, s.thread, true} : StreamKey{s.source, s.cpu, false};
+  }
+  // One 64-bit key (Linux thread ids are below 2^31, CPU numbers below 2^16).
+  std::uint64_t key() const {
+    return (std::uint64_t{source} << 32) | (by_thread ? (0x80000000u | (lane & 0x7fffffffu)) : lane);
+  }
+};
+
+// "SOURCE/cpuN" or "SOURCE/tidN": a stream's name in reports and exports.
+std::string stream_name(const StreamKey& k);
+
+// Streaming matcher: feed samples in time order, then finish().
+class Matcher {
+ public:
+  Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t ts_mask);
+
+  // Returns true when the sample is one of interval.info's events.
+  bool feed(const Sample& s);
+  // feed() for each sample of a batch (the tools' inner loop: one call a batch).
+  void feed_batch(std::span<const Sample> batch);
+  void finish();  // counts the starts still open as unmatched
+
+  // Called for every completed occurrence when set.
+  std::function<void(const Occurrence&)> on_interval;
+
+  const IntervalInfo& info() const { return info_; }
+  unsigned parts(unsigned interval) const { return part_count_[interval]; }
+  std::string part_name(unsigned interval, unsigned part) const;
+  const std::vector<StreamKey>& streams() const { return streams_; }
+  std::uint32_t stream_of(const Sample& s);
+  // Statistics of (interval, part) on a stream; stream == kAll: across all streams.
+  static constexpr std::uint32_t kAll = ~std::uint32_t{0};
+  const Stats& stats(unsigned interval, unsigned part, std::uint32_t stream) const;
+  std::uint64_t event_mask() const { return event_mask_; }
+
+  std::uint64_t samples() const { return samples_; }
+  std::uint64_t resource_samples() const { return resource_samples_; }
+  std::uint64_t matched_events() const { return matched_events_; }  // samples that played a role
+  std::uint64_t other_events() const { return samples_ - matched_events_; }
+
+ private:
+  // A matching machine: one start event, one or two end events each closing a part.
+  struct Machine {
+    unsigned interval;
+    bool global;                 // class 4
+    unsigned start_part;         // where unmatched starts are counted (E44)
+    unsigned n_ends;
+    std::array<unsigned, 2> end_part;
+  };
+  struct Role {
+    std::uint32_t machine;
+    std::int32_t end;  // -1 start, else index of the end
+  };
+  struct Open {
+    std::uint64_t t = 0;
+    bool open = false;
+  };
+  [[gnu::always_inline]] inline bool feed_one(const Sample& s);  // defined and used in rpt.cpp only
+  [[gnu::always_inline]] inline std::span<const Role> roles(std::uint64_t event) const;
+  std::uint32_t new_stream(const StreamKey& sk, std::uint64_t key);
+  [[gnu::always_inline]] inline std::uint32_t stream_one(const Sample& s);
+  Stats& slot(unsigned interval, unsigned part, std::uint32_t stream);
+  [[gnu::always_inline]] inline void record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
+              std::uint64_t start, std::uint64_t end);
+
+  const IntervalInfo& info_;
+  RptOptions opt_;
+  std::uint64_t ts_mask_, event_mask_;
+  std::vector<Machine> machines_;
+  std::vector<unsigned> part_base_, part_count_;  // slot index of (interval, 0); parts per interval
+  unsigned total_parts_ = 0;
+  std::vector<std::uint32_t> small_off_;  // event numbers below kSmall: roles in small_flat_[off[e], off[e+1])
+  std::vector<Role> small_flat_;
+  std::unordered_map<std::uint64_t, std::vector<Role>> big_roles_;
+  static constexpr std::uint64_t kSmall = 4096;
+
+  std::vector<StreamKey> streams_;
+  std::vector<std::uint64_t> stream_keys_;  // searched linearly while there are few streams
+  std::unordered_map<std::uint64_t, std::uint32_t> stream_index_;
+  // Streams recently seen, direct-mapped on a hash of the key: one compare per sample however the
+  // streams interleave (a recorder's lanes alternate, so "the last stream" alone rarely hits).
+  struct StreamCache {
+    std::uint64_t key = 0;
+    std::uint32_t idx = kAll;  // kAll: empty
+  };
+  static constexpr unsigned kStreamCacheBits = 6;
+  std::array<StreamCache, 1u << kStreamCacheBits> stream_cache_{};
+  std::vector<Open> open_;                        // [stream * machines + machine], classes 1-3
+  std::vector<std::deque<std::pair<std::uint64_t, std::uint32_t>>> queues_;  // per machine, class 4
+  std::vector<Stats> stats_;                      // [stream * total_parts + slot]
+  std::vector<Stats> all_;                        // [slot]
+
+  std::uint64_t samples_ = 0, resource_samples_ = 0, matched_events_ = 0;
+};
+
+}  // namespace kron::analysis

@@ -1,0 +1,81 @@
+// The read-only file mapping shared by the trace-file Reader and the raw stream inputs: its bytes, and
+// its errors naming the file.
+#include "kron/format/mapped_file.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "kron/core/error.hpp"
+
+namespace kron {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir() {
+  const fs::path d = fs::temp_directory_path() / ("kron_mapped_file_test_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(MappedFile, MapsTheWholeFileReadOnly) {
+  const fs::path p = temp_dir() / "bytes.bin";
+  std::ofstream(p, std::ios::binary) << "0123456789";
+  MappedFile f(p.string());
+  ASSERT_EQ(f.size(), 10u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(f.data()), 10), "0123456789");
+  EXPECT_EQ(f.bytes().size(), 10u);
+  f.discard(0, 0);  // nothing given back; the bytes stay readable
+  EXPECT_EQ(f.bytes()[9], '9');
+}
+
+TEST(MappedFile, EmptyFileMapsNothing) {
+  const fs::path p = temp_dir() / "empty.bin";
+  std::ofstream(p, std::ios::binary).flush();
+  MappedFile f(p.string(), MappedFile::Require::Regular);
+  EXPECT_EQ(f.size(), 0u);
+  EXPECT_EQ(f.data(), nullptr);
+  EXPECT_TRUE(f.bytes().empty());
+}
+
+TEST(MappedFile, MoveHandsTheMappingOver) {
+  const fs::path p = temp_dir() / "move.bin";
+  std::ofstream(p, std::ios::binary) << "abc";
+  MappedFile a(p.string());
+  const std::uint8_t* d = a.data();
+  MappedFile b(std::move(a));
+  EXPECT_EQ(b.data(), d);
+  EXPECT_EQ(b.size(), 3u);
+  EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+  EXPECT_EQ(a.size(), 0u);
+  MappedFile c;
+  c = std::move(b);
+  EXPECT_EQ(c.data(), d);
+  EXPECT_EQ(c.bytes()[2], 'c');
+}
+
+TEST(MappedFile, ErrorsNameTheFile) {
+  const fs::path dir = temp_dir();
+  const std::string missing = (dir / "missing.bin").string();
+  EXPECT_EQ(error_of([&] { MappedFile f(missing); }).rfind(missing + ": offset 0: cannot open: ", 0), 0u);
+  EXPECT_EQ(error_of([&] { MappedFile f(dir.string(), MappedFile::Require::Regular); }),
+            dir.string() + ": offset 0: not a regular file");
+}
+
+}  // namespace
+}  // namespace kron
