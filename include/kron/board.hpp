@@ -24,6 +24,7 @@
 
 #include "kron/core/control_regs.hpp"
 #include "kron/core/record.hpp"
+#include "kron/core/toolkit_regs.hpp"
 
 namespace kron::board {
 
@@ -77,8 +78,8 @@ constexpr std::uint32_t control_word(std::uint16_t filter, std::uint16_t csr) {
 inline constexpr std::uint32_t kCtlEnable = std::uint32_t{kCsrSamplingEnabled} << 16;
 inline constexpr std::uint32_t kCtlWait = std::uint32_t{kCsrWriteWait} << 16;
 
-// ---- Configuration Register (003 Table 2), only the bit kron models ------------------------------------
-inline constexpr std::uint32_t kCfgWrapB = 1u << 14;  // 1 = simple buffer (keep oldest), 0 = circular
+// ---- Configuration Register (003 Table 2, include/kron/core/toolkit_regs.hpp), only the bit kron models --
+inline constexpr std::uint32_t kCfgWrapB = regs::toolkit::cfg::kWrapB;  // 1 = simple buffer (keep oldest), 0 = circular
 
 // ---- Resource counter control, 000 Tables B5-B7 (include/kron/core/control_regs.hpp) -------------------
 // Sixteen 4-bit fields, field n = counter n. ERRATUM E26: NodeClk is the TSC; TSclk, the timestamp clock,
