@@ -9,7 +9,6 @@ namespace kron::mk1 {
 
 namespace {
 __extension__ using u128 = unsigned __int128;
-constexpr std::uint64_t kTimestampMask = (std::uint64_t{1} << 56) - 1;
 
 // 001 "Resource Counters": "will not count beyond their maximum value ... but will stick".
 void add_saturating(std::uint32_t& c, std::uint64_t n) {

@@ -14,6 +14,8 @@
 
 namespace kron::mk1 {
 
+inline constexpr std::uint64_t kTimestampMask = (std::uint64_t{1} << 56) - 1;  // the 56-bit Timestamp (001)
+
 // ---- addresses (001 Table A-1) ----
 namespace addr {
 inline constexpr unsigned kSoftwareReset = 0;   // write: reset chip, Timestamp unchanged

@@ -39,7 +39,7 @@ void Mk1::test_write(std::uint64_t value) {
   }
   switch (instr >> 2 & 3) {  // bits 3-2 (35-34): Increment Counter
     case 1: ++wait_counter_, ++overrun_counter_; break;  // both wrap (Wait/Overrun Counter sections)
-    case 2: timestamp_ = (timestamp_ + 1) & ((std::uint64_t{1} << 56) - 1); break;
+    case 2: timestamp_ = (timestamp_ + 1) & kTimestampMask; break;
     case 3:
       for (auto& c : counters_)
         if (c != 0xffffffffu) ++c;  // resource counters stick at their maximum
