@@ -7,6 +7,7 @@ function(kron_test_common target)
   # One code model for the carrier (an object library) and the executables that reuse its PCH.
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
   target_link_libraries(${target} PRIVATE kron::kron GTest::gtest_main GTest::gmock)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # tests/support/
   target_compile_definitions(${target} PRIVATE
     KRON_SOURCE_DIR="${PROJECT_SOURCE_DIR}" KRON_BINARY_DIR="${PROJECT_BINARY_DIR}")
 endfunction()

@@ -10,6 +10,7 @@
 #include "fixtures.hpp"
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
+#include "support/input_error.hpp"
 
 using namespace kron;
 using namespace kron::analysis;
@@ -43,14 +44,7 @@ std::vector<Sample> read_all(Merged& m) {
   return v;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using kron::testing::error_of;
 
 }  // namespace
 

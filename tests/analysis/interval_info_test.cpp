@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kron/core/error.hpp"
+#include "support/input_error.hpp"
 
 using namespace kron;
 using namespace kron::analysis;
@@ -59,12 +60,7 @@ TEST(IntervalInfo, CommentsBlankLinesAndExtensions) {
 
 namespace {
 std::string error_of(const std::string& text) {
-  try {
-    parse_interval_info(text, "iv.info");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return kron::testing::error_of([&] { parse_interval_info(text, "iv.info"); });
 }
 }  // namespace
 

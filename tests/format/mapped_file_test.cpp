@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "kron/core/error.hpp"
+#include "support/input_error.hpp"
 
 namespace kron {
 namespace {
@@ -24,14 +25,7 @@ fs::path temp_dir() {
   return d;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using kron::testing::error_of;
 
 TEST(MappedFile, MapsTheWholeFileReadOnly) {
   const fs::path p = temp_dir() / "bytes.bin";

@@ -7,6 +7,7 @@
 
 #include "kron/core/error.hpp"
 #include "models/mk2/mk2.hpp"
+#include "support/input_error.hpp"
 
 namespace kron::sim {
 namespace {
@@ -22,12 +23,7 @@ std::string run(const std::string& text, unsigned* failures = nullptr, const Run
 }
 
 std::string error_of(const std::string& text) {
-  try {
-    run(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return kron::testing::error_of([&] { run(text); });
 }
 
 TEST(ScriptParse, CommentsBlanksAndNumbers) {

@@ -12,6 +12,7 @@
 #include "models/pcib/image.hpp"
 #include "models/pcib/pcib.hpp"
 #include "toolkit/rdsample.hpp"
+#include "support/input_error.hpp"
 
 namespace kron::toolkit {
 namespace {
@@ -51,14 +52,7 @@ pcib::MemoryDump dump_of(const std::vector<std::uint8_t>& image, std::optional<s
   return pcib::parse_memory_dump("board.img", image, pointer, config);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using kron::testing::error_of;
 
 TEST(PciRdsample, BoardModelImageGivesTheStreamTheBoardSent) {  // 003 3.5 mk_rdsample; Table 1 0x1208
   pcib::PciBoard b;
