@@ -1,7 +1,10 @@
 // kron record's run-and-drain loop and rdsample's snapshot (record_session.hpp).
 #include "recorder/record_session.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -25,6 +29,27 @@ void forward(int sig) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The drain loop every live recording shares (kron record -- PROGRAM and kron record --board): a pass,
+// then `stop()` (asked after each pass, so the pass that sees the end is the last ordinary one), progress
+// about every 250 ms, a 2 ms nap when the board is quiet; then the final passes, which take everything
+// published so far and everything held back.
+void drain_until(Recorder& rec, const Progress& progress, std::chrono::steady_clock::time_point t0,
+                 const std::function<bool()>& stop) {
+  auto last_progress = t0;
+  for (;;) {
+    const std::uint64_t n = rec.drain_once();
+    if (stop()) break;
+    if (progress && std::chrono::steady_clock::now() - last_progress > std::chrono::milliseconds(250)) {
+      last_progress = std::chrono::steady_clock::now();
+      progress(rec.records(), rec.bytes(), seconds_since(t0));
+    }
+    // Busy board: come back at once; idle: poll every 2 ms.
+    if (n < 1024) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  rec.drain_once(true);  // what the writers published before the end, and everything held
+  rec.drain_once(true);  // and lanes freed by the pass before
 }
 
 }  // namespace
@@ -50,6 +75,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   tracefile::set_program(fh, cmdline);
   tracefile::Writer writer(o.output, fh);
   Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.header().clock_hz)));
+  const DrainLock lock = DrainLock::take(o.board.name);  // one drainer per board (kron record --board)
   reader.set_drainer(true);
 
   struct sigaction sa {};
@@ -70,22 +96,9 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     ::_exit(127);
   }
   g_child = child;
-  auto last_progress = t0;
   RecordResult r;
-  for (;;) {
-    const std::uint64_t n = rec.drain_once();
-    const pid_t w = ::waitpid(child, &r.wait_status, WNOHANG);
-    if (w == child) break;
-    if (progress && std::chrono::steady_clock::now() - last_progress > std::chrono::milliseconds(250)) {
-      last_progress = std::chrono::steady_clock::now();
-      progress(rec.records(), rec.bytes(), seconds_since(t0));
-    }
-    // Busy board: come back at once; idle: poll every 2 ms.
-    if (n < 1024) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  drain_until(rec, progress, t0, [&] { return ::waitpid(child, &r.wait_status, WNOHANG) == child; });
   g_child = 0;
-  rec.drain_once(true);  // what the program published before it ended, and everything held
-  rec.drain_once(true);  // and lanes freed by the pass before
   reader.set_drainer(false);
   r.seconds = seconds_since(t0);
   rec.finish(fh);
@@ -126,6 +139,159 @@ SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const S
   w.finish(fh, r.lane_entries());
   res.problems = r.problems();
   return res;
+}
+
+// ---- kron record --board ----------------------------------------------------------------------------------
+
+DrainLock DrainLock::take(const std::string& name) {
+  const std::string shm = board::shm_name(name);
+  const int fd = ::shm_open(shm.c_str(), O_RDWR, 0);  // shm_open sets FD_CLOEXEC: children never hold it
+  if (fd < 0) throw std::runtime_error("board " + name + ": cannot open /dev/shm" + shm + " to lock it: " + std::strerror(errno));
+  auto busy = [&](pid_t pid) {
+    ::close(fd);
+    return std::runtime_error("board " + name + " is already being drained by " +
+                              (pid > 0 ? "pid " + std::to_string(pid) : std::string("another process")) +
+                              " (one drainer per board: stop that kron record first)");
+  };
+  struct flock l {};
+  l.l_type = F_WRLCK, l.l_whence = SEEK_SET, l.l_start = 0, l.l_len = 1;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (::fcntl(fd, F_SETLK, &l) == 0) return DrainLock(fd);
+    if (errno != EACCES && errno != EAGAIN) {
+      const int e = errno;
+      ::close(fd);
+      throw std::runtime_error("board " + name + ": cannot lock /dev/shm" + shm + ": " + std::strerror(e));
+    }
+    struct flock q = l;
+    if (::fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK) throw busy(q.l_pid);
+    // The holder let go between the two calls: try again.
+  }
+  throw busy(0);
+}
+
+DrainLock::~DrainLock() {
+  if (fd_ >= 0) ::close(fd_);  // drops the lock
+}
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+void note_stop(int sig) { g_stop = sig; }
+
+bool process_alive(std::uint32_t pid) { return pid && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+// Whether a process other than this one maps `path` (/proc/PID/maps): every program that attached to a
+// board keeps it mapped until it ends (src/probe/probe.cpp), whether or not its threads hold lanes now.
+bool mapped_elsewhere(const std::string& path) {
+  DIR* d = ::opendir("/proc");
+  if (!d) return false;
+  const std::string self = std::to_string(::getpid());
+  bool found = false;
+  std::string line;
+  while (!found) {
+    const dirent* e = ::readdir(d);
+    if (!e) break;
+    if (e->d_name[0] < '1' || e->d_name[0] > '9' || self == e->d_name) continue;
+    std::ifstream maps(std::string("/proc/") + e->d_name + "/maps");
+    while (!found && std::getline(maps, line)) {
+      const auto at = line.find(path);
+      found = at != std::string::npos && (at + path.size() == line.size() || line.compare(at + path.size(), 10, " (deleted)") == 0);
+    }
+  }
+  ::closedir(d);
+  return found;
+}
+
+// A writer is attached: the board's attach count moved since the last look, a lane is Active with a live
+// owner, or some other process maps the board. The header's `attached` only ever grows (a count of
+// attaches, docs/board-format.md), so it tells of arrivals, never of departures; lanes and /proc do.
+bool writer_attached(const board::Mapping& m, std::uint32_t& attached_seen, const std::string& path) {
+  const board::BoardHeader& h = *m.header();
+  const std::uint32_t a = h.attached.load(std::memory_order_relaxed);
+  if (a != attached_seen) {
+    attached_seen = a;
+    return true;
+  }
+  for (std::uint32_t i = 0; i < h.lane_count; ++i) {
+    const board::LaneHeader* L = m.lane(i);
+    // Acquire: the owner's pid was written before the state was published.
+    if (L->state.load(std::memory_order_acquire) == board::LaneState::Active && process_alive(L->pid)) return true;
+  }
+  return mapped_elsewhere(path);
+}
+
+}  // namespace
+
+BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& progress) {
+  BoardReader reader = BoardReader::open(o.board);  // validates; InputError naming the board when refused
+  const DrainLock lock = DrainLock::take(o.board);  // after the mapping: see DrainLock's caveat
+  const std::uint32_t other = reader.header().drainer_pid.load(std::memory_order_relaxed);
+  if (other && other != static_cast<std::uint32_t>(::getpid()) && process_alive(other))  // a drainer without the lock
+    throw std::runtime_error("board " + o.board + " is already being drained by pid " + std::to_string(other) +
+                             " (one drainer per board: stop that kron record first)");
+  BoardRecordResult r;
+  // Records earlier drainers took off the lanes: counted by the board as recorded, but not in this file.
+  for (std::uint32_t i = 0; i < reader.header().lane_count; ++i)
+    r.earlier += reader.mapping().lane(i)->drained.load(std::memory_order_relaxed);
+
+  g_stop = 0;
+  struct sigaction sa {};
+  sa.sa_handler = note_stop;  // replaces the SIG_IGN a shell gives background jobs
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    tracefile::FileHeader fh = reader.file_header();
+    tracefile::set_program(fh, "kron record --board " + o.board);
+    tracefile::Writer writer(o.output, fh);
+    Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.header().clock_hz)));
+    reader.set_drainer(true);
+
+    const std::string path = "/dev/shm" + board::shm_name(o.board);
+    std::uint32_t attached_seen = reader.header().attached.load(std::memory_order_relaxed);
+    auto last_look = t0, last_writer = t0;
+    drain_until(rec, progress, t0, [&] {
+      if (g_stop) return true;
+      if (o.until_idle_s < 0) return false;
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_look < std::chrono::milliseconds(50)) return false;
+      last_look = now;
+      if (writer_attached(reader.mapping(), attached_seen, path)) last_writer = now;
+      return std::chrono::duration<double>(now - last_writer).count() >= o.until_idle_s;
+    });
+    reader.set_drainer(false);
+    r.seconds = seconds_since(t0);
+    rec.finish(fh);
+    r.records = rec.records();
+    r.bytes = rec.bytes();
+    r.late = rec.late();
+    r.totals = rec.totals();
+  }
+  r.signal = g_stop;
+  r.clock_hz = reader.header().clock_hz;
+  r.problems = reader.problems();
+  // finish() took the board's figures, in which `passed` also counts the records earlier drainers took
+  // and the probes this drain did not see to their end (published after its last pass, or still being
+  // written while the writers go on): those stay on the board for the next drainer or rdsample. The
+  // file keeps its own identity: passed_filter = its samples + the board's overruns + overwritten.
+  const Totals& t = r.totals;
+  const std::uint64_t accounted = r.records + t.overruns + t.overwritten;
+  const std::uint64_t fileable = t.passed > r.earlier ? t.passed - r.earlier : 0;
+  r.left = fileable > accounted ? fileable - accounted : 0;
+  if (r.earlier || r.left) {
+    r.totals.passed = accounted;
+    r.totals.recorded = r.records;
+    const int fd = ::open(o.output.c_str(), O_RDWR | O_CLOEXEC);
+    tracefile::FileHeader h{};
+    if (fd < 0 || ::pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h) ||
+        (h.passed_filter = accounted, ::pwrite(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h))) {
+      const int e = errno;
+      if (fd >= 0) ::close(fd);
+      throw std::runtime_error(o.output + ": cannot update the header's passed_filter: " + std::strerror(e));
+    }
+    ::close(fd);
+  }
+  return r;
 }
 
 }  // namespace kron::recorder

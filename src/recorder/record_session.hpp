@@ -52,4 +52,45 @@ struct SnapshotResult {
 // board's totals and lanes; changes nothing on the board.
 SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const SnapshotOptions& o);
 
+// ---- kron record --board: drain an existing board live ----------------------------------------------------
+// One drainer per board: a POSIX record lock (fcntl F_SETLK, write lock on byte 0) on the board's
+// /dev/shm file, held while this object lives. The kernel drops it when the process ends however it
+// ends, so a crashed drainer never blocks the next one, and F_GETLK names the holder's pid; the board's
+// shared-memory layout is untouched (docs/architecture.md "Live attach"). Caveat of POSIX locks: closing
+// any descriptor of the same file in this process drops the lock, so take it after the board is mapped
+// and open the board no further while holding it.
+class DrainLock {
+ public:
+  // Takes the lock of board `name`; throws std::runtime_error naming the board and the pid of the
+  // drainer that holds it (or the board's drainer_pid, when a live drainer without the lock is set there).
+  static DrainLock take(const std::string& name);
+  DrainLock(DrainLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  DrainLock& operator=(DrainLock&&) = delete;
+  ~DrainLock();
+
+ private:
+  explicit DrainLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+struct BoardRecordOptions {
+  std::string board;                   // an existing board (kron board create), written by kron run programs
+  std::string output = "kron.trace";
+  double hold_ms = double(Recorder::kDefaultHoldMs);
+  double until_idle_s = -1;            // >= 0: end once no writer was attached for that long; < 0: on a signal
+};
+struct BoardRecordResult : RecordResult {
+  int signal = 0;                      // SIGINT / SIGTERM that ended the recording (0: idle)
+  std::uint64_t earlier = 0;           // records an earlier drainer took off the board (not in this file)
+  std::uint64_t left = 0;              // records published after the last pass: still on the board
+};
+// Drains board `o.board` into a trace file until SIGINT/SIGTERM or, with until_idle_s >= 0, until no
+// process had the board mapped and no lane had a live owner for that long. Same time order, hold-back
+// and accounting as record_program; samples the board kept from before are in the file, and its losses
+// since creation are in the accounting. The file's passed_filter leaves out `earlier` and `left` (probes
+// not seen to their end: they stay on the board), so that
+// passed_filter == samples + overruns + overwritten holds for the file. Throws when the board is missing
+// or corrupt (InputError) or another drainer holds it (std::runtime_error naming its pid).
+BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& progress = nullptr);
+
 }  // namespace kron::recorder

@@ -1,6 +1,8 @@
 // kron record: create a board, run a program with it, drain its samples into one trace file while it
 // runs (no size limit: the toolkit's external collection path, 003 sections 1.3 and 2.6), summarise.
-// The work is recorder::record_program (src/recorder/record_session.hpp); this file parses and prints.
+// With --board NAME: drain an existing board live instead, written by programs started with kron run,
+// until SIGINT/SIGTERM or --until-idle. The work is recorder::record_program / record_board
+// (src/recorder/record_session.hpp); this file parses and prints.
 #include <fmt/core.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,11 +27,71 @@ struct Args {
   bool quiet = false;
   double hold_ms = double(recorder::Recorder::kDefaultHoldMs);
   std::vector<std::string> program;
+  std::string board;                     // --board: drain this existing board
+  double until_idle = -1;                // --until-idle SECONDS
+  std::vector<CLI::Option*> board_made;  // options of the board kron record creates (not with --board)
+  CLI::Option* until_idle_opt = nullptr;
 };
+
+void print_summary(const recorder::RecordResult& r, const std::string& output) {
+  const auto& t = r.totals;
+  const double secs = r.seconds;
+  fmt::print("kron record: {} samples in {:.2f} s ({:.0f}/s) to {}; overruns {}, overwritten {}, waits {} ({:.3f} ms); "
+             "passed {} {} recorded + overruns + overwritten\n",
+             r.records, secs, double(r.records) / (secs > 0 ? secs : 1), output, t.overruns, t.overwritten, t.waits,
+             double(t.wait_ticks) * 1e3 / double(r.clock_hz), t.passed, t.exact() ? "=" : "!=");
+  if (r.late)
+    fmt::print(stderr, "kron record: {} samples were written late, after a sample with a later timestamp (their probe "
+               "was held longer than --hold-back between its timestamp and its publication); counted in the file\n",
+               r.late);
+  for (const auto& p : r.problems) fmt::print(stderr, "kron record: {}\n", p);
+}
+
+recorder::Progress progress_line(bool quiet) {
+  if (quiet || !::isatty(STDERR_FILENO)) return nullptr;
+  return [](std::uint64_t records, std::uint64_t bytes, double secs) {
+    fmt::print(stderr, "\rkron record: {} samples, {:.1f} MB, {:.1f} s   ", records, double(bytes) / 1e6, secs);
+  };
+}
+
+int run_board(const Args& a) {
+  for (const CLI::Option* opt : a.board_made)
+    if (opt->count())
+      throw InputError::at_offset(opt->get_name(), 0,
+                                  "sets up the board kron record creates; with --board the board exists (kron board "
+                                  "create sets it, kron filter / csr / counters change it)");
+  if (!a.program.empty())
+    throw InputError::at_offset("--board " + a.board, 0,
+                                "drains a board written by other programs (kron run --board); give no program");
+  if (a.until_idle_opt->count() && !(a.until_idle >= 0 && a.until_idle <= 86400))
+    throw InputError::at_offset("--until-idle " + std::to_string(a.until_idle), 0, "expected seconds from 0 to 86400");
+  recorder::BoardRecordOptions o;
+  o.board = a.board;
+  o.output = a.output;
+  o.hold_ms = a.hold_ms;
+  o.until_idle_s = a.until_idle_opt->count() ? a.until_idle : -1;
+  const recorder::Progress progress = progress_line(a.quiet);
+  const recorder::BoardRecordResult r = recorder::record_board(o, progress);
+  if (progress) fmt::print(stderr, "\r\033[K");
+  print_summary(r, a.output);
+  if (r.earlier)
+    fmt::print(stderr, "kron record: {} samples were taken off board {} by an earlier drainer; they are not in this "
+               "file (nor in its passed count)\n", r.earlier, a.board);
+  if (r.left)
+    fmt::print(stderr, "kron record: {} samples published after the last pass stay on board {} for the next drainer "
+               "(not in this file, nor in its passed count)\n", r.left, a.board);
+  fmt::print(stderr, "kron record: board {}: {}\n", a.board,
+             r.signal ? fmt::format("stopped by signal {}", r.signal) : fmt::format("no writer for {} s", a.until_idle));
+  return r.totals.exact() && r.problems.empty() ? kExitOk : kExitFailed;
+}
 
 int run(const Args& a) {
   if (!(a.hold_ms >= 0 && a.hold_ms <= 60000))
     throw InputError::at_offset("--hold-back " + std::to_string(a.hold_ms), 0, "expected milliseconds from 0 to 60000");
+  if (!a.board.empty()) return run_board(a);
+  if (a.program.empty()) throw InputError::at_offset("kron record", 0, "give -- PROGRAM ARGS, or --board NAME");
+  if (a.until_idle_opt->count())
+    throw InputError::at_offset("--until-idle", 0, "applies to --board NAME (a program's recording ends with it)");
   recorder::RecordOptions o;
   o.board.name = "record-" + std::to_string(::getpid());
   o.board.replace = true;
@@ -41,25 +103,11 @@ int run(const Args& a) {
   o.program = a.program;
   o.hold_ms = a.hold_ms;
 
-  const bool tty = !a.quiet && ::isatty(STDERR_FILENO);
-  recorder::Progress progress;
-  if (tty)
-    progress = [](std::uint64_t records, std::uint64_t bytes, double secs) {
-      fmt::print(stderr, "\rkron record: {} samples, {:.1f} MB, {:.1f} s   ", records, double(bytes) / 1e6, secs);
-    };
+  const recorder::Progress progress = progress_line(a.quiet);
   const recorder::RecordResult r = recorder::record_program(o, progress);
-  if (tty) fmt::print(stderr, "\r\033[K");
+  if (progress) fmt::print(stderr, "\r\033[K");
+  print_summary(r, a.output);
   const auto& t = r.totals;
-  const double secs = r.seconds;
-  fmt::print("kron record: {} samples in {:.2f} s ({:.0f}/s) to {}; overruns {}, overwritten {}, waits {} ({:.3f} ms); "
-             "passed {} {} recorded + overruns + overwritten\n",
-             r.records, secs, double(r.records) / (secs > 0 ? secs : 1), a.output, t.overruns, t.overwritten, t.waits,
-             double(t.wait_ticks) * 1e3 / double(r.clock_hz), t.passed, t.exact() ? "=" : "!=");
-  if (r.late)
-    fmt::print(stderr, "kron record: {} samples were written late, after a sample with a later timestamp (their probe "
-               "was held longer than --hold-back between its timestamp and its publication); counted in the file\n",
-               r.late);
-  for (const auto& p : r.problems) fmt::print(stderr, "kron record: {}\n", p);
   const int status = r.wait_status;
   if (WIFSIGNALED(status)) {
     fmt::print(stderr, "kron record: {} was killed by signal {}\n", a.program[0], WTERMSIG(status));
@@ -73,21 +121,27 @@ int run(const Args& a) {
   return t.exact() && r.problems.empty() ? kExitOk : kExitFailed;
 }
 
-KRON_COMMAND("record", "run a program on a new board and record its samples into a trace file", 30, [](CLI::App& app) {
+KRON_COMMAND("record", "run a program on a new board (or drain an existing one live) into a trace file", 30, [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("-o,--output", a->output, "trace file to write")->capture_default_str();
-  app.add_option("--buffer", a->buffer, "board memory (16M default, up to gigabytes)")->capture_default_str();
-  app.add_option("--mode", a->mode, "simple (keep oldest) or circular (keep newest)")->capture_default_str();
-  app.add_option("--filter", a->filter, "Filter Register: groups recorded (bit n = group n)")->capture_default_str();
-  app.add_flag("--wait", a->wait, "hold a probe while its lane is full (CSR Write Wait) instead of discarding");
-  app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)");
-  app.add_option("--lanes", a->lanes, "lanes (threads writing at once)")->capture_default_str();
-  app.add_option("--node", a->node, "node number of the source identification")->capture_default_str();
+  // The board kron record creates: refused with --board.
+  auto made = [a](CLI::Option* opt) { a->board_made.push_back(opt); };
+  made(app.add_option("--buffer", a->buffer, "board memory (16M default, up to gigabytes)")->capture_default_str());
+  made(app.add_option("--mode", a->mode, "simple (keep oldest) or circular (keep newest)")->capture_default_str());
+  made(app.add_option("--filter", a->filter, "Filter Register: groups recorded (bit n = group n)")->capture_default_str());
+  made(app.add_flag("--wait", a->wait, "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
+  made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));
+  made(app.add_option("--lanes", a->lanes, "lanes (threads writing at once)")->capture_default_str());
+  made(app.add_option("--node", a->node, "node number of the source identification")->capture_default_str());
+  app.add_option("--board", a->board,
+                 "drain this existing board live (kron board create; writers: kron run --board) until SIGINT/SIGTERM");
+  a->until_idle_opt = app.add_option("--until-idle", a->until_idle,
+                                     "with --board: end once no writer has been attached for SECONDS");
   app.add_option("--hold-back", a->hold_ms,
                  "ms a sample is held before it is written, so that the file is in time order across threads")
       ->capture_default_str();
   app.add_flag("-q,--quiet", a->quiet, "no progress line");
-  app.add_option("program", a->program, "-- PROGRAM ARGS")->required();
+  app.add_option("program", a->program, "-- PROGRAM ARGS (or --board NAME)");
   return [a] { return run(*a); };
 });
 
