@@ -1,0 +1,170 @@
+// kron counters --board NAME: show and set the three Resource Counter control registers while programs
+// run, as `kron filter` does for the Filter Register: Mode (000 Table B5), Clock Select (Table B6) and
+// Enable (Table B7), sixteen 4-bit fields each, field n = counter n. A field written 0 is left unchanged
+// (000 "Resource Counter Control Registers"; ERRATUM E13: a field whose code bits are 0). Names,
+// encodings and the write rule come from include/kron/core/control_regs.hpp; the write itself is
+// board::write_counter_control, the one every writer of a board uses (programs re-read it at their next
+// Resource sample or count).
+//
+//   kron counters --board B                               every counter's mode, clock and enable by name
+//   kron counters --board B --mode 5=software --enable 5=reset
+//   kron counters --board B --mode 0-3=clk --clock 2=nodeclk/10 --enable 3=enable,5=disable
+//   kron counters --board B --enable-reg 0x0000000000300000   the 64-bit register as on the chip
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <span>
+
+#include "kron/core/control_regs.hpp"
+#include "kron/core/error.hpp"
+#include "recorder/board_reader.hpp"
+#include "recorder/options.hpp"
+#include "tools/command.hpp"
+
+namespace kron::tools {
+namespace {
+
+struct Args {
+  std::string board;
+  std::vector<std::string> enable, mode, clock;  // N=VALUE,N-M=VALUE,all=VALUE
+  std::string enable_reg, mode_reg, clock_reg;   // raw 64-bit writes
+};
+
+// "Reset & Enable" -> "reset-enable": lower case, spaces and '&' folded into one '-'.
+std::string fold(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == ' ' || c == '&' || c == '_' || c == '-') {
+      if (!out.empty() && out.back() != '-') out += '-';
+    } else {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+// One register of Tables B5-B7 as the argument parser sees it: the datasheet's names (control_regs.hpp),
+// a few spellings more, the code bits a value may use.
+struct Table {
+  std::string_view option;  // "--mode"
+  std::string_view source;  // "000 Table B5"
+  std::span<const std::string_view> names;  // by code, 0 = NOP
+  std::vector<std::pair<std::string_view, std::uint8_t>> aliases;
+  std::uint8_t code;        // code bits (kModeCode, ...); any 4-bit value is accepted as a number
+};
+
+const Table& mode_table() {
+  static const Table t{"--mode", "000 Table B5", regs::kModeNames, {{"clock", 1}, {"signal", 4}, {"ext-signal", 4},
+                       {"ext-enable", 3}}, regs::kModeCode};
+  return t;
+}
+const Table& clock_table() {
+  static const Table t{"--clock", "000 Table B6", regs::kClockNames, {{"tsc", 4}}, regs::kClockCode};
+  return t;
+}
+const Table& enable_table() {
+  // kEnableNames are the states a write leaves ("disabled"); the datasheet's controls read "Disable
+  // counter", "Enable counter", "Reset & Enable counter".
+  static const Table t{"--enable", "000 Table B7", regs::kEnableNames, {{"disable", 1}, {"enable", 2}, {"reset", 3},
+                       {"reset-enable", 3}}, regs::kEnableCode};
+  return t;
+}
+
+std::string choices(const Table& t) {
+  std::string s;
+  for (std::size_t i = 1; i < t.names.size(); ++i) s += (s.empty() ? "" : ", ") + fold(t.names[i]);
+  for (const auto& [name, v] : t.aliases) s += ", " + std::string(name);
+  return s + ", nop, or a number 0-15";
+}
+
+// A field value: a name of the table or a number 0-15. Throws naming the argument and the offset.
+std::uint8_t field_value(const Table& t, const std::string& arg, std::size_t at, const std::string& text) {
+  const std::string f = fold(text);
+  for (std::size_t i = 0; i < t.names.size(); ++i)
+    if (f == fold(t.names[i])) return static_cast<std::uint8_t>(i);
+  for (const auto& [name, v] : t.aliases)
+    if (f == name) return v;
+  if (const auto n = recorder::parse_uint(text, 15)) return static_cast<std::uint8_t>(*n);
+  throw InputError::at_offset(std::string(t.option) + " " + arg, at,
+                              "unknown " + std::string(t.source) + " value '" + text + "'; expected " + choices(t));
+}
+
+// "3=enable,5-7=reset,all=disable": the register value written (fields not named are 0: unchanged).
+std::uint64_t parse_fields(const Table& t, const std::vector<std::string>& args, std::uint64_t written) {
+  for (const std::string& arg : args) {
+    std::size_t at = 0;
+    while (at <= arg.size()) {
+      const std::size_t comma = std::min(arg.find(',', at), arg.size());
+      const std::string item = arg.substr(at, comma - at);
+      const std::string where = std::string(t.option) + " " + arg;
+      const std::size_t eq = item.find('=');
+      if (eq == std::string::npos)
+        throw InputError::at_offset(where, at, "expected COUNTER=VALUE (COUNTER 0-15, a range 0-3, or all)");
+      const std::string ctr = item.substr(0, eq);
+      unsigned lo = 0, hi = regs::kFields - 1;
+      if (fold(ctr) != "all") {
+        const std::size_t dash = ctr.find('-');
+        const auto a = recorder::parse_uint(ctr.substr(0, dash), regs::kFields - 1);
+        const auto b = dash == std::string::npos ? a : recorder::parse_uint(ctr.substr(dash + 1), regs::kFields - 1);
+        if (!a || !b || *b < *a)
+          throw InputError::at_offset(where, at, "counter '" + ctr + "' must be 0-15, a range such as 0-3, or all");
+        lo = static_cast<unsigned>(*a), hi = static_cast<unsigned>(*b);
+      }
+      const std::uint8_t v = field_value(t, arg, at + eq + 1, item.substr(eq + 1));
+      for (unsigned n = lo; n <= hi; ++n)
+        written = (written & ~(std::uint64_t{0xf} << (4 * n))) | (std::uint64_t{v} << (4 * n));
+      at = comma + 1;
+    }
+  }
+  return written;
+}
+
+std::uint64_t parse_reg(const std::string& option, const std::string& text) {
+  if (text.empty()) return 0;
+  const auto v = recorder::parse_uint(text, ~std::uint64_t{0});
+  if (!v) throw InputError::at_offset(option + " " + text, 0, "expected a 64-bit value such as 0x0000000000000020");
+  return *v;
+}
+
+int run(const Args& a) {
+  // Parse everything before touching the board: a bad argument changes nothing.
+  const std::uint64_t en = parse_fields(enable_table(), a.enable, parse_reg("--enable-reg", a.enable_reg));
+  const std::uint64_t mode = parse_fields(mode_table(), a.mode, parse_reg("--mode-reg", a.mode_reg));
+  const std::uint64_t clk = parse_fields(clock_table(), a.clock, parse_reg("--clock-reg", a.clock_reg));
+  auto r = recorder::BoardReader::open(a.board);
+  board::BoardHeader& h = r.header();
+  // One write of the three (Mode and Clock Select first, then Enable), under the board's control lock.
+  if (en || mode || clk) board::write_counter_control(h, en, mode, clk);
+  const std::uint64_t e = h.enable_reg.load(), m = h.mode_reg.load(), c = h.clock_reg.load();
+  fmt::print("Enable Register 0x{:016x}  Mode Register 0x{:016x}  Clock Select Register 0x{:016x}\n", e, m, c);
+  fmt::print("{:>7}  {:<15} {:<6} {:<11} {:<15} {}\n", "counter", "mode", "prec.", "clock", "enable", "pin wired to");
+  for (unsigned n = 0; n < regs::kFields; ++n) {
+    std::string line = fmt::format("{:>7}  {:<15} {:<6} {:<11} {:<15} {}", n, regs::name(regs::mode_of(regs::field(m, n))),
+                                   regs::double_precision(regs::field(m, n)) ? "double" : "single",
+                                   regs::name(regs::clock_of(regs::field(c, n))), regs::name(regs::enable_of(regs::field(e, n))),
+                                   std::string(h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name)));
+    line.erase(line.find_last_not_of(' ') + 1);
+    fmt::print("{}\n", line);
+  }
+  return kExitOk;
+}
+
+KRON_COMMAND("counters", "show or set a board's counter Mode, Clock Select and Enable registers (000 Tables B5-B7)", 37,
+             [](CLI::App& app) {
+               auto a = std::make_shared<Args>();
+               app.add_option("--board", a->board, "board name")->required();
+               app.add_option("--mode", a->mode, "N=VALUE[,...] (N 0-15, a range 0-3, all): clk, software, "
+                                                 "external-enable, external-signal (Table B5)");
+               app.add_option("--clock", a->clock, "N=VALUE[,...]: nodeclk, nodeclk/10, nodeclk/100, tsclk (Table B6)");
+               app.add_option("--enable", a->enable, "N=VALUE[,...]: disable, enable, reset (& enable) (Table B7)");
+               app.add_option("--mode-reg", a->mode_reg, "raw 64-bit Mode Register write (a 0 field is unchanged)");
+               app.add_option("--clock-reg", a->clock_reg, "raw 64-bit Clock Select Register write");
+               app.add_option("--enable-reg", a->enable_reg, "raw 64-bit Enable Register write");
+               return [a] { return run(*a); };
+             });
+
+}  // namespace
+}  // namespace kron::tools
