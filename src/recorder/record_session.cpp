@@ -52,6 +52,20 @@ void drain_until(Recorder& rec, const Progress& progress, std::chrono::steady_cl
   rec.drain_once(true);  // and lanes freed by the pass before
 }
 
+// After drain_until: withdraw as the board's drainer, complete the file, and the figures of both.
+void finish_recording(BoardReader& reader, Recorder& rec, const tracefile::FileHeader& fh,
+                      std::chrono::steady_clock::time_point t0, RecordResult& r) {
+  reader.set_drainer(false);
+  r.seconds = seconds_since(t0);
+  rec.finish(fh);
+  r.records = rec.records();
+  r.bytes = rec.bytes();
+  r.late = rec.late();
+  r.totals = rec.totals();
+  r.clock_hz = reader.header().clock_hz;
+  r.problems = reader.problems();
+}
+
 }  // namespace
 
 RecordResult record_program(const RecordOptions& o, const Progress& progress) {
@@ -68,6 +82,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
       board::unlink(name, &e);
     }
   } unlink_at_end{o.board.name};
+  const DrainLock lock = DrainLock::take(o.board.name);  // one drainer per board (kron record --board)
 
   tracefile::FileHeader fh = reader.file_header();
   std::string cmdline;
@@ -75,7 +90,6 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   tracefile::set_program(fh, cmdline);
   tracefile::Writer writer(o.output, fh);
   Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.header().clock_hz)));
-  const DrainLock lock = DrainLock::take(o.board.name);  // one drainer per board (kron record --board)
   reader.set_drainer(true);
 
   struct sigaction sa {};
@@ -99,15 +113,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   RecordResult r;
   drain_until(rec, progress, t0, [&] { return ::waitpid(child, &r.wait_status, WNOHANG) == child; });
   g_child = 0;
-  reader.set_drainer(false);
-  r.seconds = seconds_since(t0);
-  rec.finish(fh);
-  r.records = rec.records();
-  r.bytes = rec.bytes();
-  r.late = rec.late();
-  r.totals = rec.totals();
-  r.clock_hz = reader.header().clock_hz;
-  r.problems = reader.problems();
+  finish_recording(reader, rec, fh, t0, r);
   return r;
 }
 
@@ -259,17 +265,9 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
       if (writer_attached(reader.mapping(), attached_seen, path)) last_writer = now;
       return std::chrono::duration<double>(now - last_writer).count() >= o.until_idle_s;
     });
-    reader.set_drainer(false);
-    r.seconds = seconds_since(t0);
-    rec.finish(fh);
-    r.records = rec.records();
-    r.bytes = rec.bytes();
-    r.late = rec.late();
-    r.totals = rec.totals();
+    finish_recording(reader, rec, fh, t0, r);
   }
   r.signal = g_stop;
-  r.clock_hz = reader.header().clock_hz;
-  r.problems = reader.problems();
   // finish() took the board's figures, in which `passed` also counts the records earlier drainers took
   // and the probes this drain did not see to their end (published after its last pass, or still being
   // written while the writers go on): those stay on the board for the next drainer or rdsample. The
