@@ -20,6 +20,7 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # Waits (at most 60 s) for a file to appear / a process to end; fails the test instead of hanging.
 wait_file() { for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done; fail "$1 never appeared"; }
+wait_mapped() { for _ in $(seq 600); do grep -q "/kron.$2" "/proc/$1/maps" 2>/dev/null && return 0; sleep 0.1; done; fail "pid $1 never mapped board $2"; }
 wait_end() { for _ in $(seq 600); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done; fail "pid $1 did not end: $2"; }
 
 # ---- 1. three processes, drained live; before-attach samples and losses; refusal; --until-idle ----------
@@ -27,6 +28,11 @@ wait_end() { for _ in $(seq 600); do kill -0 "$1" 2>/dev/null || return 0; sleep
 # threads, so each of its lanes keeps the first 2048 and counts the rest as overruns (003 Table 2 WRAPB=1).
 "$kron" board create "$b1" --buffer 1M --lanes 16 --wait >/dev/null
 "$kron" run --board "$b1" -- "$writer" seq 1 3000 2
+# Writer 5 attaches and stays silent until told to write: while it is attached, --until-idle must not end
+# the recording, however slowly the writers below start on a loaded machine.
+"$kron" run --board "$b1" -- "$writer" idle 5 1000 "$tmp/go5" &
+w5=$!
+wait_mapped "$w5" "$b1"
 # Drains live; the hold-back is long so that the file must be in time order whatever the machine's load.
 "$kron" record --board "$b1" --until-idle 1 --hold-back 500 -q -o "$tmp/a.trace" >"$tmp/a.out" 2>"$tmp/a.err" &
 rec=$!
@@ -43,6 +49,8 @@ KRON_BOARD="$b1" "$writer" seq 3 100000 2 &  # the environment variable alone at
 w3=$!
 wait "$w2" || fail "writer 2"
 wait "$w3" || fail "writer 3"
+touch "$tmp/go5"
+wait "$w5" || fail "writer 5"
 wait_end "$rec" "--until-idle 1 did not end the recording"
 wait "$rec" || fail "kron record --board exited $?: $(cat "$tmp/a.err")"
 cat "$tmp/a.out" "$tmp/a.err"
@@ -57,6 +65,7 @@ assert j["complete"] and j["records"] == j["samples"], (j["complete"], j["record
 for w in (2, 3):
     for t in (0, 1):
         assert s.get(str(w << 8 | t)) == list(range(100000)), (w, t, len(s.get(str(w << 8 | t), [])))
+assert s.get(str(5 << 8)) == list(range(1000)), len(s.get(str(5 << 8), []))
 # Writer 1 wrote before the drainer attached: what its lanes kept (the oldest, in order) is in the file,
 # what they could not keep is in the overruns.
 kept = 0
@@ -66,10 +75,10 @@ for t in (0, 1):
     kept += len(got)
 assert j["overruns"] == 2 * 3000 - kept, (j["overruns"], kept)
 assert j["overwritten"] == 0
-assert j["samples"] == kept + 4 * 100000
-# Accounting exact: every probe the three writers made (2 x 3000 + 4 x 100000) passed, and is in the
+assert j["samples"] == kept + 4 * 100000 + 1000
+# Accounting exact: every probe the writers made (2 x 3000 + 4 x 100000 + 1000) passed, and is in the
 # file or counted as an overrun.
-assert j["passed"] == 406000 and j["passed"] == j["samples"] + j["overruns"] + j["overwritten"], j["passed"]
+assert j["passed"] == 407000 and j["passed"] == j["samples"] + j["overruns"] + j["overwritten"], j["passed"]
 # Time order (hold-back 500 ms): nothing out of order, and the header says so.
 assert j["out_of_order"] == 0 and j["late"] == 0, (j["out_of_order"], j["late"])
 PY
@@ -78,11 +87,18 @@ PY
 # ---- 2. --until-idle waits for a writer that is attached but silent -------------------------------------
 # The writer maps the board and sleeps before its first probe (no lane yet): the drainer sees it in /proc.
 "$kron" board create "$b2" --buffer 1M --lanes 4 >/dev/null
-"$kron" run --board "$b2" -- "$writer" idle 5 500 2 &
+# It writes only when told, after the drainer has gone four times --until-idle without seeing a sample.
+"$kron" run --board "$b2" -- "$writer" idle 5 500 "$tmp/go" &
 w=$!
-for _ in $(seq 600); do grep -q "/kron.$b2" "/proc/$w/maps" 2>/dev/null && break; sleep 0.05; done
-"$kron" record --board "$b2" --until-idle 0.5 -q -o "$tmp/i.trace" >/dev/null 2>"$tmp/i.err" || fail "idle recording: $(cat "$tmp/i.err")"
+wait_mapped "$w" "$b2"
+"$kron" record --board "$b2" --until-idle 0.5 -q -o "$tmp/i.trace" >/dev/null 2>"$tmp/i.err" &
+rec=$!
+wait_file "$tmp/i.trace"
+sleep 2
+touch "$tmp/go"
 wait "$w" || fail "idle writer"
+wait_end "$rec" "--until-idle 0.5 did not end the recording after the writer ended"
+wait "$rec" || fail "idle recording: $(cat "$tmp/i.err")"
 $check "$tmp/i.trace" >"$tmp/i.json"
 python3 - "$tmp/i.json" <<'PY'
 import json, sys

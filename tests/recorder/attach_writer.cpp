@@ -4,7 +4,7 @@
 //
 //   attach_writer seq ID COUNT THREADS   COUNT samples in each of THREADS threads, then exit
 //   attach_writer run ID STOPFILE        one thread writing until STOPFILE exists (about 100 samples/ms)
-//   attach_writer idle ID COUNT SECONDS  attached but silent for SECONDS, then COUNT samples
+//   attach_writer idle ID COUNT GOFILE   attached but silent (no lane) until GOFILE exists, then COUNT samples
 //   attach_writer counters STOPFILE      kron::count(5, 100) between Resource samples (group 2, data = i)
 //                                        every ms until STOPFILE exists, then three more samples
 #include <unistd.h>
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   }
   if (mode == "idle" && argc == 5) {
     const std::uint64_t id = std::strtoull(argv[2], nullptr, 0), count = std::strtoull(argv[3], nullptr, 0);
-    std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[4])));
+    while (!exists(argv[4])) nap_ms(5);
     for (std::uint64_t i = 0; i < count; ++i) kron::trace(1, tag(id, 0, i));
     return 0;
   }
@@ -66,6 +66,6 @@ int main(int argc, char** argv) {
     for (int k = 0; k < 3; ++k, ++i) kron::count(5, 100), kron::resource(2, i);
     return 0;
   }
-  std::fprintf(stderr, "usage: attach_writer seq ID COUNT THREADS | run ID STOPFILE | idle ID COUNT SECONDS | counters STOPFILE\n");
+  std::fprintf(stderr, "usage: attach_writer seq ID COUNT THREADS | run ID STOPFILE | idle ID COUNT GOFILE | counters STOPFILE\n");
   return 2;
 }

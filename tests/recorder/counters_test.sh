@@ -67,16 +67,20 @@ bad "--enable 0=enable,7=sometimes" --enable 0=enable,7=sometimes
 rec=$!
 "$kron" run --board "$board" -- "$writer" counters "$tmp/stop" &
 w=$!
-# Until the program has taken samples with the counter off.
-for _ in $(seq 300); do
-  "$kron" status --board "$board" | grep -Eq "accounting: passed [1-9][0-9]{1,}" && break
-  sleep 0.1
-done
+# Waits until the program has taken N more samples than it had at the call's start (kron status reads the
+# board's passed count, which the program's lane keeps while it runs).
+passed() { "$kron" status --board "$board" | sed -n 's/^accounting: passed \([0-9]*\) .*/\1/p'; }
+more_samples() {
+  local from
+  from=$(passed)
+  for _ in $(seq 600); do [ "$(passed)" -ge $((from + $1)) ] && return 0; sleep 0.05; done
+  fail "the program took no samples"
+}
+more_samples 5  # with counter 5 off
 "$kron" counters --board "$board" --mode 5=software --enable 5=reset >/dev/null
-# Until the counter counts (the program takes its next sample with it on), then some more.
-sleep 0.3
+more_samples 5  # counting
 "$kron" counters --board "$board" --enable 5=disable | grep -Eq "^ +5  Software +single TSclk +disabled" || fail "disable"
-sleep 0.1
+more_samples 3  # stopped
 touch "$tmp/stop"
 wait "$w" || fail "counters writer"
 kill -INT "$rec"
