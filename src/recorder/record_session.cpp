@@ -31,8 +31,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   if (o.program.empty()) throw std::runtime_error("no program to record");
-  std::string err;
-  board::Mapping created = board::Mapping::create(o.board, &err);
+  std::string err, note;
+  board::Mapping created = board::Mapping::create(o.board, &err, &note);
   if (!created) throw std::runtime_error(err);
   created = board::Mapping{};
   BoardReader reader = BoardReader::open(o.board.name);
@@ -72,6 +72,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   g_child = child;
   auto last_progress = t0;
   RecordResult r;
+  r.board_note = note;
   for (;;) {
     const std::uint64_t n = rec.drain_once();
     const pid_t w = ::waitpid(child, &r.wait_status, WNOHANG);

@@ -18,7 +18,7 @@ struct Args {
   std::string buffer = "16M";
   std::string mode = "simple";
   std::string filter = "0xffff";
-  bool wait = false;
+  bool wait = false, huge_pages = false;
   std::vector<std::string> counters;
   unsigned lanes = board::kDefaultLanes;
   unsigned node = 0;
@@ -36,6 +36,7 @@ int run(const Args& a) {
   recorder::apply_board_options(a.buffer, a.lanes, a.mode, a.filter, o.board);
   o.board.csr = board::kCsrSamplingEnabled | (a.wait ? board::kCsrWriteWait : 0);
   o.board.node = a.node;
+  o.board.huge_pages = a.huge_pages;
   recorder::apply_counters(a.counters, o.board);
   o.output = a.output;
   o.program = a.program;
@@ -49,6 +50,7 @@ int run(const Args& a) {
     };
   const recorder::RecordResult r = recorder::record_program(o, progress);
   if (tty) fmt::print(stderr, "\r\033[K");
+  if (!r.board_note.empty()) fmt::print(stderr, "kron record: {}\n", r.board_note);
   const auto& t = r.totals;
   const double secs = r.seconds;
   fmt::print("kron record: {} samples in {:.2f} s ({:.0f}/s) to {}; overruns {}, overwritten {}, waits {} ({:.3f} ms); "
@@ -77,6 +79,7 @@ KRON_COMMAND("record", "run a program on a new board and record its samples into
   auto a = std::make_shared<Args>();
   app.add_option("-o,--output", a->output, "trace file to write")->capture_default_str();
   app.add_option("--buffer", a->buffer, "board memory (16M default, up to gigabytes)")->capture_default_str();
+  app.add_flag("--huge-pages", a->huge_pages, "back the board with 2 MiB pages where the kernel allows (else says why not)");
   app.add_option("--mode", a->mode, "simple (keep oldest) or circular (keep newest)")->capture_default_str();
   app.add_option("--filter", a->filter, "Filter Register: groups recorded (bit n = group n)")->capture_default_str();
   app.add_flag("--wait", a->wait, "hold a probe while its lane is full (CSR Write Wait) instead of discarding");
