@@ -246,6 +246,15 @@ std::uint64_t drained_of(recorder::BoardReader& r, pid_t pid) {
     if (v.pid == static_cast<std::uint32_t>(pid)) n += v.drained;
   return n;
 }
+// The small board of these tests: 4 lanes of 64 KiB.
+board::CreateOptions stop_board(board::BufferMode mode) { return testing::board_options(mode, 256 << 10, 4); }
+// The end of a recording once the writers are gone: the final passes, then the file's header.
+void finish_recording(recorder::Recorder& rec, recorder::BoardReader& reader) {
+  rec.drain_once(true);
+  rec.drain_once(true);
+  reader.set_drainer(false);
+  rec.finish(reader.file_header());
+}
 // Drains until `until` is true or about 10 s have passed; returns whether it became true.
 bool drain_until(recorder::Recorder& rec, const std::function<bool()>& until) {
   for (int i = 0; i < 10000; ++i) {
@@ -261,11 +270,7 @@ bool drain_until(recorder::Recorder& rec, const std::function<bool()>& until) {
 // writer's lane, report no problem, retry the stopped lane; after SIGCONT everything is accounted for.
 // (Before issue 10 the reader gave up on such a lane: "lane 0: tail never settles".)
 TEST(StressStop, WriterStoppedInsideItsSeqlockDelaysOnlyItsLane) {
-  board::CreateOptions o;
-  o.size = 256 << 10;
-  o.lanes = 4;
-  o.mode = board::BufferMode::Circular;
-  ScratchBoard b(o, "stopseq");
+  ScratchBoard b(stop_board(board::BufferMode::Circular), "stopseq");
   StopShared* sh = shared_page();
   auto reader = b.reader();
   const std::string path = ::testing::TempDir() + "stop-seq-" + std::to_string(::getpid()) + ".trace";
@@ -303,10 +308,7 @@ TEST(StressStop, WriterStoppedInsideItsSeqlockDelaysOnlyItsLane) {
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     sh->stop.store(1);
     ASSERT_EQ(::waitpid(bpid, &status, 0), bpid);
-    rec.drain_once(true);
-    rec.drain_once(true);
-    reader.set_drainer(false);
-    rec.finish(reader.file_header());
+    finish_recording(rec, reader);
     EXPECT_TRUE(reader.problems().empty());
   }
   tracefile::Reader r(path);
@@ -326,10 +328,7 @@ TEST(StressStop, WriterStoppedInsideItsSeqlockDelaysOnlyItsLane) {
 // runs on. The drain never fails, goes on with the running writer, and the accounting is exact at the end.
 class StressStopMode : public ::testing::TestWithParam<board::BufferMode> {};
 TEST_P(StressStopMode, StoppedWriterNeverFailsTheRecording) {
-  board::CreateOptions o;
-  o.size = 256 << 10;
-  o.lanes = 4;
-  o.mode = GetParam();
+  board::CreateOptions o = stop_board(GetParam());
   o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;  // wait in simple mode: none lost
   ScratchBoard b(o, "stop");
   StopShared* sh = shared_page();
@@ -358,10 +357,7 @@ TEST_P(StressStopMode, StoppedWriterNeverFailsTheRecording) {
       ASSERT_EQ(::waitpid(k, &status, 0), k);
       ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
-    rec.drain_once(true);
-    rec.drain_once(true);
-    reader.set_drainer(false);
-    rec.finish(reader.file_header());
+    finish_recording(rec, reader);
     EXPECT_TRUE(reader.problems().empty()) << reader.problems()[0];
   }
   tracefile::Reader r(path);
