@@ -2,6 +2,11 @@
 // floor and a peer (issue 3):
 //   floor_ns        rdtsc + a 24-byte store into the thread's own buffer (what any software probe must do)
 //   trace_ns        kron::trace() enabled, recording into its lane
+//   fresh_trace_ns  the same, the first batch of probes on a board created just before (in a child process
+//                   attached to it): what page faults on first touch would cost (issue 10)
+//   fresh_p50_ns, fresh_p99_ns, fresh_p999_ns, fresh_max_ns, and warm_*: one probe's latency, timed alone
+//                   (lfence; rdtsc around each of 100,000 single probes, less the timer's own median cost),
+//                   on a freshly created board (first probes of its lanes) and on a warm one
 //   filtered_ns     kron::trace() of a group the Filter Register leaves out
 //   resource_ns     kron::resource() with a clock and a software counter (no perf syscall)
 //   threads2_scaling two threads tracing at once / one thread alone (samples per second)
@@ -11,6 +16,7 @@
 // table and writes BUILD/bench-recorder.json (BUILD = the directory above this program).
 #include <benchmark/benchmark.h>
 #include <fmt/core.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -157,6 +163,85 @@ LttngResult run_lttng(const char* self) {
 #endif
 }
 
+// One probe at a time: the latency of each of `n` probes in timestamp ticks, the timer's own cost taken
+// off (the median of as many empty timings). lfence keeps each rdtsc from moving across the probe.
+struct Latency {
+  double p50, p99, p999, max;
+};
+std::uint64_t timed_tsc() {
+  _mm_lfence();
+  const std::uint64_t t = __rdtsc();
+  _mm_lfence();
+  return t;
+}
+long minor_faults() {
+  rusage r{};
+  ::getrusage(RUSAGE_THREAD, &r);
+  return r.ru_minflt;
+}
+// `faults`: minor page faults of this thread during the timed probes.
+__attribute__((noinline)) Latency probe_latency(std::uint64_t n, long* faults = nullptr) {
+  std::vector<std::uint64_t> d(n), empty(n);  // touched before the timing by the zero fill
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t t0 = timed_tsc();
+    benchmark::ClobberMemory();
+    empty[i] = timed_tsc() - t0;
+  }
+  std::sort(empty.begin(), empty.end());
+  const std::uint64_t timer = empty[n / 2];
+  const long f0 = minor_faults();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t t0 = timed_tsc();
+    kron::trace(1, i);
+    const std::uint64_t t = timed_tsc() - t0;
+    d[i] = t > timer ? t - timer : 0;
+  }
+  if (faults) *faults = minor_faults() - f0;
+  std::sort(d.begin(), d.end());
+  const double ns = 1e9 / double(kron::board::clock_hz());
+  auto at = [&](double q) { return double(d[std::min<std::uint64_t>(n - 1, std::uint64_t(q * double(n)))]) * ns; };
+  return Latency{at(0.5), at(0.99), at(0.999), double(d[n - 1]) * ns};
+}
+constexpr std::uint64_t kLatencyProbes = 100000;
+
+// Runs `body` in a child process attached to a board created for it just before (`o`, name made here);
+// returns what the child wrote to the pipe (doubles), empty on failure. Called before this process
+// attaches to its own board (kron::attach() is once per process; the child attaches as a program would).
+std::vector<double> on_fresh_board(kron::board::CreateOptions o, const std::function<std::vector<double>()>& body) {
+  o.name = "bench-fresh-" + std::to_string(::getpid());
+  o.replace = true;
+  std::string err;
+  kron::board::Mapping m = kron::board::Mapping::create(o, &err);
+  if (!m) {
+    fmt::print(stderr, "bench_recorder: {}\n", err);
+    return {};
+  }
+  int fd[2];
+  if (::pipe(fd) != 0) return {};
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fd[0]);
+    int rc = 1;
+    if (kron::attach(o.name.c_str())) {
+      const std::vector<double> v = body();
+      const std::size_t bytes = v.size() * sizeof(double);
+      rc = ::write(fd[1], v.data(), bytes) == static_cast<long>(bytes) ? 0 : 1;
+    }
+    ::_exit(rc);
+  }
+  ::close(fd[1]);
+  std::vector<double> out;
+  double x;
+  while (::read(fd[0], &x, sizeof x) == sizeof x) out.push_back(x);
+  ::close(fd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  m = kron::board::Mapping{};
+  kron::board::unlink(o.name, &err);
+  return out;
+}
+
 // Google Benchmark entries (scripts/bench.sh collects them too): the filtered probe and the floor.
 void BM_ProbeFiltered(benchmark::State& state) {
   for (auto _ : state) kron::trace(15, 1);
@@ -183,6 +268,21 @@ int main(int argc, char** argv) {
   o.mode_reg = 0x21;     // counter 0 CLK, counter 1 Software (000 Table B5)
   o.clock_reg = 0x01;
   o.enable = 0x33;       // reset & enable both (Table B7)
+  // A fresh board first, in a child (this process is not attached yet): the first batch of probes.
+  const std::vector<double> fresh = on_fresh_board(o, [] {
+    const long f0 = minor_faults();
+    const std::uint64_t t0 = cpu_ns();
+    trace_batch(kBatch, 1);
+    const std::uint64_t t1 = cpu_ns();
+    return std::vector<double>{double(t1 - t0) / double(kBatch), double(minor_faults() - f0)};
+  });
+  const double fresh_trace_ns = fresh.empty() ? -1 : fresh[0];
+  // The same board size, fresh again, one probe at a time (its first 100,000 probes).
+  const std::vector<double> fresh_lat = on_fresh_board(o, [] {
+    long faults = 0;
+    const Latency l = probe_latency(kLatencyProbes, &faults);
+    return std::vector<double>{l.p50, l.p99, l.p999, l.max, double(faults)};
+  });
   std::string err;
   board::Mapping m = board::Mapping::create(o, &err);
   if (!m) {
@@ -200,6 +300,9 @@ int main(int argc, char** argv) {
   const double trace_ns = measure(kBatch, [] { trace_batch(kBatch, 1); }, drain);
   const double filtered_ns = measure(kBatch, [] { trace_batch(kBatch, 15); }, [] {});
   const double resource_ns = measure(kBatch / 8, [] { resource_batch(kBatch / 8); }, drain);
+  // Warm: this process's lane has been written all over by the batches above.
+  drain();
+  const Latency warm = probe_latency(kLatencyProbes);
 
   // Two threads at once against one thread alone (threads are started before the clock). Two figures:
   // by wall time (needs two idle cores) and by each thread's CPU time (what the probe itself costs when
@@ -313,7 +416,15 @@ int main(int argc, char** argv) {
   fmt::print("{:<44} {:>10}\n", "measurement", "ns/probe");
   fmt::print("{:<44} {:>10.2f}\n", "floor: rdtsc + 24-byte store, own buffer", floor_ns);
   fmt::print("{:<44} {:>10.2f}   {:.2f}x floor (goal <= 1.25)\n", "kron::trace, enabled", trace_ns, trace_ns / floor_ns);
+  fmt::print("{:<44} {:>10.2f}   (first {} probes of a fresh board, {} page faults)\n", "kron::trace, fresh board",
+             fresh_trace_ns, kBatch, fresh.size() == 2 ? fresh[1] : -1);
   fmt::print("{:<44} {:>10.2f}   (goal < 1)\n", "kron::trace, group filtered out", filtered_ns);
+  fmt::print("one probe timed alone (ns, timer cost taken off): {:>8} {:>8} {:>8} {:>8}\n", "p50", "p99", "p99.9", "max");
+  if (fresh_lat.size() == 5)
+    fmt::print("  fresh board, its first {} probes        {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f}  ({} page faults)\n",
+               kLatencyProbes, fresh_lat[0], fresh_lat[1], fresh_lat[2], fresh_lat[3], fresh_lat[4]);
+  fmt::print("  warm board                                  {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f}\n", warm.p50, warm.p99,
+             warm.p999, warm.max);
   fmt::print("{:<44} {:>10.2f}\n", "kron::resource (clock + software counters)", resource_ns);
   if (lt.ns > 0)
     fmt::print("{:<44} {:>10.2f}   {:.1f}x kron::trace (goal >= 8)\n", "LTTng-UST tracepoint, one integer", lt.ns, lt.ns / trace_ns);
@@ -343,6 +454,18 @@ int main(int argc, char** argv) {
   nlohmann::json j;
   j["floor_ns"] = floor_ns;
   j["trace_ns"] = trace_ns;
+  if (fresh.size() == 2) j["fresh_trace_ns"] = fresh_trace_ns, j["fresh_trace_page_faults"] = fresh[1];
+  if (fresh_lat.size() == 5) {
+    j["fresh_page_faults"] = fresh_lat[4];
+    j["fresh_p50_ns"] = fresh_lat[0];
+    j["fresh_p99_ns"] = fresh_lat[1];
+    j["fresh_p999_ns"] = fresh_lat[2];
+    j["fresh_max_ns"] = fresh_lat[3];
+  }
+  j["warm_p50_ns"] = warm.p50;
+  j["warm_p99_ns"] = warm.p99;
+  j["warm_p999_ns"] = warm.p999;
+  j["warm_max_ns"] = warm.max;
   j["filtered_ns"] = filtered_ns;
   j["resource_ns"] = resource_ns;
   if (lt.ns > 0) {  // no figure, no key: a tree built without the peer does not pretend to have measured it

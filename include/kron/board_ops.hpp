@@ -23,6 +23,7 @@ struct CreateOptions {
   bool replace = false;                    // unlink an existing board of that name first
   CounterSource sources[kCounters]{};      // External Signal wiring
   std::uint64_t enable = 0, mode_reg = 0, clock_reg = 0;  // counter control written at creation
+  bool huge_pages = false;                 // back the board with 2 MiB pages where the kernel allows (--huge-pages)
 };
 
 // What a validation found: ok, or the byte offset in the segment and what is wrong there.
@@ -52,9 +53,12 @@ class Mapping {
   }
   std::uint8_t* ring(std::uint32_t i) const { return bytes() + header()->rings_offset + std::uint64_t{i} * header()->ring_bytes; }
 
-  // Creates and maps a board. Returns an empty mapping and sets *err on failure.
-  static Mapping create(const CreateOptions& o, std::string* err);
-  // Maps an existing board read-write and validates it. Empty mapping + *err on failure
+  // Creates and maps a board, its memory committed (every page allocated and mapped: no probe takes a
+  // page fault on first touch). Returns an empty mapping and sets *err on failure. *note (when given)
+  // receives a line for the user when --huge-pages could not be honoured, and why.
+  static Mapping create(const CreateOptions& o, std::string* err, std::string* note = nullptr);
+  // Maps an existing board read-write, validates it and maps every page into this process (populate), so
+  // that the probes of an attaching program take no page fault. Empty mapping + *err on failure
   // (*err_offset is the segment offset of a validation problem).
   static Mapping open(const std::string& name, std::string* err, std::uint64_t* err_offset = nullptr);
   // Adopts an image already in memory (tests, fuzzing); does not own it.
@@ -67,6 +71,13 @@ class Mapping {
 };
 
 bool unlink(const std::string& name, std::string* err);
+
+// Commits and maps every page of [base, base + size) for writing in this process: MADV_POPULATE_WRITE
+// (Linux 5.14), else one atomic no-op write (fetch_or 0) per page, safe while other processes write there.
+void populate(void* base, std::uint64_t size) noexcept;
+// Why 2 MiB pages cannot back a board here ("" when they can): the /dev/shm mount's huge= option and
+// /sys/kernel/mm/transparent_hugepage/shmem_enabled (deny/force) decide for POSIX shared memory.
+std::string huge_pages_unavailable();
 bool valid_name(const std::string& name);
 std::string shm_name(const std::string& name);
 

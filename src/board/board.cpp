@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <new>
+#include <sstream>
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -76,7 +78,60 @@ const ClockInfo& clock_info() {
   return info;
 }
 bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
+
+std::string read_text(const char* path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+// Bytes of the mapping that starts at `base` mapped with 2 MiB pages (ShmemPmdMapped in /proc/self/smaps).
+std::uint64_t huge_mapped_bytes(const void* base) {
+  std::ifstream f("/proc/self/smaps");
+  char head[32];
+  std::snprintf(head, sizeof head, "%lx-", reinterpret_cast<unsigned long>(base));
+  std::string line;
+  bool in = false;
+  while (std::getline(f, line)) {
+    if (line.rfind(head, 0) == 0) in = true;
+    else if (in && line.rfind("ShmemPmdMapped:", 0) == 0) return std::stoull(line.substr(15)) << 10;
+  }
+  return 0;
+}
 }  // namespace
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL and the loop below does it
+#endif
+void populate(void* base, std::uint64_t size) noexcept {
+  if (::madvise(base, size, MADV_POPULATE_WRITE) == 0) return;
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  auto* p = static_cast<std::uint8_t*>(base);
+  // A write fault per page without changing a byte: an atomic OR of 0 (other processes may be writing
+  // records in these pages right now; a plain store would race with them).
+  for (std::uint64_t off = 0; off < size; off += page)
+    __atomic_fetch_or(reinterpret_cast<std::uint64_t*>(p + off), std::uint64_t{0}, __ATOMIC_RELAXED);
+}
+
+std::string huge_pages_unavailable() {
+  const std::string thp = read_text("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
+  if (thp.empty()) return "this kernel has no transparent huge pages for shared memory";
+  if (thp.find("[deny]") != std::string::npos) return "/sys/kernel/mm/transparent_hugepage/shmem_enabled is deny";
+  if (thp.find("[force]") != std::string::npos) return "";
+  // POSIX shared memory lives in the tmpfs at /dev/shm: its huge= mount option decides (the last mount wins).
+  std::istringstream mounts(read_text("/proc/mounts"));
+  std::string dev, dir, type, opts, line, shm_opts;
+  bool found = false;
+  while (std::getline(mounts, line)) {
+    std::istringstream l(line);
+    if (l >> dev >> dir >> type >> opts && dir == "/dev/shm") shm_opts = opts, found = true;
+  }
+  if (!found) return "/dev/shm is not mounted";
+  for (const char* ok : {"huge=always", "huge=within_size", "huge=advise"})
+    if (shm_opts.find(ok) != std::string::npos) return "";
+  return "/dev/shm is mounted without huge=advise, always or within_size (mount -o remount,huge=advise /dev/shm "
+         "as root enables them)";
+}
 
 ClockKind clock_kind() { return clock_info().kind; }
 std::uint64_t clock_hz() { return clock_info().hz; }
@@ -155,7 +210,7 @@ Mapping Mapping::view(void* base, std::uint64_t size) {
   return m;
 }
 
-Mapping Mapping::create(const CreateOptions& o, std::string* err) {
+Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* note) {
   auto fail = [&](const std::string& why) {
     *err = why;
     return Mapping{};
@@ -188,6 +243,19 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err) {
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return undo("cannot size board: " + std::string(std::strerror(errno)));
   void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (m == MAP_FAILED) return undo("cannot map board: " + std::string(std::strerror(errno)));
+  // Huge pages: a hint before the pages exist (the pages are allocated by populate() just below).
+  std::string huge_why;
+  if (o.huge_pages) {
+    huge_why = huge_pages_unavailable();
+    if (huge_why.empty() && ::madvise(m, size, MADV_HUGEPAGE) != 0) huge_why = std::string("madvise: ") + std::strerror(errno);
+  }
+  // ERRATUM E34. Commit the whole board now: a probe never takes a page fault on the first touch of its ring (issue 10).
+  populate(m, size);
+  if (o.huge_pages && huge_why.empty() && size >= (2u << 20) && huge_mapped_bytes(m) == 0)
+    huge_why = "the kernel allowed them but gave 4 KiB pages (no free 2 MiB page?)";
+  if (o.huge_pages && note)
+    *note = huge_why.empty() ? "huge pages: " + std::to_string(huge_mapped_bytes(m) >> 20) + " MiB of the board on 2 MiB pages"
+                             : "huge pages not used: " + huge_why + "; the board uses 4 KiB pages";
   auto* h = new (m) BoardHeader;  // the segment is zero-filled: every counter and lane starts at 0
   std::memcpy(h->magic, kMagic, sizeof kMagic);
   h->byte_order = kByteOrderMark;
@@ -259,6 +327,9 @@ Mapping Mapping::open(const std::string& name, std::string* err, std::uint64_t* 
     if (err_offset) *err_offset = p.offset;
     return {};
   }
+  // The creator committed the pages; map them into this process too, so that no probe takes a (minor)
+  // page fault on its first touch of a ring page (issue 10).
+  populate(m, size);
   return out;
 }
 

@@ -25,15 +25,22 @@ bool process_gone(std::uint32_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
-// (tail, evicted) of a circular lane under its seqlock. False if the writer never lets it settle.
+// (tail, evicted) of a circular lane under its seqlock. False when the writer is inside its update
+// (tail_seq odd, or changing) for all of a short spin: it was preempted or stopped there (SIGSTOP, a
+// debugger) or it died there. The caller then defers that lane to a later pass, or, where it cannot
+// wait (the owner is dead, a snapshot), takes the fields as they are (issue 10: the seqlock reader
+// never fails a recording).
 bool load_tail(const LaneHeader* L, std::uint64_t* tail, std::uint64_t* evicted) {
-  for (int tries = 0; tries < 1000000; ++tries) {
+  for (int tries = 0; tries < 4096; ++tries) {
     const std::uint64_t s0 = L->tail_seq.load(std::memory_order_acquire);  // acquire: fields after it
     *tail = L->tail.load(std::memory_order_relaxed);
     *evicted = L->evicted.load(std::memory_order_relaxed);
     // Acquire fence: the two loads above happen before the re-check.
     std::atomic_thread_fence(std::memory_order_acquire);
     if (!(s0 & 1) && L->tail_seq.load(std::memory_order_relaxed) == s0) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
   }
   return false;
 }
@@ -62,7 +69,8 @@ void BoardReader::heartbeat() {
   header().drainer_beat.store(ticks(header().clock_kind), std::memory_order_relaxed);
 }
 
-BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink) {
+BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink,
+                                    bool defer) {
   const LaneHeader* L = map_.lane(i);
   const std::uint8_t* ring = map_.ring(i);
   const std::uint64_t slots = header().ring_bytes / kSlot, mask = slots - 1;
@@ -81,10 +89,14 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     return p;
   }
   const bool circ = circular();
+  // ERRATUM E34. A writer stopped inside its seqlock: a drain defers the lane (nothing taken, nothing counted: the
+  // next pass retries it), unless its owner is dead (the fields stay as it left them: taken as they are;
+  // a record it was evicting is then counted as torn, and the identity stays exact).
+  const bool may_defer = defer && !v.owner_dead;
   std::uint64_t start = r, t0 = 0, e0 = 0;
   if (circ) {
-    if (!load_tail(L, &t0, &e0)) {
-      corrupt(ring_off, "tail never settles");
+    if (!load_tail(L, &t0, &e0) && may_defer) {
+      p.deferred = true;
       return p;
     }
     start = std::max(r, t0);
@@ -112,8 +124,9 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     // Acquire fence: the copy above happens before the tail load below; a slot the writer overwrote
     // during the copy lies below the tail it published first.
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (!load_tail(L, &t1, &e1)) {
-      corrupt(ring_off, "tail never settles");
+    if (!load_tail(L, &t1, &e1) && may_defer) {
+      p = Pass{};
+      p.r = r, p.rr = rr, p.deferred = true;
       return p;
     }
     if (t1 > r) {  // records in [r, t1) were overwritten before this reader took them
@@ -192,7 +205,13 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
       finishing = L->state.compare_exchange_strong(s, LaneState::Claiming, std::memory_order_acquire);
       if (!finishing) continue;  // adopted: drained as an active lane next pass
     }
-    Pass p = pass(i, L->read.load(std::memory_order_relaxed), L->read_records.load(std::memory_order_relaxed), v, sink);
+    Pass p = pass(i, L->read.load(std::memory_order_relaxed), L->read_records.load(std::memory_order_relaxed), v, sink,
+                  true);
+    if (p.deferred) {  // its writer is inside an update: the other lanes go on, this one next pass
+      ++deferred_;
+      if (finishing) L->state.store(v.state, std::memory_order_release);  // as it was (release: as when freed)
+      continue;
+    }
     if (p.corrupt && std::find(problems_.begin(), problems_.end(), p.problem) == problems_.end()) problems_.push_back(p.problem);
     // Relaxed stores of the reader line; `read` last, with release: the writer may reuse the slots
     // below it only after this process finished copying them.

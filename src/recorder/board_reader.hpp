@@ -85,19 +85,26 @@ class BoardReader {
   struct Pass {
     std::uint64_t r = 0, rr = 0, emitted = 0, overwritten = 0;
     bool corrupt = false;
+    bool deferred = false;  // the lane's writer is inside its seqlock: nothing taken, retry later
     std::string problem;
   };
-  Pass pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink);
+  // `defer`: a lane whose live writer is inside its tail seqlock is left for a later pass (the drain);
+  // without it the fields are taken as they are (snapshot and figures, which change nothing).
+  Pass pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink, bool defer = false);
 
   board::Mapping map_;
   std::string label_;
   std::vector<std::vector<std::uint8_t>> bufs_;  // per lane: records copied out of its ring
   std::vector<std::string> problems_;
   Totals freed_;  // lanes finished and freed by drain()
+  std::uint64_t deferred_ = 0;  // lane passes left for later: a writer was inside its seqlock
 
  public:
   // Corrupt lane memory met so far (each names the segment offset).
   const std::vector<std::string>& problems() const { return problems_; }
+  // Lane passes the drain left for a later pass because the lane's writer was stopped or preempted in
+  // the middle of its (tail, evicted) update (statistics; nothing is lost or counted twice).
+  std::uint64_t deferred() const { return deferred_; }
 };
 
 }  // namespace kron::recorder

@@ -70,8 +70,8 @@ void finish_recording(BoardReader& reader, Recorder& rec, const tracefile::FileH
 
 RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   if (o.program.empty()) throw std::runtime_error("no program to record");
-  std::string err;
-  board::Mapping created = board::Mapping::create(o.board, &err);
+  std::string err, note;
+  board::Mapping created = board::Mapping::create(o.board, &err, &note);
   if (!created) throw std::runtime_error(err);
   created = board::Mapping{};
   BoardReader reader = BoardReader::open(o.board.name);
@@ -111,6 +111,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   }
   g_child = child;
   RecordResult r;
+  r.board_note = note;
   drain_until(rec, progress, t0, [&] { return ::waitpid(child, &r.wait_status, WNOHANG) == child; });
   g_child = 0;
   finish_recording(reader, rec, fh, t0, r);

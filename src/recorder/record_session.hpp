@@ -29,6 +29,7 @@ struct RecordResult {
   double seconds = 0;             // the program's run time
   std::uint64_t clock_hz = 0;     // the board's timestamp rate
   std::vector<std::string> problems;  // corrupt lane memory met (each names its offset)
+  std::string board_note;         // --huge-pages: what the board got, or why not
 };
 // Called about every 250 ms while the program runs: records and bytes written so far, seconds.
 using Progress = std::function<void(std::uint64_t records, std::uint64_t bytes, double seconds)>;

@@ -13,7 +13,7 @@ namespace {
 
 struct CreateArgs {
   std::string name, buffer = "16M", mode = "simple", filter = "0xffff", perms = "0600";
-  bool wait = false, replace = false, disabled = false;
+  bool wait = false, replace = false, disabled = false, huge_pages = false;
   std::vector<std::string> counters;
   unsigned lanes = board::kDefaultLanes, node = 0;
 };
@@ -33,10 +33,12 @@ int create(const CreateArgs& a) {
   o.csr = (a.disabled ? 0 : board::kCsrSamplingEnabled) | (a.wait ? board::kCsrWriteWait : 0);
   o.node = a.node;
   o.replace = a.replace;
+  o.huge_pages = a.huge_pages;
   recorder::apply_counters(a.counters, o);
-  std::string err;
-  board::Mapping m = board::Mapping::create(o, &err);
+  std::string err, note;
+  board::Mapping m = board::Mapping::create(o, &err, &note);
   if (!m) throw std::runtime_error(err);
+  if (!note.empty()) fmt::print(stderr, "kron board create: {}\n", note);
   const auto& h = *m.header();
   fmt::print("board {}: {} bytes, {} lanes of {} bytes, {} buffer, {} Hz {}\n", a.name, h.segment_size, h.lane_count,
              h.ring_bytes, (h.config & board::kCfgWrapB) ? "simple" : "circular", h.clock_hz,
@@ -83,6 +85,7 @@ KRON_COMMAND("board", "create, list or remove boards (shared memory that outlive
   cr->add_option("--node", c->node, "node number")->capture_default_str();
   cr->add_option("--perms", c->perms, "permissions (octal)")->capture_default_str();
   cr->add_flag("--replace", c->replace, "replace a board of that name");
+  cr->add_flag("--huge-pages", c->huge_pages, "back the board with 2 MiB pages where the kernel allows (else says why not)");
   auto* ls = app.add_subcommand("ls", "list boards");
   auto rm_name = std::make_shared<std::vector<std::string>>();
   auto* rm = app.add_subcommand("rm", "remove boards");

@@ -20,7 +20,7 @@ struct Args {
   std::string buffer = "16M";
   std::string mode = "simple";
   std::string filter = "0xffff";
-  bool wait = false;
+  bool wait = false, huge_pages = false;
   std::vector<std::string> counters;
   unsigned lanes = board::kDefaultLanes;
   unsigned node = 0;
@@ -98,6 +98,7 @@ int run(const Args& a) {
   recorder::apply_board_options(a.buffer, a.lanes, a.mode, a.filter, o.board);
   o.board.csr = board::kCsrSamplingEnabled | (a.wait ? board::kCsrWriteWait : 0);
   o.board.node = a.node;
+  o.board.huge_pages = a.huge_pages;
   recorder::apply_counters(a.counters, o.board);
   o.output = a.output;
   o.program = a.program;
@@ -106,6 +107,7 @@ int run(const Args& a) {
   const recorder::Progress progress = progress_line(a.quiet);
   const recorder::RecordResult r = recorder::record_program(o, progress);
   if (progress) fmt::print(stderr, "\r\033[K");
+  if (!r.board_note.empty()) fmt::print(stderr, "kron record: {}\n", r.board_note);
   print_summary(r, a.output);
   const auto& t = r.totals;
   const int status = r.wait_status;
@@ -127,6 +129,7 @@ KRON_COMMAND("record", "run a program on a new board (or drain an existing one l
   // The board kron record creates: refused with --board.
   auto made = [a](CLI::Option* opt) { a->board_made.push_back(opt); };
   made(app.add_option("--buffer", a->buffer, "board memory (16M default, up to gigabytes)")->capture_default_str());
+  made(app.add_flag("--huge-pages", a->huge_pages, "back the board with 2 MiB pages where the kernel allows (else says why not)"));
   made(app.add_option("--mode", a->mode, "simple (keep oldest) or circular (keep newest)")->capture_default_str());
   made(app.add_option("--filter", a->filter, "Filter Register: groups recorded (bit n = group n)")->capture_default_str());
   made(app.add_flag("--wait", a->wait, "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));

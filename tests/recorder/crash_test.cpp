@@ -11,13 +11,7 @@ namespace {
 using testing::samples_of;
 using testing::ScratchBoard;
 
-board::CreateOptions opts(board::BufferMode mode) {
-  board::CreateOptions o;
-  o.size = 1 << 20;
-  o.lanes = 4;
-  o.mode = mode;
-  return o;
-}
+board::CreateOptions opts(board::BufferMode mode) { return testing::board_options(mode, 1 << 20, 4); }
 
 // A child that records data = 0, 1, 2, ... until it is killed.
 pid_t start_writer(const std::string& name) {

@@ -38,6 +38,15 @@ struct ScratchBoard {
   recorder::BoardReader reader() { return recorder::BoardReader::open(name); }
 };
 
+// A board's creation options for a test: `size` bytes of sample memory over `lanes` lanes, in `mode`.
+inline board::CreateOptions board_options(board::BufferMode mode, std::uint64_t size, std::uint32_t lanes) {
+  board::CreateOptions o;
+  o.size = size;
+  o.lanes = lanes;
+  o.mode = mode;
+  return o;
+}
+
 // Every record on a board now, in lane order.
 inline std::vector<Sample> samples_of(recorder::BoardReader& r) {
   std::vector<Sample> out;
