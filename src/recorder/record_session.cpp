@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
 #include "kron/core/record.hpp"
 
@@ -70,22 +69,11 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     ::_exit(127);
   }
   g_child = child;
-  auto last_progress = t0;
   RecordResult r;
-  for (;;) {
-    const std::uint64_t n = rec.drain_once();
-    const pid_t w = ::waitpid(child, &r.wait_status, WNOHANG);
-    if (w == child) break;
-    if (progress && std::chrono::steady_clock::now() - last_progress > std::chrono::milliseconds(250)) {
-      last_progress = std::chrono::steady_clock::now();
-      progress(rec.records(), rec.bytes(), seconds_since(t0));
-    }
-    // Busy board: come back at once; idle: poll every 2 ms.
-    if (n < 1024) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  rec.run([&] { return ::waitpid(child, &r.wait_status, WNOHANG) == child; },
+          progress ? std::function<void()>([&] { progress(rec.records(), rec.bytes(), seconds_since(t0)); })
+                   : std::function<void()>());
   g_child = 0;
-  rec.drain_once(true);  // what the program published before it ended, and everything held
-  rec.drain_once(true);  // and lanes freed by the pass before
   reader.set_drainer(false);
   r.seconds = seconds_since(t0);
   rec.finish(fh);
