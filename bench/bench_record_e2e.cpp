@@ -13,10 +13,11 @@
 //     machine does not inflate as it does wall times;
 //   - for reference, the probing time on the default board in circular mode (never waits either; its
 //     rings stay in the cache, where a floor board streams every record to memory).
-// Each figure is the best of KRON_BENCH_E2E_RUNS runs (3). Writes BUILD/bench-record-e2e.json.
+// Each figure is the best of KRON_BENCH_E2E_RUNS runs (3; 0 runs only the in-process merge benchmark). Writes BUILD/bench-record-e2e.json.
 //
 //   build/bench/kron_bench_record_e2e      (KRON_BENCH_E2E_SAMPLES: samples a thread, 10000000;
-//                                           KRON_BENCH_E2E_DIR: where the trace goes, BUILD by default)
+//                                           KRON_BENCH_E2E_DIR: where the trace goes, BUILD by default;
+//                                           KRON_BENCH_E2E_KRON: the kron binary, BUILD/kron by default)
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -34,6 +36,9 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "kron/format/trace_file.hpp"
+#include "recorder/recorder.hpp"
 
 namespace fs = std::filesystem;
 
@@ -107,6 +112,35 @@ Run best_of(int n, const std::function<Run()>& f) {
   return best;
 }
 
+// The merge alone (recorder::TimeMerge), in memory: `lanes` lanes whose timestamps interleave record by
+// record (the worst case: every piece one record), 64 Ki records a lane a pass, a quarter held each pass.
+void BM_TimeMerge(benchmark::State& state) {
+  const auto lanes = static_cast<std::uint32_t>(state.range(0));
+  constexpr std::uint64_t kPerLane = 1 << 16;
+  std::vector<std::vector<std::uint8_t>> bufs(lanes, std::vector<std::uint8_t>(kPerLane * 32));
+  std::uint64_t sink = 0, ts = 0;
+  kron::recorder::TimeMerge m([&](std::span<const std::uint8_t> r, std::uint64_t) { sink += r.size(); });
+  for (auto _ : state) {
+    state.PauseTiming();  // making the records is not the merge's work
+    for (std::uint32_t l = 0; l < lanes; ++l) {
+      for (std::uint64_t i = 0; i < kPerLane; ++i) {
+        kron::Sample smp;
+        smp.timestamp = ts + i * lanes + l;
+        std::uint8_t rec[sizeof(kron::tracefile::ResourceRecord)];
+        kron::tracefile::to_record(smp, rec);
+        std::memcpy(bufs[l].data() + i * 32, rec, 32);
+      }
+    }
+    state.ResumeTiming();
+    for (std::uint32_t l = 0; l < lanes; ++l) m.add(l, bufs[l], kPerLane);
+    ts += kPerLane * lanes;
+    m.merge(ts - kPerLane * lanes / 4);
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kPerLane * lanes));
+}
+BENCHMARK(BM_TimeMerge)->Arg(1)->Arg(2)->Arg(16)->Unit(benchmark::kMillisecond);
+
 double loadavg() {
   double l = -1;
   std::ifstream("/proc/loadavg") >> l;
@@ -117,7 +151,8 @@ double loadavg() {
 
 int main(int argc, char** argv) {
   const fs::path build = fs::canonical("/proc/self/exe").parent_path().parent_path();  // BUILD/bench/x
-  const std::string kron = (build / "kron").string(), flood = (build / "bench" / "kron_probe_flood").string();
+  const char* kron_env = std::getenv("KRON_BENCH_E2E_KRON");  // another kron to compare (before/after)
+  const std::string kron = kron_env && *kron_env ? kron_env : (build / "kron").string(), flood = (build / "bench" / "kron_probe_flood").string();
   const char* dir_env = std::getenv("KRON_BENCH_E2E_DIR");
   const fs::path dir = dir_env && *dir_env ? fs::path(dir_env) : build;
   const std::string trace = (dir / ("bench-record-e2e-" + std::to_string(::getpid()) + ".trace")).string();
@@ -132,6 +167,7 @@ int main(int argc, char** argv) {
   std::printf("%7s %11s %12s %15s %9s %14s %8s %15s\n", "threads", "probe ns", "floor ns", "circular ns",
               "slowdown", "to file /s", "scaling", "drain cpu ns");
   for (const unsigned t : {1u, 2u, 4u}) {
+    if (runs == 0) break;  // KRON_BENCH_E2E_RUNS=0: only the in-process benchmark
     const Run wait = best_of(runs, [&] { return record_once(kron, flood, trace, t, samples, ""); });
     // The floor: every sample fits (a lane's ring is a power of two of 32-byte slots, one lane a thread;
     // the first trace() of a thread, which claims its lane, is one more sample).
@@ -163,7 +199,7 @@ int main(int argc, char** argv) {
   const fs::path out = build / "bench-record-e2e.json";
   std::ofstream(out) << j.dump(1) << "\n";
   std::printf("load average %.2f before, %.2f after; wrote %s\n", load0, loadavg(), out.c_str());
-  // No in-process benchmark; this writes the (empty) Google Benchmark JSON scripts/bench.sh merges.
+  // In process: the merge alone (BM_TimeMerge), for the JSON scripts/bench.sh merges.
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -19,17 +19,17 @@ namespace {
 using record::size_at;
 std::uint64_t ts_at(const std::uint8_t* rec) { return record::timestamp_at(rec); }
 constexpr std::uint64_t kForever = std::numeric_limits<std::uint64_t>::max();
-// Held memory comes in chunks that grow per lane from kMinChunk to kMaxChunk: a lane that holds little
-// (thousands of threads) costs little, a busy lane gets large chunks; emptied chunks are kept for reuse
-// (up to kSpareChunks of them).
-constexpr std::size_t kMinChunk = 16 << 10, kMaxChunk = 1 << 20, kSpareChunks = 64;
+// Held memory comes in chunks that grow per lane from kMinChunk to kMaxChunk (more when one lane's pass
+// is larger): a lane that holds little (thousands of threads) costs little, a busy lane gets large
+// chunks; emptied chunks are kept for reuse, up to kSpareBytes of them.
+constexpr std::size_t kMinChunk = 16 << 10, kMaxChunk = 1 << 20, kSpareBytes = 64 << 20;
 // A piece of one lane at least this long goes to the writer as it is, without staging.
 constexpr std::size_t kDirectBytes = TimeMerge::kStageBytes / 2;
 }  // namespace
 
 // ---- TimeMerge ---------------------------------------------------------------------------------------
 
-TimeMerge::TimeMerge(Out out) : out_(std::move(out)) { stage_.reserve(kStageBytes); }
+TimeMerge::TimeMerge(Out out) : out_(std::move(out)), stage_(new std::uint8_t[kStageBytes]) {}
 
 void TimeMerge::hold(Lane& l, std::span<const std::uint8_t> recs) {
   if (recs.empty()) return;
@@ -38,10 +38,14 @@ void TimeMerge::hold(Lane& l, std::span<const std::uint8_t> recs) {
     l.next_cap = std::clamp(l.next_cap * 2, kMinChunk, kMaxChunk);
     const std::size_t cap = std::max(l.next_cap, std::bit_ceil(recs.size()));
     Chunk c;
-    const auto it = std::find_if(spare_.rbegin(), spare_.rend(), [&](const auto& b) { return b.capacity() == cap; });
-    if (it != spare_.rend()) {
-      c.buf = std::move(*it);
-      spare_.erase(std::next(it).base());
+    // The smallest spare chunk that fits (a reused chunk costs no page faults; a new one, one per 4 KiB).
+    auto best = spare_.end();
+    for (auto it = spare_.begin(); it != spare_.end(); ++it)
+      if (it->capacity() >= cap && (best == spare_.end() || it->capacity() < best->capacity())) best = it;
+    if (best != spare_.end()) {
+      spare_bytes_ -= best->capacity();
+      c.buf = std::move(*best);
+      spare_.erase(best);
     } else {
       c.buf.reserve(cap);
     }
@@ -76,7 +80,11 @@ bool TimeMerge::next_piece(Cursor& c) {
   std::vector<std::uint8_t> done = std::move(l.chunks.front().buf);
   l.chunks.pop_front();
   // Kept for reuse (a fresh allocation costs a page fault per 4 KiB in the copy that fills it).
-  if (spare_.size() < kSpareChunks && done.capacity() <= kMaxChunk) done.clear(), spare_.push_back(std::move(done));
+  if (spare_bytes_ + done.capacity() <= kSpareBytes) {
+    spare_bytes_ += done.capacity();
+    done.clear();
+    spare_.push_back(std::move(done));
+  }
   if (l.chunks.empty()) return false;
   const Chunk& f = l.chunks.front();
   c.p = f.buf.data() + f.off;
@@ -107,18 +115,17 @@ void TimeMerge::emit(const std::uint8_t* p, std::size_t bytes, std::uint64_t cou
     out_(std::span<const std::uint8_t>(p, bytes), count);
     return;
   }
-  if (stage_.size() + bytes > kStageBytes) flush();
-  const std::size_t at = stage_.size();
-  stage_.resize(at + bytes);  // within the reserved capacity
-  if (bytes == sizeof(record::TraceRecord)) std::memcpy(stage_.data() + at, p, sizeof(record::TraceRecord));
-  else std::memcpy(stage_.data() + at, p, bytes);
+  if (staged_ + bytes > kStageBytes) flush();
+  if (bytes == sizeof(record::TraceRecord)) std::memcpy(stage_.get() + staged_, p, sizeof(record::TraceRecord));
+  else std::memcpy(stage_.get() + staged_, p, bytes);
+  staged_ += bytes;
   staged_count_ += count;
 }
 
 void TimeMerge::flush() {
-  if (stage_.empty()) return;
-  out_(stage_, staged_count_);
-  stage_.clear();
+  if (!staged_) return;
+  out_(std::span<const std::uint8_t>(stage_.get(), staged_), staged_count_);
+  staged_ = 0;
   staged_count_ = 0;
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -85,7 +86,9 @@ class TimeMerge {
   std::vector<std::uint32_t> active_;  // lanes with records, in no order
   std::vector<Cursor> heap_;           // min-heap by ts
   std::vector<std::vector<std::uint8_t>> spare_;  // emptied chunks, kept for reuse
-  std::vector<std::uint8_t> stage_;
+  std::size_t spare_bytes_ = 0;
+  std::unique_ptr<std::uint8_t[]> stage_;  // kStageBytes; staged_ of them in use
+  std::size_t staged_ = 0;
   std::uint64_t staged_count_ = 0;
   std::uint64_t held_ = 0, late_ = 0, records_ = 0, bytes_ = 0, max_written_ = 0;
 };
