@@ -64,7 +64,9 @@ void expect_time_and_lane_order(const std::vector<Got>& got, std::size_t total) 
   ASSERT_EQ(got.size(), total);
   std::map<std::uint32_t, std::uint64_t> next;
   for (std::size_t i = 0; i < got.size(); ++i) {
-    if (i) ASSERT_LE(got[i - 1].ts, got[i].ts) << "record " << i;
+    if (i) {
+      ASSERT_LE(got[i - 1].ts, got[i].ts) << "record " << i;
+    }
     ASSERT_EQ(got[i].data, next[got[i].lane]++) << "lane " << got[i].lane << " out of its order at record " << i;
   }
 }
