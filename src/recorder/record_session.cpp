@@ -15,7 +15,6 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
-#include <thread>
 
 #include "kron/core/record.hpp"
 
@@ -31,25 +30,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The drain loop every live recording shares (kron record -- PROGRAM and kron record --board): a pass,
-// then `stop()` (asked after each pass, so the pass that sees the end is the last ordinary one), progress
-// about every 250 ms, a 2 ms nap when the board is quiet; then the final passes, which take everything
-// published so far and everything held back.
+// The drain loop every live recording shares (kron record -- PROGRAM and kron record --board):
+// Recorder::run (passes paced by how full the fullest lane was, `stop()` asked after each pass, then the
+// final passes), with the progress line about every 250 ms.
 void drain_until(Recorder& rec, const Progress& progress, std::chrono::steady_clock::time_point t0,
                  const std::function<bool()>& stop) {
-  auto last_progress = t0;
-  for (;;) {
-    const std::uint64_t n = rec.drain_once();
-    if (stop()) break;
-    if (progress && std::chrono::steady_clock::now() - last_progress > std::chrono::milliseconds(250)) {
-      last_progress = std::chrono::steady_clock::now();
-      progress(rec.records(), rec.bytes(), seconds_since(t0));
-    }
-    // Busy board: come back at once; idle: poll every 2 ms.
-    if (n < 1024) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  rec.drain_once(true);  // what the writers published before the end, and everything held
-  rec.drain_once(true);  // and lanes freed by the pass before
+  rec.run(stop, progress ? std::function<void()>([&] { progress(rec.records(), rec.bytes(), seconds_since(t0)); })
+                         : std::function<void()>());
 }
 
 // After drain_until: withdraw as the board's drainer, complete the file, and the figures of both.

@@ -2,8 +2,10 @@
 #include "recorder/recorder.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -17,18 +19,200 @@ namespace {
 using record::size_at;
 std::uint64_t ts_at(const std::uint8_t* rec) { return record::timestamp_at(rec); }
 constexpr std::uint64_t kForever = std::numeric_limits<std::uint64_t>::max();
+// Held memory comes in chunks that grow per lane from kMinChunk to kMaxChunk (more when one lane's pass
+// is larger): a lane that holds little (thousands of threads) costs little, a busy lane gets large
+// chunks; emptied chunks are kept for reuse, up to kSpareBytes of them.
+constexpr std::size_t kMinChunk = 16 << 10, kMaxChunk = 1 << 20, kSpareBytes = 64 << 20;
+// A piece of one lane at least this long goes to the writer as it is, without staging.
+constexpr std::size_t kDirectBytes = TimeMerge::kStageBytes / 2;
 }  // namespace
+
+// ---- TimeMerge ---------------------------------------------------------------------------------------
+
+TimeMerge::TimeMerge(Out out) : out_(std::move(out)), stage_(new std::uint8_t[kStageBytes]) {}
+
+void TimeMerge::hold(Lane& l, std::span<const std::uint8_t> recs) {
+  if (recs.empty()) return;
+  if (l.chunks.empty() || l.chunks.back().buf.size() + recs.size() > l.chunks.back().buf.capacity()) {
+    // Capacities are powers of two, so that an emptied chunk fits the next lane that grows to its size.
+    l.next_cap = std::clamp(l.next_cap * 2, kMinChunk, kMaxChunk);
+    const std::size_t cap = std::max(l.next_cap, std::bit_ceil(recs.size()));
+    Chunk c;
+    // The smallest spare chunk that fits (a reused chunk costs no page faults; a new one, one per 4 KiB).
+    auto best = spare_.end();
+    for (auto it = spare_.begin(); it != spare_.end(); ++it)
+      if (it->capacity() >= cap && (best == spare_.end() || it->capacity() < best->capacity())) best = it;
+    if (best != spare_.end()) {
+      spare_bytes_ -= best->capacity();
+      c.buf = std::move(*best);
+      spare_.erase(best);
+    } else {
+      c.buf.reserve(cap);
+    }
+    l.chunks.push_back(std::move(c));
+  }
+  std::vector<std::uint8_t>& b = l.chunks.back().buf;
+  b.insert(b.end(), recs.begin(), recs.end());  // within capacity: one memcpy, no reallocation
+}
+
+void TimeMerge::add(std::uint32_t lane, std::span<const std::uint8_t> recs, std::uint64_t n) {
+  if (!n) return;
+  if (lanes_.size() <= lane) lanes_.resize(lane + 1);
+  Lane& l = lanes_[lane];
+  if (!l.count) active_.push_back(lane);
+  if (l.chunks.empty() && l.fresh.empty()) {
+    l.fresh = recs;  // merged straight from the caller's buffer; the rest copied after the merge
+  } else {
+    hold(l, l.fresh);  // (a lane added twice in one pass: its first span is held first)
+    l.fresh = {};
+    hold(l, recs);
+  }
+  l.count += n;
+  held_ += n;
+}
+
+bool TimeMerge::next_piece(Cursor& c) {
+  Lane& l = lanes_[c.lane];
+  if (!l.fresh.empty()) {  // the fresh span was the lane's only piece
+    l.fresh = {};
+    return false;
+  }
+  std::vector<std::uint8_t> done = std::move(l.chunks.front().buf);
+  l.chunks.pop_front();
+  // Kept for reuse (a fresh allocation costs a page fault per 4 KiB in the copy that fills it).
+  if (spare_bytes_ + done.capacity() <= kSpareBytes) {
+    spare_bytes_ += done.capacity();
+    done.clear();
+    spare_.push_back(std::move(done));
+  }
+  if (l.chunks.empty()) return false;
+  const Chunk& f = l.chunks.front();
+  c.p = f.buf.data() + f.off;
+  c.end = f.buf.data() + f.buf.size();
+  c.ts = ts_at(c.p);
+  return true;
+}
+
+void TimeMerge::sift_down(std::size_t i) {
+  const std::size_t n = heap_.size();
+  const Cursor x = heap_[i];
+  for (;;) {
+    std::size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && heap_[c + 1].ts < heap_[c].ts) ++c;
+    if (heap_[c].ts >= x.ts) break;
+    heap_[i] = heap_[c];
+    i = c;
+  }
+  heap_[i] = x;
+}
+
+void TimeMerge::emit(const std::uint8_t* p, std::size_t bytes, std::uint64_t count) {
+  records_ += count;
+  bytes_ += bytes;
+  if (bytes >= kDirectBytes) {  // a long run of one lane (one busy thread): no copy into the stage
+    flush();
+    out_(std::span<const std::uint8_t>(p, bytes), count);
+    return;
+  }
+  if (staged_ + bytes > kStageBytes) flush();
+  if (bytes == sizeof(record::TraceRecord)) std::memcpy(stage_.get() + staged_, p, sizeof(record::TraceRecord));
+  else std::memcpy(stage_.get() + staged_, p, bytes);
+  staged_ += bytes;
+  staged_count_ += count;
+}
+
+void TimeMerge::flush() {
+  if (!staged_) return;
+  out_(std::span<const std::uint8_t>(stage_.get(), staged_), staged_count_);
+  staged_ = 0;
+  staged_count_ = 0;
+}
+
+std::uint64_t TimeMerge::merge(std::uint64_t w) {
+  // Every lane with records is a cursor in a min-heap keyed by the timestamp of its next record.
+  heap_.clear();
+  for (const std::uint32_t i : active_) {
+    const Lane& l = lanes_[i];
+    const std::uint8_t* p = l.fresh.empty() ? l.chunks.front().buf.data() + l.chunks.front().off : l.fresh.data();
+    const std::uint8_t* e = l.fresh.empty() ? l.chunks.front().buf.data() + l.chunks.front().buf.size()
+                                            : l.fresh.data() + l.fresh.size();
+    heap_.push_back(Cursor{ts_at(p), p, e, i});
+  }
+  for (std::size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);
+  std::uint64_t written = 0;
+  while (!heap_.empty() && heap_[0].ts <= w) {
+    Cursor& c = heap_[0];
+    // The top's records go out up to the next lane's head (the smaller child) and the watermark, in one
+    // piece: a single busy lane is one copy per chunk, interleaved lanes a record or a few at a time.
+    std::uint64_t lim = w;
+    if (heap_.size() > 1) lim = std::min(lim, heap_[1].ts);
+    if (heap_.size() > 2) lim = std::min(lim, heap_[2].ts);
+    const std::uint8_t* q = c.p;
+    std::uint64_t k = 0, t = c.ts;
+    for (;;) {
+      // ERRATUM E33: a record older than one already written arrived behind the watermark: written
+      // here, counted in `late`.
+      if (t < max_written_) ++late_;
+      else max_written_ = t;
+      q += size_at(q);  // sizes were validated by the reader (32 or 160)
+      ++k;
+      if (q >= c.end) break;
+      t = ts_at(q);
+      if (t > lim) break;
+    }
+    q = std::min(q, c.end);
+    emit(c.p, static_cast<std::size_t>(q - c.p), k);
+    written += k;
+    Lane& l = lanes_[c.lane];
+    l.count -= k;
+    if (q < c.end) {
+      c.p = q;
+      c.ts = t;
+    } else if (!next_piece(c)) {
+      c = heap_.back();
+      heap_.pop_back();
+      if (heap_.empty()) break;
+    }
+    sift_down(0);
+  }
+  held_ -= written;
+  // What stays: the cursors left in the heap. Fresh records are copied (the caller reuses its buffer),
+  // held chunks keep their place.
+  for (const Cursor& c : heap_) {
+    Lane& l = lanes_[c.lane];
+    if (!l.fresh.empty()) {
+      hold(l, std::span<const std::uint8_t>(c.p, static_cast<std::size_t>(c.end - c.p)));
+      l.fresh = {};
+    } else {
+      Chunk& f = l.chunks.front();
+      f.off = static_cast<std::size_t>(c.p - f.buf.data());
+    }
+  }
+  std::erase_if(active_, [&](std::uint32_t i) { return lanes_[i].count == 0; });
+  return written;
+}
+
+// ---- Recorder ----------------------------------------------------------------------------------------
 
 Recorder::Recorder(BoardReader& board, tracefile::Writer& out)
     : Recorder(board, out, board.header().clock_hz / 1000 * kDefaultHoldMs) {}
 
 Recorder::Recorder(BoardReader& board, tracefile::Writer& out, std::uint64_t hold_ticks)
-    : board_(board), out_(out), hold_(hold_ticks) {}
+    : board_(board),
+      out_(out),
+      hold_(hold_ticks),
+      merge_([this](std::span<const std::uint8_t> recs, std::uint64_t n) {
+        out_.append_records(recs, n);
+        // A pass with much to write (a large board drained late) still tells waiting probes it is alive.
+        board_.heartbeat();
+      }) {}
 
-std::uint64_t Recorder::held() const {
-  std::uint64_t n = 0;
-  for (const Held& h : held_) n += h.count;
-  return n;
+Recorder::~Recorder() {
+  try {
+    merge_.flush();
+  } catch (...) {  // the writer's error was reported where it happened first; a destructor never throws
+  }
 }
 
 std::uint64_t Recorder::drain_once(bool final) {
@@ -39,104 +223,58 @@ std::uint64_t Recorder::drain_once(bool final) {
   _mm_lfence();
 #endif
   const std::uint64_t w = final ? kForever : now > hold_ ? now - hold_ : 0;
-  used_ = 0;
+  taken_ = 0;
+  fill_ = 0;
   board_.drain(
       [&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
-        if (held_.size() <= v.index) held_.resize(v.index + 1);
-        Held& h = held_[v.index];
-        if (h.count) {  // the lane has older records held: these go after them, in lane order
-          h.buf.insert(h.buf.end(), recs.begin(), recs.end());
-          h.count += n;
-          return;
-        }
-        if (used_ == runs_.size()) runs_.emplace_back();
-        runs_[used_++] = Run{recs.data(), recs.size(), 0, v.index, true, n, 0};
+        merge_.add(v.index, recs, n);
+        taken_ += n;
+        if (v.capacity_slots)
+          fill_ = std::max(fill_, double(recs.size() / record::kSlotBytes) / double(v.capacity_slots));
       },
       &finished_);
-  collect_held_runs();
-  return merge_upto(w);
-}
-
-void Recorder::collect_held_runs() {
-  for (std::uint32_t i = 0; i < held_.size(); ++i) {
-    Held& h = held_[i];
-    if (!h.count) continue;
-    if (used_ == runs_.size()) runs_.emplace_back();
-    runs_[used_++] = Run{h.buf.data() + h.off, h.buf.size() - h.off, 0, i, false, h.count, 0};
-  }
-}
-
-std::uint64_t Recorder::merge_upto(std::uint64_t w) {
-  std::uint64_t n = 0;
-  for (;;) {
-    // The run whose next record is oldest (each run is in lane order, which is time order).
-    Run* best = nullptr;
-    std::uint64_t bt = 0;
-    for (std::size_t i = 0; i < used_; ++i) {
-      Run& r = runs_[i];
-      if (r.pos >= r.size) continue;
-      const std::uint64_t t = ts_at(r.data + r.pos);
-      if (!best || t < bt) best = &r, bt = t;
-    }
-    if (!best || bt > w) break;  // nothing left at or below the watermark
-    // Copy best's records up to the next run's head (and the watermark) in one piece.
-    std::uint64_t lim = w;
-    for (std::size_t i = 0; i < used_; ++i) {
-      const Run& r = runs_[i];
-      if (&r != best && r.pos < r.size) lim = std::min(lim, ts_at(r.data + r.pos));
-    }
-    std::size_t end = best->pos;
-    std::uint64_t k = 0;
-    while (end < best->size) {
-      const std::uint64_t t = ts_at(best->data + end);
-      if (t > lim) break;
-      // ERRATUM E33: a record older than one already written arrived behind the watermark: written here,
-      // counted in `late`.
-      if (t < max_written_) ++late_;
-      else max_written_ = t;
-      end += size_at(best->data + end);  // sizes were validated by the reader (32 or 160)
-      ++k;
-    }
-    end = std::min(end, best->size);
-    out_.append_records(std::span<const std::uint8_t>(best->data + best->pos, end - best->pos), k);
-    bytes_ += end - best->pos;
-    best->pos = end;
-    best->taken += k;
-    n += k;
-  }
-  // Keep what is younger than the watermark for a later pass.
-  for (std::size_t i = 0; i < used_; ++i) {
-    const Run& r = runs_[i];
-    if (r.lane >= held_.size()) held_.resize(r.lane + 1);
-    Held& h = held_[r.lane];
-    if (r.fresh) {  // the reader's buffer is reused by the next drain: copy the rest
-      if (r.pos < r.size) h.buf.assign(r.data + r.pos, r.data + r.size), h.off = 0, h.count = r.count - r.taken;
-      continue;
-    }
-    h.off += r.pos;
-    h.count -= r.taken;
-    if (!h.count) {
-      h.buf.clear(), h.off = 0;
-    } else if (h.off >= h.buf.size() / 2) {  // compact now and then: the buffer stays about hold x rate
-      h.buf.erase(h.buf.begin(), h.buf.begin() + static_cast<std::ptrdiff_t>(h.off));
-      h.off = 0;
-    }
-  }
-  used_ = 0;
-  records_ += n;
+  const std::uint64_t n = merge_.merge(w);
+  if (final) merge_.flush();
   return n;
+}
+
+std::chrono::microseconds Recorder::next_pass_delay(double fill, std::chrono::microseconds since) {
+  using std::chrono::microseconds;
+  constexpr microseconds kIdle{2000}, kMin{50};
+  if (fill <= 0) return kIdle;
+  // The fullest lane filled `fill` of its ring in `since`: it fills whole in since / fill.
+  const double us = double(since.count()) / fill / 4;
+  if (us < double(kMin.count())) return microseconds{0};
+  return us >= double(kIdle.count()) ? kIdle : microseconds{static_cast<std::int64_t>(us)};
+}
+
+void Recorder::run(const std::function<bool()>& done, const std::function<void()>& tick) {
+  using clock = std::chrono::steady_clock;
+  auto last_tick = clock::now(), last_pass = last_tick;
+  for (;;) {
+    const auto start = clock::now();
+    drain_once();
+    if (done()) break;
+    if (tick && start - last_tick > std::chrono::milliseconds(250)) last_tick = start, tick();
+    const auto since = std::chrono::duration_cast<std::chrono::microseconds>(start - last_pass);
+    last_pass = start;
+    // A full lane makes its writer wait (or lose samples): come back before the fullest one fills.
+    const auto delay = next_pass_delay(fill_, since) - std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+  }
+  drain_once(true);  // what the writers published before they ended, and everything held
+  drain_once(true);  // and lanes freed by the pass before
 }
 
 void Recorder::finish(tracefile::FileHeader h) {
   // Whatever is still held goes out now (a caller that skipped the final pass loses nothing).
-  used_ = 0;
-  collect_held_runs();
-  merge_upto(kForever);
+  merge_.merge(kForever);
+  merge_.flush();
   totals_ = board_.totals();
   std::vector<tracefile::LaneEntry> lanes = finished_;
   for (const auto& e : board_.lane_entries()) lanes.push_back(e);
   fill_totals(h, totals_);
-  h.late = late_;
+  h.late = merge_.late();
   h.flags |= tracefile::kFlagTimeOrdered;  // the hold-back's promise; exceptions are counted in `late`
   out_.finish(h, lanes);
 }

@@ -12,8 +12,16 @@
 // counter read took that long). Such a record still goes to the file, where it arrives, and is counted in
 // late() (FileHeader::late): a record written after one with a later timestamp. Never dropped, never
 // silently reordered. The final pass (final = true) takes the watermark to infinity.
+//
+// The merge itself (TimeMerge) knows nothing of boards: lanes' records go in, each lane's in its own
+// order, and come out merged by timestamp up to a watermark. docs/architecture.md "The drain" says why
+// it is a heap of per-lane cursors over chunked held memory, staged into large writes.
 #pragma once
+#include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -21,6 +29,69 @@
 #include "recorder/board_reader.hpp"
 
 namespace kron::recorder {
+
+class TimeMerge {
+ public:
+  // Receives the merged records, whole ones, in pieces of about kStageBytes (or a longer run of one lane
+  // as it is): the bytes and their record count. Valid only during the call.
+  using Out = std::function<void(std::span<const std::uint8_t> records, std::uint64_t count)>;
+  static constexpr std::size_t kStageBytes = std::size_t{1} << 20;
+
+  explicit TimeMerge(Out out);
+  TimeMerge(const TimeMerge&) = delete;
+  TimeMerge& operator=(const TimeMerge&) = delete;
+
+  // `n` whole, validated records of lane `lane` (trace-file layout), to go after every record of that
+  // lane added before (one lane's records are in the order its thread took them). `recs` may be the
+  // caller's buffer, reused after the next merge(): what merge() does not write is copied before it returns.
+  void add(std::uint32_t lane, std::span<const std::uint8_t> recs, std::uint64_t n);
+  // Writes every record added so far with timestamp <= w, merged by timestamp across lanes (equal
+  // timestamps of different lanes in no particular order), and holds the rest. Returns the records written.
+  // A record older than one already written is written all the same and counted in late() (ERRATUM E33).
+  std::uint64_t merge(std::uint64_t w);
+  // Hands what is staged to `out` (merge() stages up to kStageBytes between calls).
+  void flush();
+
+  std::uint64_t held() const { return held_; }  // records added but not written
+  std::uint64_t late() const { return late_; }
+  std::uint64_t records() const { return records_; }  // records written (staged included)
+  std::uint64_t bytes() const { return bytes_; }
+
+ private:
+  // Held records of one lane: chunks of whole records, oldest first; the front one is read from `off`.
+  struct Chunk {
+    std::vector<std::uint8_t> buf;
+    std::size_t off = 0;
+  };
+  struct Lane {
+    std::deque<Chunk> chunks;
+    std::span<const std::uint8_t> fresh;  // the caller's buffer, this pass only (then no chunks)
+    std::uint64_t count = 0;              // records held or fresh
+    std::size_t next_cap = 0;             // capacity of the lane's next chunk (grows to kMaxChunk)
+  };
+  // A lane being merged: its next record at p (timestamp ts), its current piece of memory ending at end.
+  struct Cursor {
+    std::uint64_t ts;
+    const std::uint8_t* p;
+    const std::uint8_t* end;
+    std::uint32_t lane;
+  };
+  void hold(Lane& l, std::span<const std::uint8_t> recs);
+  bool next_piece(Cursor& c);  // moves c to its lane's next chunk; false when the lane has no more
+  void sift_down(std::size_t i);
+  void emit(const std::uint8_t* p, std::size_t bytes, std::uint64_t count);
+
+  Out out_;
+  std::vector<Lane> lanes_;
+  std::vector<std::uint32_t> active_;  // lanes with records, in no order
+  std::vector<Cursor> heap_;           // min-heap by ts
+  std::vector<std::vector<std::uint8_t>> spare_;  // emptied chunks, kept for reuse
+  std::size_t spare_bytes_ = 0;
+  std::unique_ptr<std::uint8_t[]> stage_;  // kStageBytes; staged_ of them in use
+  std::size_t staged_ = 0;
+  std::uint64_t staged_count_ = 0;
+  std::uint64_t held_ = 0, late_ = 0, records_ = 0, bytes_ = 0, max_written_ = 0;
+};
 
 class Recorder {
  public:
@@ -31,47 +102,40 @@ class Recorder {
   // `hold_ticks`: the hold-back in board clock ticks (default kDefaultHoldMs).
   Recorder(BoardReader& board, tracefile::Writer& out);
   Recorder(BoardReader& board, tracefile::Writer& out, std::uint64_t hold_ticks);
+  ~Recorder();  // hands what is staged to the writer (a recording cut short keeps it)
   // One pass over every lane; writes what is older than the watermark (everything when `final`: the
   // program ended). Returns the records written.
   std::uint64_t drain_once(bool final = false);
+  // The drain loop of `kron record` (and of any live drain): passes until `done()`, asked after each
+  // pass, says the writers are gone, then the final passes. Between passes it sleeps only as long as the
+  // fullest lane it found can wait (see next_pass_delay); `tick` (may be empty) is called about every
+  // 250 ms.
+  void run(const std::function<bool()>& done, const std::function<void()>& tick = {});
   // Final figures for the file header: the board's totals, every lane's entry and `late`; writes what is
   // still held first. Call after the program ended and a last drain_once(true).
   void finish(tracefile::FileHeader header);
-  std::uint64_t records() const { return records_; }
-  std::uint64_t bytes() const { return bytes_; }
-  std::uint64_t late() const { return late_; }
-  std::uint64_t held() const;  // records held for a later pass now
+  std::uint64_t records() const { return merge_.records(); }
+  std::uint64_t bytes() const { return merge_.bytes(); }
+  std::uint64_t late() const { return merge_.late(); }
+  std::uint64_t held() const { return merge_.held(); }  // records held for a later pass now
   std::uint64_t hold_ticks() const { return hold_; }
   const Totals& totals() const { return totals_; }
+  // The last pass: records taken off the board, and the largest fraction of one lane's ring they filled.
+  std::uint64_t last_taken() const { return taken_; }
+  double last_fill() const { return fill_; }
+  // How long the loop may sleep after a pass that found the fullest lane `fill` full (0-1) when `since`
+  // had passed since the pass before: a quarter of the time that lane takes to fill at that rate, less
+  // than 2 ms; 0 (go on at once) under 50 us; 2 ms when nothing came.
+  static std::chrono::microseconds next_pass_delay(double fill, std::chrono::microseconds since);
 
  private:
-  // Records of one lane taken off the board but not yet written (younger than the watermark).
-  struct Held {
-    std::vector<std::uint8_t> buf;
-    std::size_t off = 0;  // bytes before it are written
-    std::uint64_t count = 0;
-  };
-  // A run of one lane being merged: its held records (with this pass's appended), or this pass's
-  // records straight from the reader's buffer when nothing of the lane was held.
-  struct Run {
-    const std::uint8_t* data = nullptr;
-    std::size_t size = 0, pos = 0;
-    std::uint32_t lane = 0;
-    bool fresh = false;  // the reader's buffer (valid until the next drain), not held_[lane]
-    std::uint64_t count = 0, taken = 0;  // records in the run, records written from it
-  };
-  // Writes every record with timestamp <= w from runs_[0, used_), merged by timestamp; keeps the rest.
-  std::uint64_t merge_upto(std::uint64_t w);
-  void collect_held_runs();
-
   BoardReader& board_;
   tracefile::Writer& out_;
   std::uint64_t hold_;
-  std::vector<Run> runs_;
-  std::size_t used_ = 0;
-  std::vector<Held> held_;  // by lane index
+  TimeMerge merge_;
   std::vector<tracefile::LaneEntry> finished_;
-  std::uint64_t records_ = 0, bytes_ = 0, late_ = 0, max_written_ = 0;
+  std::uint64_t taken_ = 0;
+  double fill_ = 0;
   Totals totals_;
 };
 

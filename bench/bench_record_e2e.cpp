@@ -1,0 +1,207 @@
+// The live recorder end to end (issue 10 parts 1 and 5): the real `kron record` running the real
+// instrumented program build/bench/kron_probe_flood (record_e2e/probe_flood.cpp: THREADS threads calling
+// kron::trace flat out, after committing the board's pages), the trace file written as users write it.
+// For each thread count, in the same run:
+//   - wait mode on the default board (16 MiB, 16 lanes): the program's probing time and the samples/s
+//     reaching the trace file (samples over the wall time of `kron record`, start to exit);
+//   - the floor: the same program on a board large enough that it never waits (`--buffer` of every
+//     sample, one lane a thread); its probing time;
+//   - slowdown = probing time in wait mode / probing time on the floor (goal <= 1.5 for one thread on the
+//     2-core machine);
+//   - scaling = end-to-end samples/s of N threads / of one thread, by the wall clock (not CPU time);
+//   - drain CPU: kron record's own CPU time (user + system) per sample in wait mode, which a loaded
+//     machine does not inflate as it does wall times;
+//   - for reference, the probing time on the default board in circular mode (never waits either; its
+//     rings stay in the cache, where a floor board streams every record to memory).
+// Each figure is the best of KRON_BENCH_E2E_RUNS runs (3; 0 runs only the in-process merge benchmark). Writes BUILD/bench-record-e2e.json.
+//
+//   build/bench/kron_bench_record_e2e      (KRON_BENCH_E2E_SAMPLES: samples a thread, 10000000;
+//                                           KRON_BENCH_E2E_DIR: where the trace goes, BUILD by default;
+//                                           KRON_BENCH_E2E_KRON: the kron binary, BUILD/kron by default)
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kron/format/trace_file.hpp"
+#include "recorder/recorder.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  double probe_s = 0;   // the program's own time from the common start to the last thread's end
+  double wall_s = 0;    // kron record, start to exit (program, drain, the file finished)
+  double drain_cpu_s = 0;  // kron record's own CPU time (user + system): its children's less the program's
+  std::uint64_t recorded = 0;
+};
+
+std::uint64_t env_u64(const char* name, std::uint64_t dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtoull(v, nullptr, 10) : dflt;
+}
+
+double cpu_seconds(const struct rusage& ru) {
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+// One `kron record` of the flood program; exits the bench if it fails or loses a sample.
+Run record_once(const std::string& kron, const std::string& flood, const std::string& trace, unsigned threads,
+                std::uint64_t samples, const std::string& board_args, bool wait = true) {
+  fs::remove(trace);  // (truncating last run's file would be timed as part of this one)
+  const std::string cmd = "'" + kron + "' record -q " + (wait ? "--wait " : "") + board_args + " -o '" + trace + "' -- '" + flood + "' " +
+                          std::to_string(threads) + " " + std::to_string(samples) + " 2>&1";
+  struct rusage ru0 {}, ru1 {};
+  ::getrusage(RUSAGE_CHILDREN, &ru0);
+  const auto t0 = std::chrono::steady_clock::now();
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) std::perror("popen"), std::exit(1);
+  std::string out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  const int status = ::pclose(p);
+  Run r;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto at = out.find("seconds=");
+  // kron record's summary: "kron record: N samples in S s ..." (a line about late samples may come first)
+  auto rec = out.find(" samples in ");
+  while (rec != std::string::npos && rec > 0 && std::isdigit(static_cast<unsigned char>(out[rec - 1]))) --rec;
+  if (status != 0 || at == std::string::npos || rec == std::string::npos) {
+    std::fprintf(stderr, "failed (status %d): %s\n%s", status, cmd.c_str(), out.c_str());
+    std::exit(1);
+  }
+  ::getrusage(RUSAGE_CHILDREN, &ru1);
+  r.probe_s = std::strtod(out.c_str() + at + 8, nullptr);
+  const auto cpu_at = out.find("cpu=");
+  const double probe_cpu = cpu_at == std::string::npos ? 0 : std::strtod(out.c_str() + cpu_at + 4, nullptr);
+  r.drain_cpu_s = cpu_seconds(ru1) - cpu_seconds(ru0) - probe_cpu;
+  r.recorded = std::strtoull(out.c_str() + rec, nullptr, 10);
+  if (wait && r.recorded != threads * samples) {  // (circular mode keeps the newest: it may overwrite)
+    std::fprintf(stderr, "recorded %llu of %llu samples: %s\n%s", static_cast<unsigned long long>(r.recorded),
+                 static_cast<unsigned long long>(threads * samples), cmd.c_str(), out.c_str());
+    std::exit(1);
+  }
+  fs::remove(trace);
+  return r;
+}
+
+Run best_of(int n, const std::function<Run()>& f) {
+  Run best{1e30, 1e30, 1e30, 0};
+  for (int i = 0; i < n; ++i) {
+    const Run r = f();
+    best.probe_s = std::min(best.probe_s, r.probe_s);
+    best.wall_s = std::min(best.wall_s, r.wall_s);
+    best.drain_cpu_s = std::min(best.drain_cpu_s, r.drain_cpu_s);
+    best.recorded = r.recorded;
+  }
+  return best;
+}
+
+// The merge alone (recorder::TimeMerge), in memory: `lanes` lanes whose timestamps interleave record by
+// record (the worst case: every piece one record), 64 Ki records a lane a pass, a quarter held each pass.
+void BM_TimeMerge(benchmark::State& state) {
+  const auto lanes = static_cast<std::uint32_t>(state.range(0));
+  constexpr std::uint64_t kPerLane = 1 << 16;
+  std::vector<std::vector<std::uint8_t>> bufs(lanes, std::vector<std::uint8_t>(kPerLane * 32));
+  std::uint64_t sink = 0, ts = 0;
+  kron::recorder::TimeMerge m([&](std::span<const std::uint8_t> r, std::uint64_t) { sink += r.size(); });
+  for (auto _ : state) {
+    state.PauseTiming();  // making the records is not the merge's work
+    for (std::uint32_t l = 0; l < lanes; ++l) {
+      for (std::uint64_t i = 0; i < kPerLane; ++i) {
+        kron::Sample smp;
+        smp.timestamp = ts + i * lanes + l;
+        std::uint8_t rec[sizeof(kron::tracefile::ResourceRecord)];
+        kron::tracefile::to_record(smp, rec);
+        std::memcpy(bufs[l].data() + i * 32, rec, 32);
+      }
+    }
+    state.ResumeTiming();
+    for (std::uint32_t l = 0; l < lanes; ++l) m.add(l, bufs[l], kPerLane);
+    ts += kPerLane * lanes;
+    m.merge(ts - kPerLane * lanes / 4);
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kPerLane * lanes));
+}
+BENCHMARK(BM_TimeMerge)->Arg(1)->Arg(2)->Arg(16)->Unit(benchmark::kMillisecond);
+
+double loadavg() {
+  double l = -1;
+  std::ifstream("/proc/loadavg") >> l;
+  return l;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const fs::path build = fs::canonical("/proc/self/exe").parent_path().parent_path();  // BUILD/bench/x
+  const char* kron_env = std::getenv("KRON_BENCH_E2E_KRON");  // another kron to compare (before/after)
+  const std::string kron = kron_env && *kron_env ? kron_env : (build / "kron").string(), flood = (build / "bench" / "kron_probe_flood").string();
+  const char* dir_env = std::getenv("KRON_BENCH_E2E_DIR");
+  const fs::path dir = dir_env && *dir_env ? fs::path(dir_env) : build;
+  const std::string trace = (dir / ("bench-record-e2e-" + std::to_string(::getpid()) + ".trace")).string();
+  const std::uint64_t samples = env_u64("KRON_BENCH_E2E_SAMPLES", 10'000'000);
+  const int runs = static_cast<int>(env_u64("KRON_BENCH_E2E_RUNS", 3));
+  const double load0 = loadavg();
+
+  nlohmann::json j;
+  std::map<unsigned, double> rate;
+  std::printf("== kron record --wait end to end: kron_probe_flood, %llu samples a thread, trace in %s\n",
+              static_cast<unsigned long long>(samples), dir.c_str());
+  std::printf("%7s %11s %12s %15s %9s %14s %8s %15s\n", "threads", "probe ns", "floor ns", "circular ns",
+              "slowdown", "to file /s", "scaling", "drain cpu ns");
+  for (const unsigned t : {1u, 2u, 4u}) {
+    if (runs == 0) break;  // KRON_BENCH_E2E_RUNS=0: only the in-process benchmark
+    const Run wait = best_of(runs, [&] { return record_once(kron, flood, trace, t, samples, ""); });
+    // The floor: every sample fits (a lane's ring is a power of two of 32-byte slots, one lane a thread;
+    // the first trace() of a thread, which claims its lane, is one more sample).
+    const std::uint64_t ring = std::bit_ceil(samples * 32 + (1 << 20));
+    const std::string floor_args = "--lanes " + std::to_string(t) + " --buffer " + std::to_string(t * ring + (4 << 20));
+    const Run floor = best_of(runs, [&] { return record_once(kron, flood, trace, t, samples, floor_args); });
+    // A second reference: the default board in circular mode never waits either, and its rings stay in the
+    // cache as in wait mode (a floor board streams every record to DRAM).
+    const Run circ = best_of(runs, [&] { return record_once(kron, flood, trace, t, samples, "--mode circular", false); });
+    const double total = double(t) * double(samples);
+    rate[t] = total / wait.wall_s;
+    const double ns = 1e9 / double(samples);
+    const double slowdown = wait.probe_s / floor.probe_s, scaling = rate[t] / rate[1];
+    const double drain_ns = wait.drain_cpu_s * 1e9 / total;
+    std::printf("%7u %11.2f %12.2f %15.2f %9.2f %14.0f %8.2f %15.2f\n", t, wait.probe_s * ns, floor.probe_s * ns,
+                circ.probe_s * ns, slowdown, rate[t], scaling, drain_ns);
+    const std::string k = "e2e_" + std::to_string(t) + "t_";
+    j[k + "samples_per_s"] = rate[t];
+    j[k + "probe_ns"] = wait.probe_s * ns;
+    j[k + "floor_probe_ns"] = floor.probe_s * ns;
+    j[k + "circular_probe_ns"] = circ.probe_s * ns;
+    j[k + "slowdown"] = slowdown;
+    j[k + "drain_cpu_ns_per_sample"] = drain_ns;
+    if (t > 1) j[k + "scaling"] = scaling;
+  }
+  j["e2e_samples_per_thread"] = samples;
+  j["e2e_trace_dir"] = dir.string();
+  j["e2e_loadavg"] = {load0, loadavg()};
+  const fs::path out = build / "bench-record-e2e.json";
+  std::ofstream(out) << j.dump(1) << "\n";
+  std::printf("load average %.2f before, %.2f after; wrote %s\n", load0, loadavg(), out.c_str());
+  // In process: the merge alone (BM_TimeMerge), for the JSON scripts/bench.sh merges.
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,190 @@
+// The recorder's time-order merge (recorder::TimeMerge, docs/trace-format.md "Time order", ERRATA
+// E31-E33), apart from any board: lanes' records go in pass by pass, each lane's in its own order, and
+// must come out merged by timestamp up to each pass's watermark, the rest held, every record written
+// exactly once, and `late` counting exactly the records written after one with a later timestamp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "kron/core/record.hpp"
+#include "kron/format/trace_file.hpp"
+#include "recorder/recorder.hpp"
+
+namespace kron {
+namespace {
+
+constexpr std::uint64_t kForever = std::numeric_limits<std::uint64_t>::max();
+
+// What the merge wrote, record by record.
+struct Got {
+  std::uint64_t ts, data;
+  std::uint32_t lane;  // from the record's thread field
+  bool resource;
+};
+
+struct Harness {
+  std::vector<std::uint8_t> bytes;
+  std::uint64_t counted = 0;
+  recorder::TimeMerge merge{[this](std::span<const std::uint8_t> r, std::uint64_t n) {
+    bytes.insert(bytes.end(), r.begin(), r.end());
+    counted += n;
+  }};
+  std::vector<Got> written() {
+    merge.flush();
+    std::vector<Got> out;
+    for (std::size_t off = 0; off < bytes.size(); off += record::size_at(bytes.data() + off)) {
+      tracefile::TraceRecord t;
+      std::memcpy(&t, bytes.data() + off, sizeof t);
+      out.push_back({t.timestamp, t.data, t.thread, t.h.kind == tracefile::RecordKind::Resource});
+    }
+    return out;
+  }
+};
+
+// Appends one record of lane `lane` (a Resource record when `resource`) to `buf`.
+void put(std::vector<std::uint8_t>& buf, std::uint32_t lane, std::uint64_t ts, std::uint64_t data, bool resource = false) {
+  Sample s;
+  s.type = resource ? SampleType::Resource : SampleType::Trace;
+  s.thread = lane;
+  s.timestamp = ts;
+  s.data = data;
+  std::uint8_t rec[sizeof(tracefile::ResourceRecord)];
+  const std::size_t n = tracefile::to_record(s, rec);
+  buf.insert(buf.end(), rec, rec + n);
+}
+
+// Checks what a merge wrote: timestamps never go down, each lane's records in the order they were added
+// (data counts up from 0 per lane), `total` records in all.
+void expect_time_and_lane_order(const std::vector<Got>& got, std::size_t total) {
+  ASSERT_EQ(got.size(), total);
+  std::map<std::uint32_t, std::uint64_t> next;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (i) {
+      ASSERT_LE(got[i - 1].ts, got[i].ts) << "record " << i;
+    }
+    ASSERT_EQ(got[i].data, next[got[i].lane]++) << "lane " << got[i].lane << " out of its order at record " << i;
+  }
+}
+
+// 64 lanes, timestamps interleaved at random, records added in many passes of random size with a rising
+// watermark; the caller's buffer is scribbled after every merge (the reader reuses it). Resource records
+// (160 bytes) are mixed in.
+TEST(TimeMerge, ManyLanesInterleavedComeOutInTimestampOrder) {
+  Harness h;
+  std::mt19937_64 rng(10);
+  constexpr std::uint32_t kLanes = 64;
+  std::vector<std::uint64_t> ts(kLanes, 1000), seq(kLanes, 0);
+  std::vector<std::vector<std::uint8_t>> bufs(kLanes);
+  std::size_t total = 0;
+  std::uint64_t clock = 1000, written = 0;
+  for (int pass = 0; pass < 200; ++pass) {
+    for (std::uint32_t l = 0; l < kLanes; ++l) {
+      bufs[l].clear();
+      const std::uint64_t n = rng() % 50;
+      for (std::uint64_t k = 0; k < n; ++k) {
+        ts[l] = std::max(ts[l], clock) + rng() % 7;  // a lane's clock never goes back
+        put(bufs[l], l, ts[l], seq[l]++, rng() % 16 == 0);
+      }
+      h.merge.add(l, bufs[l], n);
+      total += n;
+    }
+    clock += 40;
+    // A watermark behind every lane's newest record: some of each pass is held for the next one.
+    written += h.merge.merge(clock - 100);
+    for (auto& b : bufs) std::fill(b.begin(), b.end(), 0xee);
+    EXPECT_EQ(h.merge.held() + written, total);
+  }
+  written += h.merge.merge(kForever);
+  EXPECT_EQ(written, total);
+  EXPECT_EQ(h.merge.held(), 0u);
+  EXPECT_EQ(h.merge.late(), 0u);
+  const std::vector<Got> got = h.written();
+  expect_time_and_lane_order(got, total);
+  EXPECT_EQ(h.counted, total);
+  EXPECT_EQ(h.merge.records(), total);
+  EXPECT_EQ(h.merge.bytes(), h.bytes.size());
+}
+
+// Records younger than the watermark are held, not written, and survive the caller reusing its buffer.
+TEST(TimeMerge, RecordsYoungerThanTheWatermarkAreHeldIntact) {
+  Harness h;
+  std::vector<std::uint8_t> a, b;
+  for (std::uint64_t i = 0; i < 10; ++i) put(a, 0, 100 + 10 * i, i);  // 100..190
+  for (std::uint64_t i = 0; i < 10; ++i) put(b, 1, 105 + 10 * i, i);  // 105..195
+  h.merge.add(0, a, 10);
+  h.merge.add(1, b, 10);
+  EXPECT_EQ(h.merge.merge(150), 11u);  // 100..150 of lane 0 (6) and 105..145 of lane 1 (5)
+  EXPECT_EQ(h.merge.held(), 9u);
+  std::fill(a.begin(), a.end(), 0), std::fill(b.begin(), b.end(), 0);
+  EXPECT_EQ(h.merge.merge(150), 0u);  // nothing new is old enough
+  EXPECT_EQ(h.merge.merge(kForever), 9u);
+  const std::vector<Got> got = h.written();
+  expect_time_and_lane_order(got, 20);
+  EXPECT_EQ(got[10].ts, 150u);
+  EXPECT_EQ(got[11].ts, 155u);  // held lane 1 record, intact
+}
+
+// Equal timestamps across lanes: every record written, once, each lane's in its order; none is late.
+TEST(TimeMerge, EqualTimestampsAreAllWrittenAndNoneIsLate) {
+  Harness h;
+  constexpr std::uint32_t kLanes = 33;
+  std::vector<std::vector<std::uint8_t>> bufs(kLanes);
+  for (std::uint32_t l = 0; l < kLanes; ++l) {
+    for (std::uint64_t i = 0; i < 100; ++i) put(bufs[l], l, 5000 + i / 10, i);  // ten records per timestamp
+    h.merge.add(l, bufs[l], 100);
+  }
+  EXPECT_EQ(h.merge.merge(5004), kLanes * 50u);  // the watermark is inclusive
+  EXPECT_EQ(h.merge.merge(kForever), kLanes * 50u);
+  EXPECT_EQ(h.merge.late(), 0u);
+  expect_time_and_lane_order(h.written(), kLanes * 100u);
+}
+
+// A record older than one already written comes in a later pass: written where it arrives (never dropped)
+// and counted in late, once; a record equal to the newest written is not late.
+TEST(TimeMerge, ARecordBehindTheWatermarkIsWrittenAndCountedLate) {
+  Harness h;
+  std::vector<std::uint8_t> a, b, c;
+  put(a, 0, 100, 0), put(a, 0, 200, 1);
+  h.merge.add(0, a, 2);
+  EXPECT_EQ(h.merge.merge(300), 2u);
+  put(b, 1, 150, 0), put(b, 1, 200, 1), put(b, 1, 250, 2);  // 150 comes after 200 was written: late
+  h.merge.add(1, b, 3);
+  EXPECT_EQ(h.merge.merge(300), 3u);
+  EXPECT_EQ(h.merge.late(), 1u);
+  put(c, 2, 240, 0);  // behind 250: late too
+  h.merge.add(2, c, 1);
+  EXPECT_EQ(h.merge.merge(kForever), 1u);
+  EXPECT_EQ(h.merge.late(), 2u);
+  const std::vector<Got> got = h.written();
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[2].ts, 150u);  // where it arrived
+  EXPECT_EQ(got[5].ts, 240u);
+}
+
+// One busy lane well beyond the stage (and a chunk) per pass: written in pieces without the stage, chunks
+// recycled pass after pass, every byte kept in order.
+TEST(TimeMerge, OneBusyLaneLargerThanTheStage) {
+  Harness h;
+  std::vector<std::uint8_t> buf;
+  std::uint64_t seq = 0, ts = 1, total = 0;
+  for (int pass = 0; pass < 12; ++pass) {
+    buf.clear();
+    const std::uint64_t n = 3 * recorder::TimeMerge::kStageBytes / sizeof(tracefile::TraceRecord) / 2;
+    for (std::uint64_t k = 0; k < n; ++k) put(buf, 7, ts++, seq++);
+    h.merge.add(7, buf, n);
+    total += n;
+    h.merge.merge(ts - n / 3);  // a third of each pass held
+    std::fill(buf.begin(), buf.end(), 0);
+  }
+  h.merge.merge(kForever);
+  expect_time_and_lane_order(h.written(), total);
+  EXPECT_EQ(h.merge.late(), 0u);
+}
+
+}  // namespace
+}  // namespace kron
