@@ -352,9 +352,12 @@ TEST_P(StressStopMode, StoppedWriterNeverFailsTheRecording) {
       ::kill(a, SIGCONT);
     }
     sh->stop.store(1);
+    // Keep draining while the writers finish: in wait mode a writer whose lane is full sees `stop` only
+    // after the drain makes room (a blocking waitpid here left it waiting until its 10 s give-up, an
+    // overrun; it was the test that stopped draining, not the recorder that lost a sample).
     for (pid_t k : {a, bpid}) {
       int status = 0;
-      ASSERT_EQ(::waitpid(k, &status, 0), k);
+      ASSERT_TRUE(drain_until(rec, [&] { return ::waitpid(k, &status, WNOHANG) == k; })) << "writer " << k << " did not end";
       ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
     finish_recording(rec, reader);
