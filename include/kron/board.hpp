@@ -11,12 +11,17 @@
 //   is the FIFO), the 32-bit mode (bit 14/15 kept as status only), the CPU ID lines (the CPU number comes
 //   from rseq), the network output, test mode, the board's external cable and DIS_STATE machinery.
 //
-// Layout (every offset is checked against segment_size before use; no pointer is ever stored):
-//   [BoardHeader, header_size bytes][LaneHeader x lane_count at lanes_offset][rings at rings_offset]
-// Lane i's ring is ring_bytes bytes at rings_offset + i * ring_bytes. Records in a ring are the trace
-// file's records (kron/core/record.hpp: TraceRecord, 32 bytes = one slot; ResourceRecord, 160 bytes = 5 slots),
-// so the drain copies them to the file unchanged. ERRATUM E20: lanes replace the chip's one FIFO. Positions (head, read, tail) count 32-byte slots from the
-// lane's start and never wrap (2^64 slots); the slot of position p is p & (slots - 1).
+// Layout, format 2.0 (every offset is checked against segment_size before use; no pointer is ever stored):
+//   [BoardHeader][LaneHeader x lane_count][BlockHeader x block_count][SealedCell x block_count][blocks]
+// The sample memory is one pool of block_count fixed-size blocks (block_bytes, a power of two) that the
+// lanes draw from as they fill and give back when drained (simple board) or that the board recycles
+// oldest-first across all lanes (circular board): no static split between lanes (issue 10).
+// Records in a block are the trace file's records (kron/core/record.hpp: TraceRecord, 32 bytes = one
+// slot; ResourceRecord, 160 bytes = 5 slots), so the drain copies them to the file unchanged; a record
+// never straddles two blocks. ERRATUM E20: lanes replace the chip's one FIFO. Positions (head, read, tail)
+// count 32-byte slots from the lane's start and never wrap (2^64 slots); a block covers the positions
+// [start, start + B) of its lane (B = block_bytes / 32, start a multiple of B), so the slot of position p
+// in its block is p & (B - 1) and the probe's fast path is the one of a ring.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -30,7 +35,7 @@ namespace kron::board {
 
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'B', 'R', 'D', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
-inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
+inline constexpr std::uint16_t kMajor = 2;  // a reader refuses another major (2.0: the block pool, issue 10)
 inline constexpr std::uint16_t kMinor = 0;  // and accepts any minor (fields only ever appended)
 inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
 inline constexpr std::uint32_t kSlot = record::kSlotBytes;  // ring unit = one Trace record (32 bytes)
@@ -38,9 +43,13 @@ inline constexpr std::uint32_t kResourceSlots = record::kResourceSlots;  // a Re
 inline constexpr std::uint32_t kCounters = 16;      // resource counters per board (000 "RESOURCE COUNTERS")
 
 inline constexpr std::uint64_t kDefaultSize = 16ull << 20;  // 003: "16 megabytes" of local memory
-inline constexpr std::uint32_t kDefaultLanes = 16;
-inline constexpr std::uint32_t kMaxLanes = 4096;
-inline constexpr std::uint64_t kMinRingBytes = 4096;
+// Lane headers carry no memory of their own (192 bytes each): 4096 threads at once by default.
+inline constexpr std::uint32_t kDefaultLanes = 4096;
+inline constexpr std::uint32_t kMaxLanes = 65536;
+inline constexpr std::uint64_t kMinBlockBytes = 4096;     // 128 slots
+inline constexpr std::uint64_t kMaxBlockBytes = 1u << 20;
+inline constexpr std::uint64_t kMaxAutoBlockBytes = 64u << 10;  // the default's upper bound (see CreateOptions)
+inline constexpr std::uint32_t kNoBlock = 0xffffffffu;    // "no block" in a block index field
 inline constexpr std::uint64_t kMaxSegment = 1ull << 40;
 
 // Environment: the board MK_DEFAULT_MAP()/kron::attach() map; KRON_NODE is set by kron record for the
@@ -109,6 +118,9 @@ static_assert(sizeof(CounterSource) == 48);
 
 enum class ClockKind : std::uint32_t { Tsc = 0, Monotonic = 1 };
 enum class LaneState : std::uint32_t { Free = 0, Claiming = 1, Active = 2, Retired = 3 };
+// A block: Free (in the free stack), Writing (a lane's current block), Sealed (its writer moved on or
+// retired), Recycling (a circular board's writer is taking it over).
+enum class BlockState : std::uint32_t { Free = 0, Writing = 1, Sealed = 2, Recycling = 3 };
 
 // ---- The board header ---------------------------------------------------------------------------------
 struct alignas(kLine) BoardHeader {
@@ -122,8 +134,8 @@ struct alignas(kLine) BoardHeader {
   std::uint64_t lanes_offset;      // LaneHeader table
   std::uint32_t lane_count;
   std::uint32_t lane_header_size;  // sizeof(LaneHeader) of the creator
-  std::uint64_t rings_offset;      // lane 0's ring
-  std::uint64_t ring_bytes;        // per lane: a power of two, >= kMinRingBytes
+  std::uint64_t data_offset;       // block 0's memory (page aligned)
+  std::uint64_t block_bytes;       // per block: a power of two, kMinBlockBytes-kMaxBlockBytes
   // line 1
   std::uint64_t clock_hz;          // timestamp ticks per second, calibrated once at creation
   ClockKind clock_kind;            // Tsc: rdtsc; Monotonic: clock_gettime(CLOCK_MONOTONIC) ns
@@ -157,21 +169,45 @@ struct alignas(kLine) BoardHeader {
   std::atomic<std::uint64_t> sw_since[kCounters];
   std::atomic<std::uint32_t> reset_gen[kCounters];
   CounterSource sources[kCounters];  // the wiring of each External Signal pin; fixed at creation
-  std::uint8_t reserved[4096 - 1376];
+
+  // The block pool (2.0). Geometry: written once by the creator.
+  alignas(kLine) std::uint64_t blocks_offset;  // BlockHeader table
+  std::uint32_t block_count;
+  std::uint32_t block_header_size;    // sizeof(BlockHeader) of the creator
+  std::uint64_t sealed_offset;        // SealedCell x block_count: the circular board's sealed-block queue
+  // The free-block stack (Treiber): ABA tag << 32 | top block index (kNoBlock: empty). Popped by writers
+  // when they cross into a new block, pushed by the drainer when it gives a drained block back.
+  alignas(kLine) std::atomic<std::uint64_t> free_top;
+  // The sealed-block queue (circular boards): a bounded MPMC ring (per-cell sequence numbers) of the
+  // blocks in the order their writers sealed them, oldest first. Enqueued by the sealing writer.
+  alignas(kLine) std::atomic<std::uint64_t> sealed_enq;
+  // Dequeued only under pool_lock, by a writer that found no free block (it recycles the oldest).
+  alignas(kLine) std::atomic<std::uint64_t> sealed_deq;
+  std::atomic<std::uint32_t> pool_lock;  // circular boards: pid of the process recycling or detaching; 0 free
+  std::uint32_t reserved_pool;
+  std::atomic<std::uint64_t> recycled;   // blocks recycled (statistics)
+  std::atomic<std::uint64_t> pool_waits; // probes that waited for a free block (statistics)
+  std::uint8_t reserved[4096 - 1632];
 };
 static_assert(sizeof(BoardHeader) == 4096, "BoardHeader is a shared-memory ABI: one page");
 static_assert(offsetof(BoardHeader, control) == 128 && offsetof(BoardHeader, no_lane) == 192);
 static_assert(offsetof(BoardHeader, enable_reg) == 256 && offsetof(BoardHeader, sources) == 608);
+static_assert(offsetof(BoardHeader, blocks_offset) == 1408 && offsetof(BoardHeader, free_top) == 1472 &&
+              offsetof(BoardHeader, sealed_enq) == 1536 && offsetof(BoardHeader, sealed_deq) == 1600);
 
-// ---- A lane: one writer (a thread), one ring ---------------------------------------------------------
+// ---- A lane: one writer (a thread), a chain of blocks --------------------------------------------------
 struct alignas(kLine) LaneHeader {
-  // Line 0: owner. Written when a thread claims or retires the lane (slow path).
+  // Line 0: owner. Written when a thread claims or retires the lane, or crosses into a block (slow path).
   std::atomic<LaneState> state;  // claimed by CAS Free -> Claiming; published Active with release
   std::uint32_t pid, tid;
   std::uint32_t source;          // "node.process" Source Address of the owner
   std::uint64_t claim_ticks;
   std::atomic<std::uint32_t> occupancy;  // bumped at every claim: tells tools a lane was reused
-  std::uint32_t reserved0[9];
+  // The chain: `first` is the oldest block not given back (or recycled), `cur` the newest (being written,
+  // or sealed when the lane retired). Blocks link forward through BlockHeader::next. kNoBlock: none.
+  std::atomic<std::uint32_t> first;
+  std::atomic<std::uint32_t> cur;
+  std::uint32_t reserved0[7];
 
   // Line 1: writer-hot. Only the owning thread stores (plain relaxed stores, never an atomic RMW).
   alignas(kLine) std::atomic<std::uint64_t> head;  // slots published; release store, acquire load
@@ -179,9 +215,10 @@ struct alignas(kLine) LaneHeader {
   std::atomic<std::uint64_t> overruns;   // samples dropped for a full lane (000 Overrun Error Counter)
   std::atomic<std::uint64_t> waits;      // probes held for room
   std::atomic<std::uint64_t> wait_ticks; // time held, ticks (000 Wait Error Counter counts clocks)
+  // Circular boards: written by whichever writer recycles one of this lane's blocks, under pool_lock.
   std::atomic<std::uint64_t> tail_seq;   // circular: seqlock over (tail, evicted), odd while written
-  std::atomic<std::uint64_t> tail;       // circular: oldest record still whole (a record boundary)
-  std::atomic<std::uint64_t> evicted;    // circular: records before tail (ever evicted)
+  std::atomic<std::uint64_t> tail;       // circular: end of the newest recycled block (a block bound)
+  std::atomic<std::uint64_t> evicted;    // circular: records before tail (ever recycled)
 
   // Line 2: reader-owned. Only the drainer stores; the writer loads `read` when its lane looks full.
   alignas(kLine) std::atomic<std::uint64_t> read;   // slots drained; release store after the copy
@@ -192,6 +229,30 @@ struct alignas(kLine) LaneHeader {
   std::uint64_t reserved2[3];
 };
 static_assert(sizeof(LaneHeader) == 192 && offsetof(LaneHeader, head) == 64 && offsetof(LaneHeader, read) == 128);
+
+// ---- A block of the pool: one cache line of header, block_bytes of records elsewhere ----------------------
+// Fields are atomics because a reader of a circular board may read a header while a recycler rewrites it
+// (it then sees `gen` changed and discards what it read).
+struct alignas(kLine) BlockHeader {
+  std::atomic<BlockState> state;
+  std::atomic<std::uint32_t> gen;        // +1 each time the block is recycled (circular boards)
+  std::atomic<std::uint32_t> lane;       // the lane it belongs to (kNoBlock: detached from a freed lane)
+  std::atomic<std::uint32_t> owner_pid;  // the process that took it
+  std::atomic<std::uint64_t> start;      // first lane position it covers (a multiple of B)
+  std::atomic<std::uint64_t> end;        // where writing stopped; set when sealed (<= start + B)
+  std::atomic<std::uint64_t> records;    // records in it; set when sealed
+  std::atomic<std::uint32_t> next;       // the lane's next block (release store), or kNoBlock
+  std::atomic<std::uint32_t> next_free;  // free stack link
+  std::uint64_t reserved[2];
+};
+static_assert(sizeof(BlockHeader) == 64);
+// A cell of the sealed-block queue.
+struct alignas(16) SealedCell {
+  std::atomic<std::uint64_t> seq;  // position + 1 when full, position + count when free for the next lap
+  std::atomic<std::uint32_t> block;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(SealedCell) == 16);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free);
 
 // The POSIX shared-memory name of board `name` ("/kron.NAME").

@@ -13,8 +13,11 @@ enum class BufferMode : std::uint8_t { Simple, Circular };
 
 struct CreateOptions {
   std::string name;                        // board name; segment "/kron.NAME"
-  std::uint64_t size = kDefaultSize;       // whole segment, bytes
-  std::uint32_t lanes = kDefaultLanes;
+  std::uint64_t size = kDefaultSize;       // sample memory (the block pool), bytes
+  std::uint32_t lanes = kDefaultLanes;     // lane headers: threads writing at once
+  // Bytes per block, a power of two (kMinBlockBytes-kMaxBlockBytes); 0 chooses: the largest power of two
+  // up to kMaxAutoBlockBytes that gives every lane header four blocks (size / (4 * lanes)), at least 4 KiB.
+  std::uint64_t block_bytes = 0;
   BufferMode mode = BufferMode::Simple;
   std::uint16_t filter = 0xffff;           // Filter Register at creation
   std::uint16_t csr = kCsrSamplingEnabled; // CSR status at creation (003's initialisation enables sampling)
@@ -34,7 +37,8 @@ struct Problem {
 };
 
 // Checks a board image of `size` bytes: magic, byte order, version, sizes and every offset against the
-// segment (overflow-safe). Never reads past `size`. The lane contents are checked by the reader as it goes.
+// segment (overflow-safe). Never reads past `size`. The lane and block contents (positions, block indices)
+// are checked by their readers as they go.
 Problem validate(const void* base, std::uint64_t size) noexcept;
 
 // A mapped board (creator, attacher or reader). Unmaps on destruction.
@@ -51,7 +55,9 @@ class Mapping {
   LaneHeader* lane(std::uint32_t i) const {
     return reinterpret_cast<LaneHeader*>(bytes() + header()->lanes_offset + std::uint64_t{i} * header()->lane_header_size);
   }
-  std::uint8_t* ring(std::uint32_t i) const { return bytes() + header()->rings_offset + std::uint64_t{i} * header()->ring_bytes; }
+  BlockHeader* blocks() const { return reinterpret_cast<BlockHeader*>(bytes() + header()->blocks_offset); }
+  SealedCell* sealed_cells() const { return reinterpret_cast<SealedCell*>(bytes() + header()->sealed_offset); }
+  std::uint8_t* block_data(std::uint32_t b) const { return bytes() + header()->data_offset + std::uint64_t{b} * header()->block_bytes; }
 
   // Creates and maps a board, its memory committed (every page allocated and mapped: no probe takes a
   // page fault on first touch). Returns an empty mapping and sets *err on failure. *note (when given)
@@ -71,6 +77,9 @@ class Mapping {
 };
 
 bool unlink(const std::string& name, std::string* err);
+
+// The default block size for `size` bytes of sample memory and `lanes` lane headers (CreateOptions).
+std::uint64_t default_block_bytes(std::uint64_t size, std::uint32_t lanes);
 
 // Commits and maps every page of [base, base + size) for writing in this process: MADV_POPULATE_WRITE
 // (Linux 5.14), else one atomic no-op write (fetch_or 0) per page, safe while other processes write there.

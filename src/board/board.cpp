@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -78,6 +79,10 @@ const ClockInfo& clock_info() {
   return info;
 }
 bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
+std::uint64_t pow2_floor(std::uint64_t v) {
+  while (v & (v - 1)) v &= v - 1;
+  return v;
+}
 
 std::string read_text(const char* path) {
   std::ifstream f(path);
@@ -156,6 +161,13 @@ bool valid_name(const std::string& name) {
 }
 std::string shm_name(const std::string& name) { return std::string(kShmPrefix) + name; }
 
+std::uint64_t default_block_bytes(std::uint64_t size, std::uint32_t lanes) {
+  // Four blocks per lane header where the memory allows: a lane adopted by a new thread, or a thread
+  // crossing into its next block, rarely finds the pool empty on a board that is not full.
+  const std::uint64_t per_lane = lanes ? size / (4ull * lanes) : size;
+  return std::max(kMinBlockBytes, std::min(kMaxAutoBlockBytes, pow2_floor(per_lane ? per_lane : 1)));
+}
+
 Problem validate(const void* base, std::uint64_t size) noexcept {
   auto bad = [](std::uint64_t off, const char* what) { return Problem{false, off, what}; };
   if (size < sizeof(BoardHeader)) return bad(size, "segment too small for a board header");
@@ -163,7 +175,11 @@ Problem validate(const void* base, std::uint64_t size) noexcept {
   if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0) return bad(0, "not a kron board (bad magic)");
   if (h->byte_order != kByteOrderMark)
     return bad(offsetof(BoardHeader, byte_order), "byte-order mark is not 0x01020304 (another byte order?)");
-  if (h->major != kMajor) return bad(offsetof(BoardHeader, major), "board format major version is not 1");
+  if (h->major != kMajor)
+    return Problem{false, offsetof(BoardHeader, major),
+                   "board format " + std::to_string(h->major) + "." + std::to_string(h->minor) +
+                       " is not supported by this kron (board format " + std::to_string(kMajor) + "." +
+                       std::to_string(kMinor) + "): recreate the board with this kron"};
   if (h->header_size < sizeof(BoardHeader) || h->header_size % kLine || h->header_size > size)
     return bad(offsetof(BoardHeader, header_size), "header size is invalid");
   if (h->line_size != kLine) return bad(offsetof(BoardHeader, line_size), "cache line size is not 64");
@@ -174,12 +190,24 @@ Problem validate(const void* base, std::uint64_t size) noexcept {
   if (h->lanes_offset < h->header_size || h->lanes_offset % kLine || h->lanes_offset > size ||
       std::uint64_t{h->lane_count} * h->lane_header_size > size - h->lanes_offset)
     return bad(offsetof(BoardHeader, lanes_offset), "lane table runs past the end of the segment");
-  if (!is_pow2(h->ring_bytes) || h->ring_bytes < kMinRingBytes || h->ring_bytes > kMaxSegment)
-    return bad(offsetof(BoardHeader, ring_bytes), "ring size is not a power of two of at least 4096 bytes");
+  if (!is_pow2(h->block_bytes) || h->block_bytes < kMinBlockBytes || h->block_bytes > kMaxBlockBytes)
+    return bad(offsetof(BoardHeader, block_bytes), "block size is not a power of two from 4 KiB to 1 MiB");
+  if (h->block_count == 0 || h->block_count >= kNoBlock)
+    return bad(offsetof(BoardHeader, block_count), "block count is invalid");
+  if (h->block_header_size != sizeof(BlockHeader))
+    return bad(offsetof(BoardHeader, block_header_size), "block header size is not 64");
   const std::uint64_t lanes_end = h->lanes_offset + std::uint64_t{h->lane_count} * h->lane_header_size;
-  if (h->rings_offset < lanes_end || h->rings_offset % kLine || h->rings_offset > size ||
-      h->ring_bytes > (size - h->rings_offset) / h->lane_count)
-    return bad(offsetof(BoardHeader, rings_offset), "rings run past the end of the segment");
+  if (h->blocks_offset < lanes_end || h->blocks_offset % kLine || h->blocks_offset > size ||
+      std::uint64_t{h->block_count} * sizeof(BlockHeader) > size - h->blocks_offset)
+    return bad(offsetof(BoardHeader, blocks_offset), "block table runs past the end of the segment");
+  const std::uint64_t blocks_end = h->blocks_offset + std::uint64_t{h->block_count} * sizeof(BlockHeader);
+  if (h->sealed_offset < blocks_end || h->sealed_offset % kLine || h->sealed_offset > size ||
+      std::uint64_t{h->block_count} * sizeof(SealedCell) > size - h->sealed_offset)
+    return bad(offsetof(BoardHeader, sealed_offset), "sealed-block queue runs past the end of the segment");
+  const std::uint64_t sealed_end = h->sealed_offset + std::uint64_t{h->block_count} * sizeof(SealedCell);
+  if (h->data_offset < sealed_end || h->data_offset % kLine || h->data_offset > size ||
+      h->block_bytes > (size - h->data_offset) / h->block_count)
+    return bad(offsetof(BoardHeader, data_offset), "blocks run past the end of the segment");
   if (h->clock_hz == 0) return bad(offsetof(BoardHeader, clock_hz), "timestamp clock rate is 0");
   if (h->clock_kind != ClockKind::Tsc && h->clock_kind != ClockKind::Monotonic)
     return bad(offsetof(BoardHeader, clock_kind), "unknown clock kind");
@@ -218,17 +246,20 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   if (!valid_name(o.name)) return fail("board name '" + o.name + "' is invalid (1-23 of [A-Za-z0-9._-])");
   if (o.lanes == 0 || o.lanes > kMaxLanes) return fail("lane count must be 1-" + std::to_string(kMaxLanes));
   if (o.size > kMaxSegment) return fail("board size is larger than 1 TiB");
+  const std::uint64_t block = o.block_bytes ? o.block_bytes : default_block_bytes(o.size, o.lanes);
+  if (!is_pow2(block) || block < kMinBlockBytes || block > kMaxBlockBytes)
+    return fail("block size " + std::to_string(block) + " is not a power of two from 4 KiB to 1 MiB");
+  // The sample memory is `size` bytes in blocks shared by every lane (the header, lane and block tables
+  // come on top, as the board's registers sit beside its 16 MB local memory, 003 Table 1).
+  if (o.size / block == 0 || o.size / block >= kNoBlock)
+    return fail("board memory " + std::to_string(o.size) + " does not hold 1 to 2^32-2 blocks of " + std::to_string(block) +
+                " bytes");
+  const std::uint32_t blocks = static_cast<std::uint32_t>(o.size / block);
   const std::uint64_t lanes_off = sizeof(BoardHeader);
-  std::uint64_t rings_off = lanes_off + std::uint64_t{o.lanes} * sizeof(LaneHeader);
-  rings_off = (rings_off + 4095) & ~std::uint64_t{4095};
-  // The sample memory is `size` bytes shared by the lanes, each a power of two (the header and lane
-  // table come on top, as the board's registers sit beside its 16 MB local memory, 003 Table 1).
-  if (o.size / o.lanes < kMinRingBytes)
-    return fail("board memory " + std::to_string(o.size) + " is too small for " + std::to_string(o.lanes) +
-                " lanes of at least 4 KiB");
-  std::uint64_t ring = o.size / o.lanes;
-  while (!is_pow2(ring)) ring &= ring - 1;  // round down to a power of two
-  const std::uint64_t size = rings_off + ring * o.lanes;
+  const std::uint64_t blocks_off = lanes_off + std::uint64_t{o.lanes} * sizeof(LaneHeader);
+  const std::uint64_t sealed_off = blocks_off + std::uint64_t{blocks} * sizeof(BlockHeader);
+  const std::uint64_t data_off = (sealed_off + std::uint64_t{blocks} * sizeof(SealedCell) + 4095) & ~std::uint64_t{4095};
+  const std::uint64_t size = data_off + std::uint64_t{blocks} * block;
   const std::string shm = shm_name(o.name);
   if (o.replace) ::shm_unlink(shm.c_str());
   // Created under a temporary name and renamed? POSIX shm has no rename: create exclusively with mode 0
@@ -266,8 +297,12 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   h->lanes_offset = lanes_off;
   h->lane_count = o.lanes;
   h->lane_header_size = sizeof(LaneHeader);
-  h->rings_offset = rings_off;
-  h->ring_bytes = ring;
+  h->data_offset = data_off;
+  h->block_bytes = block;
+  h->blocks_offset = blocks_off;
+  h->block_count = blocks;
+  h->block_header_size = sizeof(BlockHeader);
+  h->sealed_offset = sealed_off;
   h->clock_kind = clock_kind();
   h->clock_hz = clock_hz();
   h->node = o.node;
@@ -280,7 +315,23 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   h->enable_reg.store(regs::kEnableReset, std::memory_order_relaxed);
   h->mode_reg.store(regs::kModeReset, std::memory_order_relaxed);
   h->clock_reg.store(regs::kClockReset, std::memory_order_relaxed);
-  for (std::uint32_t i = 0; i < o.lanes; ++i) new (static_cast<std::uint8_t*>(m) + lanes_off + i * sizeof(LaneHeader)) LaneHeader;
+  for (std::uint32_t i = 0; i < o.lanes; ++i) {
+    auto* L = new (static_cast<std::uint8_t*>(m) + lanes_off + i * sizeof(LaneHeader)) LaneHeader;
+    L->first.store(kNoBlock, std::memory_order_relaxed);
+    L->cur.store(kNoBlock, std::memory_order_relaxed);
+  }
+  // Every block free, in the free stack in index order (block 0 on top); the sealed queue empty.
+  auto* bh = reinterpret_cast<BlockHeader*>(static_cast<std::uint8_t*>(m) + blocks_off);
+  auto* cells = reinterpret_cast<SealedCell*>(static_cast<std::uint8_t*>(m) + sealed_off);
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    new (bh + b) BlockHeader;
+    bh[b].lane.store(kNoBlock, std::memory_order_relaxed);
+    bh[b].next.store(kNoBlock, std::memory_order_relaxed);
+    bh[b].next_free.store(b + 1 < blocks ? b + 1 : kNoBlock, std::memory_order_relaxed);
+    new (cells + b) SealedCell;
+    cells[b].seq.store(b, std::memory_order_relaxed);
+  }
+  h->free_top.store(0, std::memory_order_relaxed);
   h->control.store(control_word(o.filter, static_cast<std::uint16_t>(o.csr & kCsrStoredMask)), std::memory_order_relaxed);
   Mapping out;
   out.base_ = m, out.size_ = size, out.owned_ = true;

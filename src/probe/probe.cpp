@@ -5,7 +5,9 @@
 //
 // Sources: 000 Table B3a (wait or discard, Overrun and Wait Error Counters), "SAMPLING" (the header's
 //   error flags: "previous sample(s) lost (reset by next successful sample)"), Tables B5-B7 (counters);
-//   003 section 2.7 (simple buffer keeps the oldest, circular keeps the newest).
+//   003 section 2.7 (simple buffer keeps the oldest, circular keeps the newest: here, of the whole board).
+// The block pool (board format 2.0, docs/board-format.md "Blocks"): a lane's fast path writes into its
+// current block exactly as into a ring; crossing into the next block is the slow path next_block().
 // Not modelled: the chip's shadow-register busy time (a Resource sample never waits for shadow
 //   registers: it is one record in the lane like a Trace sample).
 #include <linux/perf_event.h>
@@ -17,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +28,7 @@
 #include "kron/core/record.hpp"
 #include "kron/core/vocabulary.hpp"
 #include "kron/board_ops.hpp"
+#include "kron/board_pool.hpp"
 #include "kron/kron.hpp"
 #include "kron/mk.h"
 
@@ -54,8 +58,19 @@ using namespace board;
 board::Mapping* g_map = nullptr;  // never unmapped: probes may run until the last instruction
 BoardHeader* g_board = nullptr;
 std::uint32_t g_pid = 0;
-std::uint64_t g_slots = 0;  // slots per ring
+std::uint64_t g_slots = 0;  // slots per block (B)
+std::uint32_t g_blocks = 0;
+BlockHeader* g_bh = nullptr;
+SealedCell* g_cells = nullptr;
 bool g_circular = false;
+
+// The thread's place in the pool (slow paths only; the fast path needs only ThreadLane).
+struct BlockCursor {
+  std::uint32_t cur = kNoBlock;  // the block being written (kNoBlock: none yet in this occupancy)
+  std::uint32_t lane = 0;        // the lane's index
+  std::uint64_t recs_base = 0;   // passed - overruns when `cur` was taken: its records at the seal
+};
+constinit thread_local BlockCursor t_blk{};
 pthread_key_t g_key;
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -104,6 +119,7 @@ void init_once() {
   // A forked child must not write into its parent's lane (one writer per lane): start afresh.
   pthread_atfork(nullptr, nullptr, [] {
     detail::t_lane = detail::ThreadLane{};
+    t_blk = BlockCursor{};
     close_perf(t_ctr);  // they measured the parent's thread
     t_ctr = ThreadCounters{};
     g_pid = static_cast<std::uint32_t>(::getpid());
@@ -129,12 +145,12 @@ bool claim(detail::ThreadLane& t) {
     L->claim_ticks = detail::now();
     L->occupancy.fetch_add(1, std::memory_order_relaxed);
     t.lane = L;
-    t.ring = reinterpret_cast<std::uint64_t*>(g_map->ring(i));
+    t.ring = nullptr;
     t.mask = g_slots - 1;
     t.head = L->head.load(std::memory_order_relaxed);
     t.passed = L->passed.load(std::memory_order_relaxed);
-    // Acquire: the drainer finished copying everything below `read` before publishing it.
-    t.limit = g_circular ? L->tail.load(std::memory_order_relaxed) + g_slots : L->read.load(std::memory_order_acquire) + g_slots;
+    t.limit = t.head;  // no block yet: the first record takes one (next_block)
+    t_blk = BlockCursor{kNoBlock, i, 0};
     t.ids = record::ids_word(L->source, L->tid);
     t.hdr = record::header_word(record::RecordKind::Trace);
     t.cpu = nullptr;
@@ -163,70 +179,187 @@ void overrun(detail::ThreadLane& t, bool resource) {
   if (!sticky.load(std::memory_order_relaxed)) sticky.store(1, std::memory_order_relaxed);
 }
 
-// ERRATUM E29. Circular mode: evicts the oldest whole records so that `need` slots (plus 1/16 of the ring, to
-// amortise) fit, and publishes the new tail under the lane's seqlock before any slot is overwritten.
-void evict(detail::ThreadLane& t, std::uint64_t need) {
-  LaneHeader* L = t.lane;
-  std::uint64_t tail = L->tail.load(std::memory_order_relaxed);
-  std::uint64_t evicted = L->evicted.load(std::memory_order_relaxed);
-  const std::uint64_t target = t.head + need + g_slots / 16 - g_slots;
-  while (tail < target && tail < t.head) {
-    const std::uint64_t w = t.ring[(tail & t.mask) * record::kSlotWords];
-    // The lane is this thread's own memory, but another process could scribble on it: never loop on it.
-    const std::uint64_t slots = record::size_of_word(w) == sizeof(record::ResourceRecord) ? kResourceSlots : 1;
-    tail += slots;
-    ++evicted;
+bool process_gone(std::uint32_t pid) { return pid && pid <= (1u << 22) && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+// ERRATUM E40. The pool lock is held for a few hundred nanoseconds per recycled block. A holder stopped
+// there (SIGSTOP, a debugger) holds up recycling for every writer of the board: a writer waits at most
+// 10 ms for the lock, then drops its samples (counted overruns) without trying again for the next 10 ms,
+// so a stopped holder costs each other thread one 10 ms wait per 10 ms, never a hang. A dead holder is
+// replaced at once.
+constinit thread_local std::uint64_t t_lock_retry = 0;  // no lock attempt before this tick
+bool lock_pool() {
+  const std::uint64_t now = detail::now(), wait = g_board->clock_hz / 100;
+  if (now < t_lock_retry) return false;
+  if (pool::lock(g_board->pool_lock, g_pid, wait, detail::now, process_gone)) return true;
+  t_lock_retry = detail::now() + wait;
+  return false;
+}
+void unlock_pool() { pool::unlock(g_board->pool_lock); }
+
+// ERRATUM E29. Circular board, no free block: recycles the board's oldest sealed block, whatever lane it
+// is in (003 2.7: the circular buffer keeps the newest samples, here of the whole board). Under
+// pool_lock: the lane it leaves gets its (tail, evicted) moved past it under the lane's seqlock, then the
+// block's generation is bumped before it is written again (a reader copying it sees the change).
+std::uint32_t recycle() {
+  for (std::uint32_t tries = 0; tries < g_blocks; ++tries) {
+    const std::uint32_t x = pool::dequeue_sealed(g_board->sealed_deq, g_cells, g_blocks);
+    if (x >= g_blocks) return kNoBlock;  // none sealed (every block is some lane's current one)
+    BlockHeader& X = g_bh[x];
+    BlockState s = BlockState::Sealed;
+    if (!X.state.compare_exchange_strong(s, BlockState::Recycling, std::memory_order_acquire)) continue;
+    const std::uint32_t m = X.lane.load(std::memory_order_relaxed);
+    if (m < g_board->lane_count) {
+      LaneHeader* L = g_map->lane(m);
+      const std::uint64_t seq = L->tail_seq.load(std::memory_order_relaxed);
+      L->tail_seq.store(seq + 1, std::memory_order_relaxed);  // odd: (tail, evicted) changing
+      // Release fence: the odd sequence is visible before the new tail.
+      std::atomic_thread_fence(std::memory_order_release);
+      const std::uint64_t end = X.start.load(std::memory_order_relaxed) + g_slots;
+      if (end > L->tail.load(std::memory_order_relaxed)) L->tail.store(end, std::memory_order_relaxed);
+      L->evicted.store(L->evicted.load(std::memory_order_relaxed) + X.records.load(std::memory_order_relaxed),
+                       std::memory_order_relaxed);
+      const std::uint32_t nx = X.next.load(std::memory_order_relaxed);
+      std::uint32_t f = x;
+      L->first.compare_exchange_strong(f, nx, std::memory_order_relaxed);  // it is the lane's oldest block
+      std::uint32_t c = x;
+      L->cur.compare_exchange_strong(c, kNoBlock, std::memory_order_relaxed);  // a retired lane's last block
+      L->tail_seq.store(seq + 2, std::memory_order_release);  // even: consistent
+    }
+    X.gen.store(X.gen.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    // Release fence: the new tail and generation are visible before the block is written again (a reader
+    // that copied an overwritten slot then sees either; x86-64 keeps stores in order).
+    std::atomic_thread_fence(std::memory_order_release);
+    g_board->recycled.store(g_board->recycled.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return x;
   }
-  if (tail > t.head) tail = t.head;
-  const std::uint64_t seq = L->tail_seq.load(std::memory_order_relaxed);
-  L->tail_seq.store(seq + 1, std::memory_order_relaxed);  // odd: (tail, evicted) changing
-  // Release fence: the odd sequence is visible before the new tail.
-  std::atomic_thread_fence(std::memory_order_release);
-  L->tail.store(tail, std::memory_order_relaxed);
-  L->evicted.store(evicted, std::memory_order_relaxed);
-  L->tail_seq.store(seq + 2, std::memory_order_release);  // even: consistent
-  // Release fence: the new tail is visible before the slots below it are overwritten (a reader that
-  // copied an overwritten slot and then loads the tail sees this tail; x86-64 keeps stores in order).
-  std::atomic_thread_fence(std::memory_order_release);
-  t.limit = tail + g_slots;
+  return kNoBlock;
+}
+
+// Simple board with Write Wait on Overrun (000 Table B3a): no free block, so wait for the drainer to give
+// one back, counting the time (ERRATUM E28: ticks). ERRATUM E22: only while a drainer is alive. The wait
+// also gives up when the pool does not move for a second: every block is then some live thread's current
+// block, and threads waiting on each other would wait forever (the board is truly full).
+std::uint32_t wait_for_block(detail::ThreadLane& t) {
+  const std::uint64_t t0 = detail::now();
+  if (!(g_board->control.load(std::memory_order_relaxed) & kCtlWait) || !drainer_alive(t0)) return kNoBlock;
+  std::uint32_t y = kNoBlock;
+  std::uint64_t top = g_board->free_top.load(std::memory_order_relaxed), moved = t0;
+  const std::uint64_t ms = g_board->clock_hz / 1000;
+  // Spin briefly, then yield, then sleep: with more waiting threads than cores, spinning waiters would
+  // take the CPU from the drainer they wait for.
+  for (unsigned spin = 1;; ++spin) {
+    y = pool::pop_free(g_board->free_top, g_bh, g_blocks);
+    if (y != kNoBlock) break;
+    if (spin < 256) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      continue;
+    }
+    const std::uint64_t now = detail::now();
+    if (now - t0 < ms) {
+      sched_yield();
+    } else {
+      const timespec nap{0, 20000};  // 20 us
+      nanosleep(&nap, nullptr);
+    }
+    if (spin % 64 == 0) {
+      if (!drainer_alive(now)) break;
+      const std::uint64_t top1 = g_board->free_top.load(std::memory_order_relaxed);
+      if (top1 != top) top = top1, moved = now;  // a push or pop happened: the pool moves
+      else if (now - moved > g_board->clock_hz) break;
+    }
+  }
+  LaneHeader* L = t.lane;
+  L->waits.store(L->waits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  L->wait_ticks.store(L->wait_ticks.load(std::memory_order_relaxed) + (detail::now() - t0), std::memory_order_relaxed);
+  g_board->pool_waits.fetch_add(1, std::memory_order_relaxed);
+  return y;
+}
+
+// Seals block x at the writer's head: its end and record count, then the link to the next block y (or
+// none, when the lane retires), then its state; on a circular board it joins the sealed queue, oldest
+// first. A reader that sees the link or the state (acquire) sees end and records.
+void seal(detail::ThreadLane& t, std::uint32_t x, std::uint32_t y) {
+  BlockHeader& X = g_bh[x];
+  X.end.store(t.head, std::memory_order_relaxed);
+  const std::uint64_t recs = t.passed - t.lane->overruns.load(std::memory_order_relaxed);
+  X.records.store(recs - t_blk.recs_base, std::memory_order_relaxed);
+  // Release: a reader that follows the link sees Y's header (written before) and X's end.
+  if (y != kNoBlock) X.next.store(y, std::memory_order_release);
+  X.state.store(BlockState::Sealed, std::memory_order_release);  // release: as for the link
+  if (g_circular) pool::enqueue_sealed(g_board->sealed_enq, g_cells, g_blocks, x);
+}
+
+// Hands block y to the thread's lane as its new current block: the block's header, the link from the
+// previous block (or the lane's `first`), the seal of the previous block, and the thread's cursor.
+void hand_out(detail::ThreadLane& t, std::uint32_t y) {
+  LaneHeader* L = t.lane;
+  BlockHeader& Y = g_bh[y];
+  std::uint32_t x = t_blk.cur;
+  // The first block of an occupancy continues the lane's chain: an adopted Retired lane's last block is
+  // sealed already and may be recycled meanwhile on a circular board, hence the lock there.
+  const bool first_of_occupancy = x == kNoBlock;
+  const bool locked = first_of_occupancy && g_circular && lock_pool();
+  if (first_of_occupancy) {
+    x = L->cur.load(std::memory_order_relaxed);
+    if (x < g_blocks && g_bh[x].lane.load(std::memory_order_relaxed) != t_blk.lane) x = kNoBlock;
+  }
+  const std::uint64_t start =
+      x < g_blocks ? g_bh[x].start.load(std::memory_order_relaxed) + g_slots : (t.head + g_slots - 1) & ~(g_slots - 1);
+  Y.lane.store(t_blk.lane, std::memory_order_relaxed);
+  Y.owner_pid.store(g_pid, std::memory_order_relaxed);
+  Y.start.store(start, std::memory_order_relaxed);
+  Y.end.store(start, std::memory_order_relaxed);
+  Y.records.store(0, std::memory_order_relaxed);
+  Y.next.store(kNoBlock, std::memory_order_relaxed);
+  Y.state.store(BlockState::Writing, std::memory_order_relaxed);
+  if (x < g_blocks && !first_of_occupancy) {
+    seal(t, x, y);
+  } else if (x < g_blocks) {
+    g_bh[x].next.store(y, std::memory_order_release);  // sealed when the lane retired; release, as in seal()
+  } else {
+    L->first.store(y, std::memory_order_release);  // release, as for the link
+  }
+  L->cur.store(y, std::memory_order_relaxed);
+  if (locked) unlock_pool();
+  t_blk.cur = y;
+  t_blk.recs_base = t.passed - L->overruns.load(std::memory_order_relaxed);
+  t.ring = reinterpret_cast<std::uint64_t*>(g_map->block_data(y));
+  t.head = start;
+  t.limit = start + g_slots;
+}
+
+// The record of `need` slots does not fit in the thread's block: take the next one. A record never
+// straddles two blocks (the slots left at the end of a block stay unused). False when the sample is
+// dropped (counted).
+bool next_block(detail::ThreadLane& t, std::uint64_t need, bool resource) {
+  if (need > g_slots) {  // cannot happen with 4 KiB blocks; never loop on it
+    overrun(t, resource);
+    return false;
+  }
+  std::uint32_t y = pool::pop_free(g_board->free_top, g_bh, g_blocks);
+  if (y == kNoBlock) {
+    if (g_circular) {  // 003 2.7: circular keeps the newest. ERRATUM E23: the wait bit does not apply.
+      if (lock_pool()) {
+        y = recycle();
+        unlock_pool();
+      }
+    } else {
+      y = wait_for_block(t);
+    }
+  }
+  if (y == kNoBlock) {
+    overrun(t, resource);
+    return false;
+  }
+  hand_out(t, y);
+  return true;
 }
 
 // Makes room for `need` slots. False when the sample is dropped (counted).
 bool make_room(detail::ThreadLane& t, std::uint64_t need, bool resource) {
-  if (t.head + need <= t.limit) return true;
-  LaneHeader* L = t.lane;
-  if (g_circular) {  // 003 2.7: circular keeps the newest. ERRATUM E23: the wait bit does not apply.
-    evict(t, need);
-    return true;
-  }
-  // Acquire: the drainer copied out everything below `read` before publishing it.
-  t.limit = L->read.load(std::memory_order_acquire) + g_slots;
-  if (t.head + need <= t.limit) return true;
-  const std::uint64_t t0 = detail::now();
-  // 000 Table B3a: with "Wait on Overrun" set, hold the probe until there is room, counting the time
-  // (ERRATUM E28: in timestamp ticks, 64 bits).
-  // ERRATUM E22: only while a drainer is alive; without one nobody would ever make room.
-  if ((g_board->control.load(std::memory_order_relaxed) & kCtlWait) && drainer_alive(t0)) {
-    for (unsigned spin = 1;; ++spin) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-      t.limit = L->read.load(std::memory_order_acquire) + g_slots;  // acquire, as above
-      if (t.head + need <= t.limit) {
-        L->waits.store(L->waits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        L->wait_ticks.store(L->wait_ticks.load(std::memory_order_relaxed) + (detail::now() - t0), std::memory_order_relaxed);
-        return true;
-      }
-      if (spin % 1024 == 0) {
-        if (!drainer_alive(detail::now())) break;
-        if (spin % 65536 == 0) sched_yield();
-      }
-    }
-    L->waits.store(L->waits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    L->wait_ticks.store(L->wait_ticks.load(std::memory_order_relaxed) + (detail::now() - t0), std::memory_order_relaxed);
-  }
-  overrun(t, resource);
-  return false;
+  return t.head + need <= t.limit || next_block(t, need, resource);
 }
 
 // Writes one record of `slots` slots (slow path form of the inline trace()).
@@ -385,7 +518,10 @@ bool attach(const char* name) noexcept {
   g_map = new board::Mapping(std::move(m));  // lives as long as the process
   g_board = g_map->header();
   g_pid = static_cast<std::uint32_t>(::getpid());
-  g_slots = g_board->ring_bytes / kSlot;
+  g_slots = g_board->block_bytes / kSlot;
+  g_blocks = g_board->block_count;
+  g_bh = g_map->blocks();
+  g_cells = g_map->sealed_cells();
   g_circular = !(g_board->config & kCfgWrapB);
   detail::g_tsc = g_board->clock_kind == ClockKind::Tsc;
   g_board->attached.fetch_add(1, std::memory_order_relaxed);
@@ -400,9 +536,13 @@ bool attached() noexcept { return g_board != nullptr; }
 void release_lane() noexcept {
   detail::ThreadLane& t = detail::t_lane;
   if (!t.lane) return;
+  // The current block is sealed (on a circular board it joins the queue: the oldest to be recycled once
+  // it is the oldest); it stays the lane's `cur`, so a thread adopting the lane continues after it.
+  if (t_blk.cur < g_blocks) seal(t, t_blk.cur, kNoBlock);
   // Release: a drainer that sees Retired sees the final head and counts.
   t.lane->state.store(LaneState::Retired, std::memory_order_release);
   t = detail::ThreadLane{};
+  t_blk = BlockCursor{};
   close_perf(t_ctr);
   t_ctr = ThreadCounters{};
 }

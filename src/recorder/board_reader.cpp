@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
+#include "kron/board_pool.hpp"
 #include "kron/core/error.hpp"
 #include "kron/core/record.hpp"
 
@@ -16,8 +18,6 @@ namespace kron::recorder {
 using namespace kron::board;
 
 namespace {
-constexpr std::uint64_t kRingBase = 0;  // (readability) slot offsets below are relative to a lane's ring
-
 // A lane's owner is gone when its pid no longer exists (signal 0 only checks). A pid outside Linux's
 // range (a hostile segment) is never passed to kill(): 0 and negative values name process groups.
 bool process_gone(std::uint32_t pid) {
@@ -72,101 +72,146 @@ void BoardReader::heartbeat() {
 BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink,
                                     bool defer) {
   const LaneHeader* L = map_.lane(i);
-  const std::uint8_t* ring = map_.ring(i);
-  const std::uint64_t slots = header().ring_bytes / kSlot, mask = slots - 1;
-  const std::uint64_t ring_off = header().rings_offset + std::uint64_t{i} * header().ring_bytes;
+  const BoardHeader& b = header();
+  const std::uint64_t B = b.block_bytes / kSlot;
+  const std::uint32_t nb = b.block_count;
+  const BlockHeader* blocks = map_.blocks();
+  const std::uint64_t lane_off = b.lanes_offset + std::uint64_t{i} * b.lane_header_size;
+  auto block_off = [&](std::uint32_t x) { return b.blocks_offset + std::uint64_t{x} * sizeof(BlockHeader); };
   Pass p;
   p.r = r, p.rr = rr;
   auto corrupt = [&](std::uint64_t off, const std::string& what) {
     p.corrupt = true;
     p.problem = label_ + ": offset " + std::to_string(off) + ": lane " + std::to_string(i) + ": " + what;
   };
-  // Acquire: every record below head is complete (pairs with the probe's release store).
-  const std::uint64_t h = L->head.load(std::memory_order_acquire);
-  if (h < r) {
-    corrupt(header().lanes_offset + i * std::uint64_t{header().lane_header_size} + offsetof(LaneHeader, head),
-            "head is behind the read position");
+  const bool circ = circular();
+  // ERRATUM E34. A recycler stopped inside this lane's seqlock: a drain defers the lane (nothing taken,
+  // nothing counted: the next pass retries it), unless the lane's owner is dead and the fields are taken
+  // as they stand; snapshots and figures take them as they stand too.
+  const bool may_defer = defer && !v.owner_dead;
+  std::uint64_t t0 = 0, e0 = 0;
+  if (circ && !load_tail(L, &t0, &e0) && may_defer) {
+    p.deferred = true;
     return p;
   }
-  const bool circ = circular();
-  // ERRATUM E34. A writer stopped inside its seqlock: a drain defers the lane (nothing taken, nothing counted: the
-  // next pass retries it), unless its owner is dead (the fields stay as it left them: taken as they are;
-  // a record it was evicting is then counted as torn, and the identity stays exact).
-  const bool may_defer = defer && !v.owner_dead;
-  std::uint64_t start = r, t0 = 0, e0 = 0;
-  if (circ) {
-    if (!load_tail(L, &t0, &e0) && may_defer) {
-      p.deferred = true;
-      return p;
+  // Acquire: every record below head is complete (pairs with the probe's release store).
+  const std::uint64_t h = L->head.load(std::memory_order_acquire);
+  // A circular lane whose last block was recycled after it retired has its tail (a block bound) beyond
+  // its head, and the reader's position at that tail: nothing there, not a fault.
+  if (h < r && !(circ && r <= t0)) {
+    corrupt(lane_off + offsetof(LaneHeader, head), "head is behind the read position");
+    return p;
+  }
+  const std::uint64_t from = std::max(r, t0);
+  // Copy [from, h) block by block along the lane's chain into this lane's private buffer (what a sink
+  // receives stays valid until the next pass over the lane). On a circular board a block may be recycled
+  // under the reader: its generation is checked after the copy, and the walk stops where the chain moved
+  // (the rest is taken next pass; what was recycled is below the new tail and counted as overwritten).
+  if (bufs_.size() <= i) bufs_.resize(i + 1);
+  std::vector<std::uint8_t>& buf = bufs_[i];
+  std::vector<Seg>& segs = segs_;
+  segs.clear();
+  std::uint64_t used = 0, expect = ~0ull, off_of_index = lane_off + offsetof(LaneHeader, first);
+  // Acquire: the block's header was written before it was linked.
+  std::uint32_t x = L->first.load(std::memory_order_acquire);
+  for (std::uint32_t steps = 0; x != kNoBlock && !p.corrupt; ++steps) {
+    if (x >= nb) {
+      corrupt(off_of_index, "block index " + std::to_string(x) + " is outside the pool of " + std::to_string(nb));
+      break;
     }
-    start = std::max(r, t0);
-    if (start > h) start = h;
-    if (h - start > slots) start = h - slots;
-  } else if (h - r > slots) {
-    corrupt(ring_off, "head is more than a ring ahead of the read position");
+    if (steps >= nb) {
+      corrupt(off_of_index, "the lane's block chain is longer than the pool (a cycle)");
+      break;
+    }
+    const BlockHeader& X = blocks[x];
+    const std::uint32_t g = X.gen.load(std::memory_order_acquire);  // acquire: the fields below after it
+    const std::uint64_t s = X.start.load(std::memory_order_relaxed);
+    if (X.lane.load(std::memory_order_relaxed) != i || s % B || (expect != ~0ull && s != expect)) {
+      if (circ) break;  // recycled and handed out again meanwhile: the chain moved, next pass goes on
+      corrupt(block_off(x), "block " + std::to_string(x) + " does not continue the lane's chain");
+      break;
+    }
+    // Acquire: end (and the records below it) were stored before the link or the sealed state.
+    const std::uint32_t nx = X.next.load(std::memory_order_acquire);
+    const bool sealed = nx != kNoBlock || X.state.load(std::memory_order_acquire) == BlockState::Sealed;
+    std::uint64_t e = sealed ? X.end.load(std::memory_order_relaxed) : s + B;
+    if (e < s || e > s + B) {
+      corrupt(block_off(x) + offsetof(BlockHeader, end), "block end is outside the block");
+      break;
+    }
+    e = std::min(e, h);  // never past the head read above
+    const std::uint64_t a = std::max(from, s);
+    if (a < e) {
+      const std::uint64_t n = (e - a) * kSlot;
+      if (buf.size() < used + n) buf.resize(std::max(used + n, 2 * buf.size()));  // grows; never shrinks
+      std::memcpy(buf.data() + used, map_.block_data(x) + (a - s) * kSlot, n);
+      segs.push_back({a, e, used, x});
+      used += n;
+    }
+    if (circ) {
+      // Acquire fence: the copy and the link load happen before the generation is checked again.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (X.gen.load(std::memory_order_relaxed) != g) {
+        if (a < e) segs.pop_back();
+        break;
+      }
+    }
+    if (!sealed || e >= h) break;
+    expect = s + B;
+    off_of_index = block_off(x) + offsetof(BlockHeader, next);
+    x = nx;
+  }
+  if (p.corrupt) {
     p.r = h;
     return p;
   }
-  // Copy [start, h) out of the ring (two pieces at the wrap).
-  const std::uint64_t n = h - start;
-  // One private buffer per lane: what a sink receives stays valid until the next pass over that lane.
-  if (bufs_.size() <= i) bufs_.resize(i + 1);
-  std::vector<std::uint8_t>& buf = bufs_[i];
-  if (buf.size() < n * kSlot) buf.resize(n * kSlot);  // grows once; never shrinks
-  if (n) {
-    const std::uint64_t first = std::min(n, slots - (start & mask));
-    std::memcpy(buf.data(), ring + (start & mask) * kSlot, first * kSlot);
-    if (n > first) std::memcpy(buf.data() + first * kSlot, ring + kRingBase, (n - first) * kSlot);
-  }
-  std::uint64_t vstart = start;
+  std::size_t keep = 0;  // the first segment kept
   if (circ) {
     std::uint64_t t1 = 0, e1 = 0;
-    // Acquire fence: the copy above happens before the tail load below; a slot the writer overwrote
-    // during the copy lies below the tail it published first.
+    // Acquire fence: the copies above happen before the tail load below; a block recycled during a copy
+    // lies below the tail its recycler published first.
     std::atomic_thread_fence(std::memory_order_acquire);
     if (!load_tail(L, &t1, &e1) && may_defer) {
       p = Pass{};
       p.r = r, p.rr = rr, p.deferred = true;
       return p;
     }
-    if (t1 > r) {  // records in [r, t1) were overwritten before this reader took them
+    if (t1 > r) {  // records in [r, t1) were recycled before this reader took them
       if (e1 < rr) {
-        corrupt(ring_off, "evicted count went backwards");
+        corrupt(lane_off + offsetof(LaneHeader, evicted), "evicted count went backwards");
         return p;
       }
       p.overwritten = e1 - rr;
       p.rr = e1;
       p.r = t1;
     }
-    vstart = std::max(start, t1);
-    if (vstart >= h) {
-      p.r = std::max(p.r, h);
-      return p;
-    }
+    while (keep < segs.size() && segs[keep].from < t1) ++keep;  // t1 is a block bound: whole segments
   }
-  // Walk the valid records, checking each one's kind and size.
-  std::uint64_t pos = vstart, count = 0;
-  const std::uint8_t* base = buf.data() + (vstart - start) * kSlot;
-  while (pos < h) {
-    const std::uint64_t w = record::header_word_at(buf.data() + (pos - start) * kSlot);
-    const std::uint64_t k = record::valid_slots(w);  // 0: unknown kind, or a size not its kind's
-    if (!k) {
-      corrupt(ring_off + (pos & mask) * kSlot, "record of kind " + std::to_string(record::kind_of(w)) + " and size " +
-                                                   std::to_string(record::size_of_word(w)) +
-                                                   " is not a Trace or Resource record");
-      break;
+  // Walk the records kept, checking each one's kind and size.
+  std::uint64_t count = 0, bytes = 0;
+  for (std::size_t k = keep; k < segs.size() && !p.corrupt; ++k) {
+    const Seg& sg = segs[k];
+    std::uint64_t pos = sg.from;
+    while (pos < sg.to) {
+      const std::uint64_t w = record::header_word_at(buf.data() + sg.at + (pos - sg.from) * kSlot);
+      const std::uint64_t n = record::valid_slots(w);  // 0: unknown kind, or a size not its kind's
+      if (!n || pos + n > sg.to) {
+        const std::uint64_t at = b.data_offset + std::uint64_t{sg.block} * b.block_bytes + (pos % B) * kSlot;
+        corrupt(at, !n ? "record of kind " + std::to_string(record::kind_of(w)) + " and size " +
+                             std::to_string(record::size_of_word(w)) + " is not a Trace or Resource record"
+                       : "record runs past the end of its block or the lane's head");
+        break;
+      }
+      pos += n;
+      ++count;
     }
-    if (pos + k > h) {
-      corrupt(ring_off + (pos & mask) * kSlot, "record runs past the lane's head");
-      break;
-    }
-    pos += k;
-    ++count;
+    bytes = sg.at + (pos - sg.from) * kSlot - (keep < segs.size() ? segs[keep].at : 0);
+    p.r = std::max(p.r, pos);
   }
-  if (count && sink) sink(v, std::span<const std::uint8_t>(base, (pos - vstart) * kSlot), count);
+  if (count && sink) sink(v, std::span<const std::uint8_t>(buf.data() + segs[keep].at, bytes), count);
   p.emitted = count;
   p.rr += count;
-  p.r = p.corrupt ? h : pos;
+  if (p.corrupt) p.r = h;
   return p;
 }
 
@@ -187,7 +232,7 @@ LaneView BoardReader::view_lane(std::uint32_t i) {
   v.wait_ticks = L->wait_ticks.load(std::memory_order_relaxed);
   v.drained = L->drained.load(std::memory_order_relaxed);
   v.overwritten = L->overwritten.load(std::memory_order_relaxed);
-  v.capacity_slots = header().ring_bytes / kSlot;
+  v.capacity_slots = std::uint64_t{header().block_count} * (header().block_bytes / kSlot);
   return v;
 }
 
@@ -205,10 +250,19 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
       finishing = L->state.compare_exchange_strong(s, LaneState::Claiming, std::memory_order_acquire);
       if (!finishing) continue;  // adopted: drained as an active lane next pass
     }
+    // A circular lane is freed under the pool lock: no recycler moves its chain between the last pass and
+    // the detach. A lock that cannot be had (its holder stopped) leaves the lane for a later pass.
+    const bool locked = finishing && circular() && lock_pool();
+    if (finishing && circular() && !locked) {
+      ++deferred_;
+      L->state.store(v.state, std::memory_order_release);  // as it was (release: as when freed)
+      continue;
+    }
     Pass p = pass(i, L->read.load(std::memory_order_relaxed), L->read_records.load(std::memory_order_relaxed), v, sink,
                   true);
     if (p.deferred) {  // its writer is inside an update: the other lanes go on, this one next pass
       ++deferred_;
+      if (locked) pool::unlock(header().pool_lock);
       if (finishing) L->state.store(v.state, std::memory_order_release);  // as it was (release: as when freed)
       continue;
     }
@@ -219,7 +273,10 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
     L->overwritten.store(v.overwritten + p.overwritten, std::memory_order_relaxed);
     L->read_records.store(p.rr, std::memory_order_relaxed);
     L->read.store(p.r, std::memory_order_release);
-    if (!finishing) continue;
+    if (!finishing) {
+      if (!circular()) give_back(i, p.r, false);
+      continue;
+    }
     // The owner is gone: record the lane's final figures and free it for another thread.
     const std::uint64_t passed = L->passed.load(std::memory_order_relaxed);
     const std::uint64_t torn = passed > v.overruns + p.rr ? passed - v.overruns - p.rr : 0;
@@ -236,9 +293,80 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
     for (auto* a : {&L->head, &L->passed, &L->overruns, &L->waits, &L->wait_ticks, &L->tail_seq, &L->tail, &L->evicted,
                     &L->read, &L->read_records, &L->drained, &L->overwritten, &L->torn})
       a->store(0, std::memory_order_relaxed);
+    if (circular()) detach(i);
+    else give_back(i, p.r, true);
+    if (locked) pool::unlock(header().pool_lock);
     // Release: the next owner (acquire CAS) sees the zeroed lane.
     L->state.store(LaneState::Free, std::memory_order_release);
   }
+}
+
+void BoardReader::give_back(std::uint32_t i, std::uint64_t read, bool all) {
+  LaneHeader* L = map_.lane(i);
+  BlockHeader* blocks = map_.blocks();
+  const std::uint32_t nb = header().block_count;
+  std::uint32_t x = L->first.load(std::memory_order_acquire);
+  for (std::uint32_t steps = 0; x < nb && steps < nb; ++steps) {
+    BlockHeader& X = blocks[x];
+    if (X.lane.load(std::memory_order_relaxed) != i) break;  // a scribbled chain: never give back another's
+    // Acquire: the link was stored after the block's end (and after the writer's last record in it).
+    const std::uint32_t nx = X.next.load(std::memory_order_acquire);
+    if (!all && (nx == kNoBlock || read < X.end.load(std::memory_order_relaxed))) break;  // still written or unread
+    L->first.store(nx, std::memory_order_relaxed);
+    X.lane.store(kNoBlock, std::memory_order_relaxed);
+    X.next.store(kNoBlock, std::memory_order_relaxed);
+    X.state.store(BlockState::Free, std::memory_order_relaxed);
+    pool::push_free(header().free_top, blocks, x);  // release: this process's copy of it is done
+    x = nx;
+  }
+  if (all) L->first.store(kNoBlock, std::memory_order_relaxed), L->cur.store(kNoBlock, std::memory_order_relaxed);
+}
+
+void BoardReader::detach(std::uint32_t i) {
+  LaneHeader* L = map_.lane(i);
+  BlockHeader* blocks = map_.blocks();
+  const std::uint32_t nb = header().block_count;
+  std::uint32_t x = L->first.load(std::memory_order_acquire);
+  for (std::uint32_t steps = 0; x < nb && steps < nb; ++steps) {
+    BlockHeader& X = blocks[x];
+    if (X.lane.load(std::memory_order_relaxed) != i) break;
+    const std::uint32_t nx = X.next.load(std::memory_order_acquire);
+    X.lane.store(kNoBlock, std::memory_order_relaxed);
+    if (X.state.load(std::memory_order_relaxed) == BlockState::Writing) {  // a dead writer's: never queued
+      X.next.store(kNoBlock, std::memory_order_relaxed);
+      X.state.store(BlockState::Free, std::memory_order_relaxed);
+      pool::push_free(header().free_top, blocks, x);
+    }
+    x = nx;
+  }
+  L->first.store(kNoBlock, std::memory_order_relaxed);
+  L->cur.store(kNoBlock, std::memory_order_relaxed);
+}
+
+bool BoardReader::lock_pool() {
+  // 10 ms by this process's own clock (the board's clock rate is the segment's word, not trusted here).
+  auto now_ns = [] { return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()); };
+  return pool::lock(header().pool_lock, static_cast<std::uint32_t>(::getpid()), 10'000'000, now_ns, process_gone);
+}
+
+BoardReader::PoolView BoardReader::pool() const {
+  PoolView v;
+  const BoardHeader& b = header();
+  v.blocks = b.block_count;
+  v.block_bytes = b.block_bytes;
+  v.recycled = b.recycled.load(std::memory_order_relaxed);
+  v.waits = b.pool_waits.load(std::memory_order_relaxed);
+  const BlockHeader* blocks = map_.blocks();
+  for (std::uint32_t x = 0; x < b.block_count; ++x) {
+    switch (blocks[x].state.load(std::memory_order_relaxed)) {
+      case BlockState::Free: ++v.free; break;
+      case BlockState::Writing: ++v.writing; break;
+      case BlockState::Sealed: ++v.sealed; break;
+      case BlockState::Recycling: ++v.recycling; break;
+      default: break;  // a scribbled state: counted in none
+    }
+  }
+  return v;
 }
 
 void BoardReader::snapshot(const Sink& sink) {
@@ -302,8 +430,10 @@ std::vector<tracefile::LaneEntry> BoardReader::lane_entries() {
 
 std::uint16_t BoardReader::csr_read() {
   std::uint16_t c = csr_stored(header());
-  for (const LaneView& v : lanes())
-    if (!circular() && v.state == LaneState::Active && v.used_slots + kResourceSlots > v.capacity_slots) c |= kCsrFifoFull;
+  // A simple board is full when its pool has no free block (the chip's FIFO Full: the next sample that
+  // needs a block waits or is dropped).
+  if (!circular() && static_cast<std::uint32_t>(header().free_top.load(std::memory_order_relaxed)) >= header().block_count)
+    c |= kCsrFifoFull;
   if (header().trace_overrun.load(std::memory_order_relaxed)) c |= kCsrFifoOverrun;
   if (header().resource_overrun.load(std::memory_order_relaxed)) c |= kCsrShadowOverrun;
   return c;

@@ -26,7 +26,8 @@ struct LaneView {
   std::uint64_t held = 0;        // records on the board now
   std::uint64_t overruns = 0, overwritten = 0, waits = 0, wait_ticks = 0;
   std::uint64_t torn = 0;        // a record cut by the owner's death: counted, never decoded
-  std::uint64_t capacity_slots = 0, used_slots = 0;
+  std::uint64_t capacity_slots = 0;  // the board's whole pool: a lane may fill all of it
+  std::uint64_t used_slots = 0;      // slots of this lane on the board now
   std::string problem;           // corrupt lane memory: what and where (segment offset)
 };
 
@@ -70,6 +71,12 @@ class BoardReader {
   void snapshot(const Sink& sink);
   // Every lane's figures now (no change to the board).
   std::vector<LaneView> lanes();
+  // The block pool now: blocks by state (a count taken while writers run is a moment's picture).
+  struct PoolView {
+    std::uint32_t blocks = 0, free = 0, writing = 0, sealed = 0, recycling = 0;
+    std::uint64_t block_bytes = 0, recycled = 0, waits = 0;
+  };
+  PoolView pool() const;
   Totals totals();
   // Lane table entries for a trace file: every lane that ever saw a probe.
   std::vector<tracefile::LaneEntry> lane_entries();
@@ -92,9 +99,22 @@ class BoardReader {
   // without it the fields are taken as they are (snapshot and figures, which change nothing).
   Pass pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink, bool defer = false);
 
+  // Gives back to the free stack the blocks of lane i that the drain has read whole and its writer has
+  // left (simple boards); all of them (`all`) when the lane is being freed.
+  void give_back(std::uint32_t i, std::uint64_t read, bool all);
+  // Circular boards, a lane being freed: its sealed blocks stay in the queue, detached from the lane (a
+  // recycler then takes them without touching the lane); a dead writer's current block is given back.
+  void detach(std::uint32_t i);
+  bool lock_pool();  // the circular board's pool lock (include/kron/board_pool.hpp), with this pid
+
   board::Mapping map_;
   std::string label_;
-  std::vector<std::vector<std::uint8_t>> bufs_;  // per lane: records copied out of its ring
+  std::vector<std::vector<std::uint8_t>> bufs_;  // per lane: records copied out of its blocks
+  struct Seg {
+    std::uint64_t from, to, at;  // lane positions [from, to) copied to the lane's buffer at byte `at`
+    std::uint32_t block;
+  };
+  std::vector<Seg> segs_;
   std::vector<std::string> problems_;
   Totals freed_;  // lanes finished and freed by drain()
   std::uint64_t deferred_ = 0;  // lane passes left for later: a writer was inside its seqlock

@@ -73,12 +73,20 @@ void apply_counters(const std::vector<std::string>& specs, board::CreateOptions&
   }
 }
 
-void apply_board_options(const std::string& buffer, std::uint32_t lanes, const std::string& mode,
-                         const std::string& filter, board::CreateOptions& o) {
+void apply_board_options(const std::string& buffer, std::uint32_t lanes, const std::string& block,
+                         const std::string& mode, const std::string& filter, board::CreateOptions& o) {
   const auto size = parse_size(buffer);
   if (!size) throw InputError::at_offset("--buffer " + buffer, 0, "expected a size such as 16M or 1G");
   o.size = *size;
+  if (lanes == 0 || lanes > board::kMaxLanes)
+    throw InputError::at_offset("--lanes " + std::to_string(lanes), 0, "expected 1 to " + std::to_string(board::kMaxLanes));
   o.lanes = lanes;
+  if (block != "auto") {
+    const auto b = parse_size(block);
+    if (!b || *b < board::kMinBlockBytes || *b > board::kMaxBlockBytes || (*b & (*b - 1)))
+      throw InputError::at_offset("--block-size " + block, 0, "expected auto or a power of two from 4K to 1M");
+    o.block_bytes = *b;
+  }
   o.mode = parse_mode(mode);
   const auto mask = parse_uint(filter, 0xffff);
   if (!mask) throw InputError::at_offset("--filter " + filter, 0, "expected a 16-bit mask such as 0xffff");

@@ -20,9 +20,9 @@ std::optional<std::uint64_t> parse_uint(const std::string& text, std::uint64_t m
 void apply_counters(const std::vector<std::string>& specs, board::CreateOptions& o);
 // "simple" / "circular".
 board::BufferMode parse_mode(const std::string& text);
-// The options `kron board create` and `kron record` share: --buffer SIZE, --lanes N, --mode, --filter MASK.
-// Fills those fields of `o`; throws InputError naming the argument when one is malformed.
-void apply_board_options(const std::string& buffer, std::uint32_t lanes, const std::string& mode,
-                         const std::string& filter, board::CreateOptions& o);
+// The options `kron board create` and `kron record` share: --buffer SIZE, --lanes N, --block-size SIZE|auto,
+// --mode, --filter MASK. Fills those fields of `o`; throws InputError naming the argument when one is malformed.
+void apply_board_options(const std::string& buffer, std::uint32_t lanes, const std::string& block,
+                         const std::string& mode, const std::string& filter, board::CreateOptions& o);
 
 }  // namespace kron::recorder

@@ -16,12 +16,13 @@ struct CreateArgs {
   bool wait = false, replace = false, disabled = false, huge_pages = false;
   std::vector<std::string> counters;
   unsigned lanes = board::kDefaultLanes, node = 0;
+  std::string block = "auto";
 };
 
 int create(const CreateArgs& a) {
   board::CreateOptions o;
   o.name = a.name;
-  recorder::apply_board_options(a.buffer, a.lanes, a.mode, a.filter, o);
+  recorder::apply_board_options(a.buffer, a.lanes, a.block, a.mode, a.filter, o);
   const auto perms = recorder::parse_uint(a.perms.size() > 1 && a.perms[0] == '0' ? a.perms.substr(1) : a.perms, 777);
   if (!perms) throw InputError::at_offset("--perms " + a.perms, 0, "expected octal digits such as 0600");
   unsigned oct = 0;  // the digits were read as decimal: reinterpret as octal
@@ -40,8 +41,8 @@ int create(const CreateArgs& a) {
   if (!m) throw std::runtime_error(err);
   if (!note.empty()) fmt::print(stderr, "kron board create: {}\n", note);
   const auto& h = *m.header();
-  fmt::print("board {}: {} bytes, {} lanes of {} bytes, {} buffer, {} Hz {}\n", a.name, h.segment_size, h.lane_count,
-             h.ring_bytes, (h.config & board::kCfgWrapB) ? "simple" : "circular", h.clock_hz,
+  fmt::print("board {}: {} bytes, {} lanes sharing {} blocks of {} bytes, {} buffer, {} Hz {}\n", a.name, h.segment_size,
+             h.lane_count, h.block_count, h.block_bytes, (h.config & board::kCfgWrapB) ? "simple" : "circular", h.clock_hz,
              h.clock_kind == board::ClockKind::Tsc ? "TSC" : "CLOCK_MONOTONIC");
   return kExitOk;
 }
@@ -76,7 +77,8 @@ KRON_COMMAND("board", "create, list or remove boards (shared memory that outlive
   auto* cr = app.add_subcommand("create", "create a board");
   cr->add_option("name", c->name, "board name")->required();
   cr->add_option("--buffer", c->buffer, "board memory (16M default)")->capture_default_str();
-  cr->add_option("--lanes", c->lanes, "lanes (threads writing at once)")->capture_default_str();
+  cr->add_option("--lanes", c->lanes, "lane headers: threads writing at once (memory is shared by all)")->capture_default_str();
+  cr->add_option("--block-size", c->block, "bytes a lane takes from the pool at a time (auto, or 4K-1M)")->capture_default_str();
   cr->add_option("--mode", c->mode, "simple or circular")->capture_default_str();
   cr->add_option("--filter", c->filter, "Filter Register")->capture_default_str();
   cr->add_flag("--wait", c->wait, "CSR Write Wait on Overrun");

@@ -23,6 +23,7 @@ struct Args {
   bool wait = false, huge_pages = false;
   std::vector<std::string> counters;
   unsigned lanes = board::kDefaultLanes;
+  std::string block = "auto";
   unsigned node = 0;
   bool quiet = false;
   double hold_ms = double(recorder::Recorder::kDefaultHoldMs);
@@ -95,7 +96,7 @@ int run(const Args& a) {
   recorder::RecordOptions o;
   o.board.name = "record-" + std::to_string(::getpid());
   o.board.replace = true;
-  recorder::apply_board_options(a.buffer, a.lanes, a.mode, a.filter, o.board);
+  recorder::apply_board_options(a.buffer, a.lanes, a.block, a.mode, a.filter, o.board);
   o.board.csr = board::kCsrSamplingEnabled | (a.wait ? board::kCsrWriteWait : 0);
   o.board.node = a.node;
   o.board.huge_pages = a.huge_pages;
@@ -134,7 +135,9 @@ KRON_COMMAND("record", "run a program on a new board (or drain an existing one l
   made(app.add_option("--filter", a->filter, "Filter Register: groups recorded (bit n = group n)")->capture_default_str());
   made(app.add_flag("--wait", a->wait, "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
   made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));
-  made(app.add_option("--lanes", a->lanes, "lanes (threads writing at once)")->capture_default_str());
+  made(app.add_option("--lanes", a->lanes, "lane headers: threads writing at once (memory is shared by all)")->capture_default_str());
+  made(app.add_option("--block-size", a->block, "bytes a lane takes from the board's pool at a time (auto, or 4K-1M)")
+           ->capture_default_str());
   made(app.add_option("--node", a->node, "node number of the source identification")->capture_default_str());
   app.add_option("--board", a->board,
                  "drain this existing board live (kron board create; writers: kron run --board) until SIGINT/SIGTERM");

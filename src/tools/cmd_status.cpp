@@ -44,7 +44,13 @@ int run(const Args& a) {
   std::uint64_t held = 0, cap = 0, used = 0;
   const auto lanes = r.lanes();
   for (const auto& v : lanes) held += v.held, cap += v.capacity_slots, used += v.used_slots;
+  const auto pool = r.pool();
+  cap = std::uint64_t{pool.blocks} * (pool.block_bytes / kSlot);
   fmt::print("memory: {} samples held, {} of {} slots used ({:.1f}%)\n", held, used, cap, cap ? 100.0 * double(used) / double(cap) : 0.0);
+  // Blocks by state; "unaccounted" are blocks no state claims (a writer killed while taking one, E40).
+  fmt::print("pool: {} blocks of {} bytes: {} free, {} being written, {} sealed, {} recycled so far, {} probes waited "
+             "for a block\n",
+             pool.blocks, pool.block_bytes, pool.free, pool.writing, pool.sealed, pool.recycled, pool.waits);
   fmt::print("{:>4} {:<8} {:>14} {:>8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>5}\n", "lane", "state", "node.process", "tid",
              "held", "passed", "overruns", "overwrit.", "waits", "torn");
   for (const auto& v : lanes) {

@@ -49,14 +49,22 @@ TEST_F(BoardValidateTest, HostileHeadersAreRefusedWithTheirOffset) {
   const std::vector<Corruption> cases = {
       {"magic", 0, [](BoardHeader* b) { b->magic[0] = 'X'; }},
       {"byte order", offsetof(BoardHeader, byte_order), [](BoardHeader* b) { b->byte_order = 0x04030201; }},
-      {"major", offsetof(BoardHeader, major), [](BoardHeader* b) { b->major = 2; }},
+      {"major", offsetof(BoardHeader, major), [](BoardHeader* b) { b->major = 1; }},
       {"header size", offsetof(BoardHeader, header_size), [](BoardHeader* b) { b->header_size = 1u << 30; }},
       {"segment size", offsetof(BoardHeader, segment_size), [](BoardHeader* b) { b->segment_size *= 2; }},
       {"lane count", offsetof(BoardHeader, lane_count), [](BoardHeader* b) { b->lane_count = 0; }},
       {"lanes offset", offsetof(BoardHeader, lanes_offset), [](BoardHeader* b) { b->lanes_offset = ~0ull - 10; }},
-      {"ring size", offsetof(BoardHeader, ring_bytes), [](BoardHeader* b) { b->ring_bytes = 5000; }},
-      {"rings beyond", offsetof(BoardHeader, rings_offset), [](BoardHeader* b) { b->ring_bytes <<= 4; }},
-      {"rings overflow", offsetof(BoardHeader, rings_offset), [](BoardHeader* b) { b->rings_offset = ~0ull & ~63ull; }},
+      {"block size", offsetof(BoardHeader, block_bytes), [](BoardHeader* b) { b->block_bytes = 5000; }},
+      {"block size small", offsetof(BoardHeader, block_bytes), [](BoardHeader* b) { b->block_bytes = 2048; }},
+      {"blocks beyond", offsetof(BoardHeader, data_offset), [](BoardHeader* b) { b->block_bytes <<= 4; }},
+      {"data overflow", offsetof(BoardHeader, data_offset), [](BoardHeader* b) { b->data_offset = ~0ull & ~63ull; }},
+      {"block count", offsetof(BoardHeader, block_count), [](BoardHeader* b) { b->block_count = 0; }},
+      {"block count none", offsetof(BoardHeader, block_count), [](BoardHeader* b) { b->block_count = kNoBlock; }},
+      {"block count beyond", offsetof(BoardHeader, blocks_offset), [](BoardHeader* b) { b->block_count = 1u << 30; }},
+      {"block header size", offsetof(BoardHeader, block_header_size), [](BoardHeader* b) { b->block_header_size = 32; }},
+      {"block table overflow", offsetof(BoardHeader, blocks_offset), [](BoardHeader* b) { b->blocks_offset = ~0ull & ~63ull; }},
+      {"block table in lanes", offsetof(BoardHeader, blocks_offset), [](BoardHeader* b) { b->blocks_offset -= 64; }},
+      {"sealed queue", offsetof(BoardHeader, sealed_offset), [](BoardHeader* b) { b->sealed_offset = b->segment_size - 8; }},
       {"lane count overflow", offsetof(BoardHeader, lanes_offset), [](BoardHeader* b) { b->lane_count = kMaxLanes; }},
       {"clock", offsetof(BoardHeader, clock_hz), [](BoardHeader* b) { b->clock_hz = 0; }},
       {"config", offsetof(BoardHeader, config), [](BoardHeader* b) { b->config = 0xffffffff; }},
@@ -72,24 +80,52 @@ TEST_F(BoardValidateTest, HostileHeadersAreRefusedWithTheirOffset) {
   EXPECT_FALSE(validate(image_.data(), 100).ok);  // shorter than a header
 }
 
+// Issue 10: a board of format 1.0 (the static split into rings) is refused with both versions named.
+TEST_F(BoardValidateTest, OlderFormatIsRefusedNamingBothVersions) {
+  h()->major = 1;
+  h()->minor = 0;
+  const Problem p = check();
+  EXPECT_FALSE(p.ok);
+  EXPECT_EQ(p.offset, offsetof(BoardHeader, major));
+  EXPECT_NE(p.what.find("board format 1.0"), std::string::npos) << p.what;
+  EXPECT_NE(p.what.find("board format 2.0"), std::string::npos) << p.what;
+}
+
 TEST_F(BoardValidateTest, ReaderRefusesCorruptLaneMemoryWithoutDecodingIt) {
   // A lane whose head claims records that are not records: the reader names the offset and stops.
   auto* L = reinterpret_cast<LaneHeader*>(image_.data() + h()->lanes_offset);
+  auto* B = reinterpret_cast<BlockHeader*>(image_.data() + h()->blocks_offset);
   L->state.store(LaneState::Retired);
   L->head.store(3);
   L->passed.store(3);
-  std::memset(image_.data() + h()->rings_offset, 0xab, 3 * kSlot);
+  L->first.store(0);
+  L->cur.store(0);
+  B[0].lane.store(0);
+  B[0].start.store(0);
+  B[0].state.store(BlockState::Writing);
+  std::memset(image_.data() + h()->data_offset, 0xab, 3 * kSlot);
   auto r = recorder::BoardReader::view(image_.data(), image_.size(), "image");
   std::uint64_t got = 0;
   r.snapshot([&](const recorder::LaneView&, std::span<const std::uint8_t>, std::uint64_t n) { got += n; });
   EXPECT_EQ(got, 0u);
   ASSERT_EQ(r.problems().size(), 1u);
-  EXPECT_NE(r.problems()[0].find("offset " + std::to_string(h()->rings_offset)), std::string::npos) << r.problems()[0];
-  // Head far beyond the ring: refused, not followed.
-  L->head.store(1ull << 40);
+  EXPECT_NE(r.problems()[0].find("offset " + std::to_string(h()->data_offset)), std::string::npos) << r.problems()[0];
+  // A chain that leaves the pool, or loops: refused with the offset of the bad index, never followed.
+  L->first.store(12345);
   auto r2 = recorder::BoardReader::view(image_.data(), image_.size(), "image");
   r2.snapshot(nullptr);
-  EXPECT_EQ(r2.problems().size(), 1u);
+  ASSERT_EQ(r2.problems().size(), 1u);
+  EXPECT_NE(r2.problems()[0].find("offset " + std::to_string(h()->lanes_offset + offsetof(LaneHeader, first))),
+            std::string::npos)
+      << r2.problems()[0];
+  L->first.store(0);
+  B[0].state.store(BlockState::Sealed);
+  B[0].end.store(0);
+  B[0].next.store(0);  // itself
+  L->head.store(1ull << 40);
+  auto r3 = recorder::BoardReader::view(image_.data(), image_.size(), "image");
+  r3.snapshot(nullptr);
+  EXPECT_EQ(r3.problems().size(), 1u);
 }
 
 TEST(BoardReaderTest, MissingBoardIsBadInput) {

@@ -121,8 +121,8 @@ TEST(ProbeTest, ScopeEmitsAPair) {
 }
 
 TEST(ProbeTest, SimpleBufferKeepsOldestAndCountsOverruns) {  // 003 2.7 simple buffer; 000 Table B3a, discard
-  ScratchBoard b(small(board::BufferMode::Simple, 32 << 10));  // 4 lanes of 2 KiB... rounded: see ring_bytes
-  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  ScratchBoard b(small(board::BufferMode::Simple, 32 << 10));  // one thread may fill the whole pool (issue 10)
+  const std::uint64_t slots = testing::pool_slots(b.header());
   const std::uint64_t n = slots + 100;
   ASSERT_EQ(in_child(b.name, [&] {
               for (std::uint64_t i = 0; i < n; ++i) kron::trace(0, i);
@@ -142,7 +142,7 @@ TEST(ProbeTest, SimpleBufferKeepsOldestAndCountsOverruns) {  // 003 2.7 simple b
 
 TEST(ProbeTest, NextSampleAfterOverrunCarriesTheFlag) {  // 000 SAMPLING: "reset by next successful sample"
   ScratchBoard b(small(board::BufferMode::Simple, 32 << 10));
-  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  const std::uint64_t slots = testing::pool_slots(b.header());
   int go[2], done[2];
   ASSERT_EQ(::pipe(go), 0);
   ASSERT_EQ(::pipe(done), 0);
@@ -187,7 +187,7 @@ TEST(ProbeTest, WaitPolicyWithoutDrainerDiscardsInsteadOfHanging) {  // 000 Tabl
   board::CreateOptions o = small(board::BufferMode::Simple, 32 << 10);
   o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;
   ScratchBoard b(o);
-  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  const std::uint64_t slots = testing::pool_slots(b.header());
   ASSERT_EQ(in_child(b.name, [&] {
               for (std::uint64_t i = 0; i < slots + 10; ++i) kron::trace(0, i);
               return 0;
@@ -204,7 +204,7 @@ TEST(ProbeTest, WaitPolicyHoldsTheProbeUntilTheDrainerMakesRoom) {  // 000 Table
   board::CreateOptions o = small(board::BufferMode::Simple, 32 << 10);
   o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;
   ScratchBoard b(o);
-  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  const std::uint64_t slots = testing::pool_slots(b.header());
   auto r = b.reader();
   r.set_drainer(true);
   std::uint64_t got = 0;
@@ -233,7 +233,7 @@ TEST(ProbeTest, WaitPolicyHoldsTheProbeUntilTheDrainerMakesRoom) {  // 000 Table
 
 TEST(ProbeTest, CircularBufferKeepsNewestAndCountsOverwritten) {  // 003 2.7 circular ("cockpit voice recorder")
   ScratchBoard b(small(board::BufferMode::Circular, 32 << 10));
-  const std::uint64_t slots = b.header().ring_bytes / board::kSlot;
+  const std::uint64_t slots = testing::pool_slots(b.header());
   const std::uint64_t n = 10 * slots + 7;
   ASSERT_EQ(in_child(b.name, [&] {
               for (std::uint64_t i = 0; i < n; ++i) kron::trace(0, i);
@@ -242,7 +242,9 @@ TEST(ProbeTest, CircularBufferKeepsNewestAndCountsOverwritten) {  // 003 2.7 cir
             0);
   auto r = b.reader();
   const auto s = samples_of(r);
-  ASSERT_GE(s.size(), slots - slots / 16);  // evicted 1/16 of the ring at a time
+  // The oldest block is recycled when the pool is empty: the newest (block_count - 1) blocks and the
+  // current one are kept.
+  ASSERT_GE(s.size(), slots - b.header().block_bytes / board::kSlot);
   ASSERT_LE(s.size(), slots);
   for (std::size_t i = 0; i < s.size(); ++i) ASSERT_EQ(s[i].data, n - s.size() + i);  // the newest, in order
   const auto t = r.totals();
@@ -365,7 +367,8 @@ TEST(ProbeTest, BoardIsPrivateAndSixteenMegabytesByDefault) {  // issue 3: 0600;
   struct stat st;
   ASSERT_EQ(::stat(("/dev/shm/kron." + b.name).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_EQ(std::uint64_t{b.header().ring_bytes} * b.header().lane_count, 16u << 20);  // sample memory
+  EXPECT_EQ(std::uint64_t{b.header().block_bytes} * b.header().block_count, 16u << 20);  // sample memory
+  EXPECT_EQ(b.header().lane_count, 4096u);  // issue 10: 4096 threads at once by default
 }
 
 // Issue 10 part 3: a board's memory is committed when it is created and mapped into a program when it
@@ -437,3 +440,4 @@ TEST(ProbeTest, ThreadsGetTheirOwnLanesAndLanesAreReusedAfterDrain) {
 
 }  // namespace
 }  // namespace kron
+

@@ -68,9 +68,9 @@ TEST(CrashCutTest, HalfWrittenRecordIsDetectedAndDropped) {
     kron::attach(b.name.c_str());
     for (std::uint64_t i = 0; i < 10; ++i) kron::trace(0, i);
     auto& h = b.header();
-    auto* L = reinterpret_cast<board::LaneHeader*>(reinterpret_cast<std::uint8_t*>(&h) + h.lanes_offset);
-    auto* ring = reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::uint8_t*>(&h) + h.rings_offset);
-    const std::uint64_t head = L->head.load();
+    auto* L = b.map.lane(0);
+    auto* ring = reinterpret_cast<std::uint64_t*>(b.map.block_data(L->cur.load()));  // the lane's current block
+    const std::uint64_t head = L->head.load() & (h.block_bytes / board::kSlot - 1);
     L->passed.store(L->passed.load() + 1);
     ring[head * 4] = 2u | (160u << 16);  // a Resource record's first words...
     ring[head * 4 + 1] = 0xdeadbeef;

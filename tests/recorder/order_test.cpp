@@ -5,6 +5,7 @@
 // to the scheduler.
 #include <unistd.h>
 
+#include "kron/board_pool.hpp"
 #include "kron/format/trace_file.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder_test_util.hpp"
@@ -23,8 +24,18 @@ void publish(board::Mapping& m, std::uint32_t i, std::uint64_t ts, std::uint64_t
     L->state.store(board::LaneState::Active, std::memory_order_release);
   }
   const std::uint64_t h = L->head.load(std::memory_order_relaxed);
-  const std::uint64_t slots = m.header()->ring_bytes / board::kSlot;
-  auto* p = reinterpret_cast<std::uint64_t*>(m.ring(i)) + (h & (slots - 1)) * 4;
+  const std::uint64_t slots = m.header()->block_bytes / board::kSlot;
+  if (L->cur.load() == board::kNoBlock) {  // the lane's one block, taken as a probe's slow path does
+    const std::uint32_t x = board::pool::pop_free(m.header()->free_top, m.blocks(), m.header()->block_count);
+    ASSERT_NE(x, board::kNoBlock);
+    m.blocks()[x].lane.store(i);
+    m.blocks()[x].start.store(0);
+    m.blocks()[x].state.store(board::BlockState::Writing);
+    L->first.store(x);
+    L->cur.store(x);
+  }
+  ASSERT_LT(h, slots);  // these tests write fewer records than a block holds
+  auto* p = reinterpret_cast<std::uint64_t*>(m.block_data(L->cur.load())) + h * 4;
   p[0] = 1u | (32u << 16);
   p[1] = std::uint64_t{L->source} | (std::uint64_t{L->tid} << 32);
   p[2] = ts;

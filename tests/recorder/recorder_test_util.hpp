@@ -47,6 +47,9 @@ inline board::CreateOptions board_options(board::BufferMode mode, std::uint64_t 
   return o;
 }
 
+// Trace records a board's pool holds: what one thread alone may fill (issue 10: no static split).
+inline std::uint64_t pool_slots(const board::BoardHeader& h) { return std::uint64_t{h.block_count} * (h.block_bytes / board::kSlot); }
+
 // Every record on a board now, in lane order.
 inline std::vector<Sample> samples_of(recorder::BoardReader& r) {
   std::vector<Sample> out;

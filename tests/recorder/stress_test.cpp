@@ -86,7 +86,7 @@ TEST_P(StressTest, AccountingIsExact) {
     rec.drain_once(true);
     reader.set_drainer(false);
     rec.finish(reader.file_header());
-    EXPECT_TRUE(reader.problems().empty());
+    EXPECT_TRUE(reader.problems().empty()) << (reader.problems().empty() ? "" : reader.problems()[0]);
   }
   tracefile::Reader r(path);
   const auto& h = r.header();
@@ -113,7 +113,9 @@ TEST_P(StressTest, AccountingIsExact) {
               (unsigned long long)h.waits);
   EXPECT_EQ(behind, h.late) << "a record out of time order that the header does not count";
   EXPECT_LE(h.late * 1000, h.samples) << "more than one record in 1000 behind the watermark";
-  EXPECT_EQ(last.size(), kProcs * kThreads);
+  // Every thread's records reach the file when nothing is lost. Otherwise the board's one pool keeps the
+  // oldest (simple) or newest (circular) samples of the whole board (issue 10), not some of every thread.
+  if (c.wait && c.mode == board::BufferMode::Simple) EXPECT_EQ(last.size(), kProcs * kThreads);
   EXPECT_EQ(n, h.samples);
   EXPECT_EQ(h.samples + h.overruns + h.overwritten, h.passed_filter);  // the invariant, exactly
   std::uint64_t lane_samples = 0;
@@ -246,7 +248,16 @@ std::uint64_t drained_of(recorder::BoardReader& r, pid_t pid) {
     if (v.pid == static_cast<std::uint32_t>(pid)) n += v.drained;
   return n;
 }
-// The small board of these tests: 4 lanes of 64 KiB.
+// A writer's probes that were dealt with: drained, or dropped and counted. On a circular board a writer
+// stopped while it holds the pool lock (E40) makes the others drop what needs a recycled block; they go
+// on, counting it.
+std::uint64_t progress_of(recorder::BoardReader& r, pid_t pid) {
+  std::uint64_t n = 0;
+  for (const auto& v : r.lanes())
+    if (v.pid == static_cast<std::uint32_t>(pid)) n += v.drained + v.overruns;
+  return n;
+}
+// The small board of these tests: 256 KiB of pool, 4 lane headers.
 board::CreateOptions stop_board(board::BufferMode mode) { return testing::board_options(mode, 256 << 10, 4); }
 // The end of a recording once the writers are gone: the final passes, then the file's header.
 void finish_recording(recorder::Recorder& rec, recorder::BoardReader& reader) {
@@ -265,11 +276,12 @@ bool drain_until(recorder::Recorder& rec, const std::function<bool()>& until) {
   return false;
 }
 
-// The exact case: a circular writer stopped (SIGSTOP) between the odd and the even store of its lane's
-// tail seqlock, made on purpose as the probe's eviction does it. The drain must go on with the other
-// writer's lane, report no problem, retry the stopped lane; after SIGCONT everything is accounted for.
-// (Before issue 10 the reader gave up on such a lane: "lane 0: tail never settles".)
-TEST(StressStop, WriterStoppedInsideItsSeqlockDelaysOnlyItsLane) {
+// The exact case: a circular board's recycler stopped (SIGSTOP) between the odd and the even store of a
+// lane's tail seqlock, holding the pool lock, made on purpose as recycle() does it (src/probe/probe.cpp).
+// The drain must go on with the other writer's lane, report no problem, retry the stopped lane; the other
+// writer never hangs (it waits at most 10 ms for the lock, then counts what it drops, E40); after SIGCONT
+// everything is accounted for. (Before issue 10 the reader gave up on such a lane: "tail never settles".)
+TEST(StressStop, RecyclerStoppedInsideASeqlockDelaysOnlyThatLane) {
   ScratchBoard b(stop_board(board::BufferMode::Circular), "stopseq");
   StopShared* sh = shared_page();
   auto reader = b.reader();
@@ -282,13 +294,17 @@ TEST(StressStop, WriterStoppedInsideItsSeqlockDelaysOnlyItsLane) {
     const pid_t a = ::fork();
     if (a == 0) {
       kron::attach(b.name.c_str());
-      for (std::uint64_t i = 0; i < 100000; ++i) kron::trace(1, i);  // wraps the 64 KiB lane: evictions
+      for (std::uint64_t i = 0; i < 100000; ++i) kron::trace(1, i);  // fills the 256 KiB pool: recycling
       board::LaneHeader* L = kron::detail::t_lane.lane;
+      auto& lock = b.header().pool_lock;
+      std::uint32_t free = 0;
+      while (!lock.compare_exchange_weak(free, static_cast<std::uint32_t>(::getpid()))) free = 0;
       const std::uint64_t seq = L->tail_seq.load();
-      L->tail_seq.store(seq + 1);  // odd: inside the update, as evict() is between its two stores
+      L->tail_seq.store(seq + 1);  // odd: inside the update, as recycle() is between its two stores
       sh->in_update.store(1);
       ::raise(SIGSTOP);
       L->tail_seq.store(seq + 2);  // continued: the update completes
+      lock.store(0);
       for (std::uint64_t i = 100000; i < 200000; ++i) kron::trace(1, i);
       std::exit(0);
     }
@@ -298,9 +314,10 @@ TEST(StressStop, WriterStoppedInsideItsSeqlockDelaysOnlyItsLane) {
     int status = 0;
     ASSERT_EQ(::waitpid(a, &status, WUNTRACED), a);
     ASSERT_TRUE(WIFSTOPPED(status));
-    // A stopped inside its update: B's lane keeps being drained, A's is deferred, nothing fails.
-    const std::uint64_t b0 = drained_of(reader, bpid), deferred0 = reader.deferred();
-    ASSERT_TRUE(drain_until(rec, [&] { return drained_of(reader, bpid) > b0 + 10000 && reader.deferred() > deferred0 + 3; }))
+    // A stopped inside its update: B's lane keeps being drained and B goes on, A's lane is deferred,
+    // nothing fails.
+    const std::uint64_t b0 = progress_of(reader, bpid), deferred0 = reader.deferred();
+    ASSERT_TRUE(drain_until(rec, [&] { return progress_of(reader, bpid) > b0 + 10000 && reader.deferred() > deferred0 + 3; }))
         << "the drain did not go on with the other lane";
     EXPECT_TRUE(reader.problems().empty()) << reader.problems()[0];
     ::kill(a, SIGCONT);
@@ -309,12 +326,11 @@ TEST(StressStop, WriterStoppedInsideItsSeqlockDelaysOnlyItsLane) {
     sh->stop.store(1);
     ASSERT_EQ(::waitpid(bpid, &status, 0), bpid);
     finish_recording(rec, reader);
-    EXPECT_TRUE(reader.problems().empty());
+    EXPECT_TRUE(reader.problems().empty()) << (reader.problems().empty() ? "" : reader.problems()[0]);
   }
   tracefile::Reader r(path);
   const auto& h = r.header();
   EXPECT_EQ(h.samples + h.overruns + h.overwritten, h.passed_filter);  // the identity, exactly
-  EXPECT_EQ(h.overruns, 0u);
   std::uint64_t a_last = 0, a_n = 0;
   Sample s;
   while (r.next(s))
@@ -346,8 +362,8 @@ TEST_P(StressStopMode, StoppedWriterNeverFailsTheRecording) {
       ::kill(a, SIGSTOP);
       int status = 0;
       ASSERT_EQ(::waitpid(a, &status, WUNTRACED), a);
-      const std::uint64_t b0 = drained_of(reader, bpid);
-      ASSERT_TRUE(drain_until(rec, [&] { return drained_of(reader, bpid) > b0 + 1000; }))
+      const std::uint64_t b0 = progress_of(reader, bpid);
+      ASSERT_TRUE(drain_until(rec, [&] { return progress_of(reader, bpid) > b0 + 1000; }))
           << "round " << round << ": the drain did not go on with the running writer";
       ::kill(a, SIGCONT);
     }
@@ -386,3 +402,4 @@ INSTANTIATE_TEST_SUITE_P(ModesAndPolicies, StressTest,
 
 }  // namespace
 }  // namespace kron
+

@@ -95,7 +95,7 @@ grep -q "accounting: passed 705 = recorded 705" <<<"$st" || fail "status account
 "$kron" status --board "$board" | grep -q "accounting: passed 805 " || fail "group 2 only: 50 sends + 50 receives"
 
 # Sizeable to gigabytes (the segment is sparse until written).
-"$kron" board create "$board-big" --buffer 2G --lanes 8 | grep -q "8 lanes of 268435456 bytes" || fail "2G board"
+"$kron" board create "$board-big" --buffer 2G --lanes 8 | grep -q "8 lanes sharing 32768 blocks of 65536 bytes" || fail "2G board"
 "$kron" status --board "$board-big" | grep -q "of 67108864 slots used" || fail "2G board status"
 "$kron" board rm "$board-big"
 

@@ -1,0 +1,222 @@
+// The block pool (board format 2.0, issue 10 part 2): one memory for every thread. A single thread fills
+// the whole board; a circular board keeps the newest samples of the whole board; threads beyond the old
+// lane count lose nothing in wait mode; 4096 threads across processes record at once; drained blocks go
+// back to the pool. Sources: 003 section 2.7 (simple buffer keeps the oldest, circular the newest), 000
+// Table B3a (wait or discard). The accounting identity is checked exactly every time.
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "kron/format/trace_file.hpp"
+#include "recorder/recorder.hpp"
+#include "recorder_test_util.hpp"
+
+namespace kron {
+namespace {
+using testing::in_child;
+using testing::pool_slots;
+using testing::samples_of;
+using testing::ScratchBoard;
+
+board::CreateOptions board_of(board::BufferMode mode, std::uint64_t size = board::kDefaultSize) {
+  board::CreateOptions o;
+  o.size = size;
+  o.mode = mode;
+  return o;
+}
+
+// Issue 10: "2 threads on a 16 MiB board could use only 2 MiB of it". Simple buffer (003 2.7): two threads
+// with no drainer fill the whole pool, every slot, and the rest is counted.
+TEST(PoolTest, TwoThreadsFillTheWholeSixteenMegabyteBoard) {
+  ScratchBoard b(board_of(board::BufferMode::Simple));
+  const std::uint64_t cap = pool_slots(b.header());
+  ASSERT_EQ(cap * board::kSlot, 16u << 20);
+  ASSERT_EQ(in_child(b.name, [&] {
+              auto flood = [&](unsigned t) {
+                for (std::uint64_t i = 0; i < cap; ++i) kron::trace(0, (std::uint64_t{t} << 32) | i);
+              };
+              std::thread a(flood, 1), c(flood, 2);
+              a.join(), c.join();
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto t = r.totals();
+  EXPECT_EQ(t.recorded, cap) << "the two threads did not fill every slot of the pool";
+  EXPECT_EQ(t.overruns, cap);  // 2 * cap probes: the rest dropped and counted
+  EXPECT_EQ(t.no_lane, 0u);
+  EXPECT_TRUE(t.exact());
+  // Each thread's records are its oldest, in order (the simple buffer keeps the oldest).
+  std::map<std::uint64_t, std::uint64_t> next;
+  for (const auto& s : samples_of(r)) {
+    const std::uint64_t who = s.data >> 32, seq = s.data & 0xffffffffu;
+    ASSERT_EQ(seq, next[who]++) << "thread " << who;
+  }
+  EXPECT_EQ(r.pool().free, 0u);
+}
+
+// Done means: "one thread on a 16 MiB circular board keeps at least 90% of the board's capacity in
+// samples", and they are the newest (003 2.7 circular buffer).
+TEST(PoolTest, OneThreadKeepsNinetyPercentOfACircularBoardNewestFirst) {
+  ScratchBoard b(board_of(board::BufferMode::Circular));
+  const std::uint64_t cap = pool_slots(b.header()), n = 3 * cap + 12345;
+  ASSERT_EQ(in_child(b.name, [&] {
+              for (std::uint64_t i = 0; i < n; ++i) kron::trace(0, i);
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  EXPECT_GE(s.size() * 10, cap * 9) << s.size() << " of " << cap << " slots kept";
+  for (std::size_t i = 0; i < s.size(); ++i) ASSERT_EQ(s[i].data, n - s.size() + i) << "not the newest, in order";
+  const auto t = r.totals();
+  EXPECT_EQ(t.overwritten, n - s.size());
+  EXPECT_EQ(t.overruns, 0u);
+  EXPECT_TRUE(t.exact());
+}
+
+// The circular board keeps the newest samples of the whole board, not of each lane: a thread that wrote
+// early and retired loses its samples to a later thread's, oldest first.
+TEST(PoolTest, CircularBoardRecyclesTheOldestBlocksOfAnyLane) {
+  ScratchBoard b(board_of(board::BufferMode::Circular, 1u << 20));
+  const std::uint64_t cap = pool_slots(b.header());
+  ASSERT_EQ(in_child(b.name, [&] {
+              std::thread([&] {
+                for (std::uint64_t i = 0; i < cap / 2; ++i) kron::trace(0, (1ull << 32) | i);
+              }).join();
+              std::thread([&] {
+                for (std::uint64_t i = 0; i < cap; ++i) kron::trace(0, (2ull << 32) | i);
+              }).join();
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  std::uint64_t first = 0, second = 0;
+  for (const auto& s : samples_of(r)) ((s.data >> 32) == 1 ? first : second)++;
+  EXPECT_EQ(second, cap) << "the newest thread's samples did not take the whole board";
+  EXPECT_EQ(first, 0u);
+  EXPECT_TRUE(r.totals().exact());
+}
+
+// Done means: "a stress test with more threads than the old lane count (16) loses nothing in wait mode".
+// 64 threads flood a small board (1 MiB) drained live; drained blocks go back to the pool.
+TEST(PoolTest, SixtyFourThreadsLoseNothingInWaitMode) {
+  board::CreateOptions o = board_of(board::BufferMode::Simple, 1u << 20);
+  o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;
+  ScratchBoard b(o, "pool64");
+  auto reader = b.reader();
+  const std::string path = ::testing::TempDir() + "pool64-" + std::to_string(::getpid()) + ".trace";
+  constexpr unsigned kThreads = 64;
+  constexpr std::uint64_t kEach = 20000;
+  {
+    tracefile::Writer w(path, reader.file_header());
+    recorder::Recorder rec(reader, w);
+    reader.set_drainer(true);
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      kron::attach(b.name.c_str());
+      std::vector<std::thread> ts;
+      for (unsigned t = 0; t < kThreads; ++t)
+        ts.emplace_back([t] {
+          for (std::uint64_t i = 0; i < kEach; ++i)
+            if (i % 50 == 0) kron::resource(1, (std::uint64_t{t} << 32) | i);
+            else kron::trace(0, (std::uint64_t{t} << 32) | i);
+        });
+      for (auto& t : ts) t.join();
+      std::exit(0);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) != pid) rec.drain_once();
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    rec.drain_once(true);
+    rec.drain_once(true);
+    reader.set_drainer(false);
+    rec.finish(reader.file_header());
+    EXPECT_TRUE(reader.problems().empty());
+    EXPECT_EQ(reader.pool().free, reader.pool().blocks) << "drained blocks were not given back";
+  }
+  tracefile::Reader r(path);
+  const auto& h = r.header();
+  EXPECT_EQ(h.passed_filter, kThreads * kEach);
+  EXPECT_EQ(h.samples, kThreads * kEach) << "samples lost in wait mode";
+  EXPECT_EQ(h.overruns, 0u);
+  std::map<std::uint64_t, std::uint64_t> next;
+  Sample s;
+  while (r.next(s)) {
+    const std::uint64_t who = s.data >> 32, seq = s.data & 0xffffffffu;
+    ASSERT_EQ(seq, next[who]++) << "thread " << who << ": out of order or missing";
+  }
+  EXPECT_EQ(next.size(), kThreads);
+  std::remove(path.c_str());
+}
+
+// Issue 10: "any number of threads, at least 4,096 per board and across processes, records without a lane
+// shortage". Four processes of 1024 threads each, all alive at once (each holds its lane and its block
+// until all 4096 threads have probed: a process-shared barrier), on the default board (4096 lane headers,
+// 4096 blocks of 4 KiB): no probe finds no lane, none is dropped, every thread has a lane of its own.
+TEST(PoolTest, FourThousandNinetySixThreadsAcrossProcessesAtOnce) {
+  ScratchBoard b(board_of(board::BufferMode::Simple));
+  ASSERT_GE(b.header().lane_count, 4096u);
+  constexpr unsigned kProcs = 4, kThreads = 1024, kEach = 8;
+  auto* all = static_cast<pthread_barrier_t*>(
+      ::mmap(nullptr, sizeof(pthread_barrier_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(all, MAP_FAILED);
+  pthread_barrierattr_t ba;
+  pthread_barrierattr_init(&ba);
+  pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+  ASSERT_EQ(pthread_barrier_init(all, &ba, kProcs * kThreads), 0);
+  std::fflush(nullptr);
+  std::vector<pid_t> kids;
+  for (unsigned p = 0; p < kProcs; ++p) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (!kron::attach(b.name.c_str())) std::_Exit(3);
+      struct Arg {
+        pthread_barrier_t* all;
+        std::uint64_t tag;
+      };
+      std::vector<Arg> args(kThreads);
+      std::vector<pthread_t> ts(kThreads);
+      pthread_attr_t attr;
+      pthread_attr_init(&attr);
+      pthread_attr_setstacksize(&attr, 256 << 10);
+      for (unsigned t = 0; t < kThreads; ++t) {
+        args[t] = {all, (std::uint64_t{p} << 40) | (std::uint64_t{t} << 20)};
+        if (pthread_create(&ts[t], &attr, [](void* v) -> void* {
+              auto* a = static_cast<Arg*>(v);
+              for (unsigned i = 0; i < kEach; ++i) kron::trace(0, a->tag | i);
+              pthread_barrier_wait(a->all);  // all 4096 threads hold their lanes now
+              return nullptr;
+            }, &args[t]) != 0)
+          std::_Exit(4);
+      }
+      for (auto& t : ts) pthread_join(t, nullptr);
+      std::_Exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(k, &status, 0), k);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  ::munmap(all, sizeof(pthread_barrier_t));
+  auto r = b.reader();
+  const auto t = r.totals();
+  EXPECT_EQ(t.no_lane, 0u) << "a thread found no lane";
+  EXPECT_EQ(t.overruns, 0u);
+  EXPECT_EQ(t.recorded, std::uint64_t{kProcs} * kThreads * kEach);
+  EXPECT_TRUE(t.exact());
+  std::uint64_t lanes = 0;
+  for (const auto& v : r.lanes()) lanes += v.passed == kEach ? 1 : 0;
+  EXPECT_EQ(lanes, std::uint64_t{kProcs} * kThreads) << "threads did not each have a lane of their own";
+}
+
+}  // namespace
+}  // namespace kron
