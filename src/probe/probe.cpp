@@ -181,7 +181,7 @@ void overrun(detail::ThreadLane& t, bool resource) {
 
 bool process_gone(std::uint32_t pid) { return pid && pid <= (1u << 22) && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
 
-// ERRATUM E40. The pool lock is held for a few hundred nanoseconds per recycled block. A holder stopped
+// ERRATUM E36. The pool lock is held for a few hundred nanoseconds per recycled block. A holder stopped
 // there (SIGSTOP, a debugger) holds up recycling for every writer of the board: a writer waits at most
 // 10 ms for the lock, then drops its samples (counted overruns) without trying again for the next 10 ms,
 // so a stopped holder costs each other thread one 10 ms wait per 10 ms, never a hang. A dead holder is
@@ -291,7 +291,8 @@ void seal(detail::ThreadLane& t, std::uint32_t x, std::uint32_t y) {
   if (g_circular) pool::enqueue_sealed(g_board->sealed_enq, g_cells, g_blocks, x);
 }
 
-// Hands block y to the thread's lane as its new current block: the block's header, the link from the
+// Hands block y to the thread's lane as its new current block (ERRATUM E37: a death between the pop and
+// the link below leaves y unreachable until the board is recreated; it held no sample): the block's header, the link from the
 // previous block (or the lane's `first`), the seal of the previous block, and the thread's cursor.
 void hand_out(detail::ThreadLane& t, std::uint32_t y) {
   LaneHeader* L = t.lane;
@@ -330,7 +331,7 @@ void hand_out(detail::ThreadLane& t, std::uint32_t y) {
   t.limit = start + g_slots;
 }
 
-// The record of `need` slots does not fit in the thread's block: take the next one. A record never
+// The record of `need` slots does not fit in the thread's block: take the next one. ERRATUM E35: a record never
 // straddles two blocks (the slots left at the end of a block stay unused). False when the sample is
 // dropped (counted).
 bool next_block(detail::ThreadLane& t, std::uint64_t need, bool resource) {

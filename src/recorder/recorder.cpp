@@ -229,8 +229,9 @@ std::uint64_t Recorder::drain_once(bool final) {
       [&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
         merge_.add(v.index, recs, n);
         taken_ += n;
-        if (v.capacity_slots)
-          fill_ = std::max(fill_, double(recs.size() / record::kSlotBytes) / double(v.capacity_slots));
+        // The lanes share one pool (board format 2.0): the fill that paces the passes is the part of the
+        // pool that all lanes together filled since the last pass.
+        if (v.capacity_slots) fill_ += double(recs.size() / record::kSlotBytes) / double(v.capacity_slots);
       },
       &finished_);
   const std::uint64_t n = merge_.merge(w);
