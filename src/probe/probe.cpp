@@ -291,7 +291,7 @@ void seal(detail::ThreadLane& t, std::uint32_t x, std::uint32_t y) {
   if (g_circular) pool::enqueue_sealed(g_board->sealed_enq, g_cells, g_blocks, x);
 }
 
-// Hands block y to the thread's lane as its new current block (ERRATUM E37: a death between the pop and
+// Hands block y to the thread's lane as its new current block (ERRATUM E30: a death between the pop and
 // the link below leaves y unreachable until the board is recreated; it held no sample): the block's header, the link from the
 // previous block (or the lane's `first`), the seal of the previous block, and the thread's cursor.
 void hand_out(detail::ThreadLane& t, std::uint32_t y) {

@@ -115,7 +115,9 @@ TEST_P(StressTest, AccountingIsExact) {
   EXPECT_LE(h.late * 1000, h.samples) << "more than one record in 1000 behind the watermark";
   // Every thread's records reach the file when nothing is lost. Otherwise the board's one pool keeps the
   // oldest (simple) or newest (circular) samples of the whole board (issue 10), not some of every thread.
-  if (c.wait && c.mode == board::BufferMode::Simple) EXPECT_EQ(last.size(), kProcs * kThreads);
+  if (c.wait && c.mode == board::BufferMode::Simple) {
+    EXPECT_EQ(last.size(), kProcs * kThreads);
+  }
   EXPECT_EQ(n, h.samples);
   EXPECT_EQ(h.samples + h.overruns + h.overwritten, h.passed_filter);  // the invariant, exactly
   std::uint64_t lane_samples = 0;
