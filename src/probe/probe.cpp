@@ -183,12 +183,12 @@ bool process_gone(std::uint32_t pid) { return pid && pid <= (1u << 22) && ::kill
 
 // ERRATUM E36. The pool lock is held for a few hundred nanoseconds per recycled block. A holder stopped
 // there (SIGSTOP, a debugger) holds up recycling for every writer of the board: a writer waits at most
-// 10 ms for the lock, then drops its samples (counted overruns) without trying again for the next 10 ms,
-// so a stopped holder costs each other thread one 10 ms wait per 10 ms, never a hang. A dead holder is
-// replaced at once.
+// 100 ms for the lock (a holder merely preempted on a loaded machine is back well within that), then
+// drops its samples (counted overruns) without trying again for the next 100 ms, so a stopped holder
+// costs each other thread one 100 ms wait per 100 ms, never a hang. A dead holder is replaced at once.
 constinit thread_local std::uint64_t t_lock_retry = 0;  // no lock attempt before this tick
 bool lock_pool() {
-  const std::uint64_t now = detail::now(), wait = g_board->clock_hz / 100;
+  const std::uint64_t now = detail::now(), wait = g_board->clock_hz / 10;
   if (now < t_lock_retry) return false;
   if (pool::lock(g_board->pool_lock, g_pid, wait, detail::now, process_gone)) return true;
   t_lock_retry = detail::now() + wait;

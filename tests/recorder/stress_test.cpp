@@ -281,7 +281,7 @@ bool drain_until(recorder::Recorder& rec, const std::function<bool()>& until) {
 // The exact case: a circular board's recycler stopped (SIGSTOP) between the odd and the even store of a
 // lane's tail seqlock, holding the pool lock, made on purpose as recycle() does it (src/probe/probe.cpp).
 // The drain must go on with the other writer's lane, report no problem, retry the stopped lane; the other
-// writer never hangs (it waits at most 10 ms for the lock, then counts what it drops, E36); after SIGCONT
+// writer never hangs (it waits at most 100 ms for the lock, then counts what it drops, E36); after SIGCONT
 // everything is accounted for. (Before issue 10 the reader gave up on such a lane: "tail never settles".)
 TEST(StressStop, RecyclerStoppedInsideASeqlockDelaysOnlyThatLane) {
   ScratchBoard b(stop_board(board::BufferMode::Circular), "stopseq");
