@@ -88,7 +88,8 @@ int run(const Args& a) {
   if (h.late)
     fmt::print("{} samples written late, after a sample with a later timestamp (docs/trace-format.md \"Time order\")\n",
                h.late);
-  if (r.dropped_tail_bytes()) fmt::print("dropped {} bytes of a record cut short\n", r.dropped_tail_bytes());
+  if (r.dropped_tail_bytes())
+    fmt::print("dropped {} bytes of a {} cut short\n", r.dropped_tail_bytes(), r.compressed() ? "chunk" : "record");
   for (unsigned n = 0; n < kResourceCounters; ++n)
     if (!tracefile::counter_name(h, n).empty()) fmt::print("counter {:>2}: {}\n", n, tracefile::counter_name(h, n));
   if (!r.lanes().empty()) {
