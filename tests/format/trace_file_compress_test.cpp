@@ -13,6 +13,7 @@
 #include "analysis/input.hpp"
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
+#include "support/file_bytes.hpp"
 
 using namespace kron;
 using namespace kron::tracefile;
@@ -55,14 +56,8 @@ fs::path write_file(const std::string& name, const std::vector<Sample>& samples,
   return p;
 }
 
-std::vector<char> slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-void spit(const fs::path& p, const std::vector<char>& b) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(b.data(), static_cast<std::streamsize>(b.size()));
-}
+using kron::testing::slurp;
+using kron::testing::spit;
 
 // The chunks of a compressed file: file offset and header of each, walked from the raw bytes.
 struct ChunkAt {
