@@ -12,7 +12,11 @@
 //   - drain CPU: kron record's own CPU time (user + system) per sample in wait mode, which a loaded
 //     machine does not inflate as it does wall times;
 //   - for reference, the probing time on the default board in circular mode (never waits either; its
-//     rings stay in the cache, where a floor board streams every record to memory).
+//     rings stay in the cache, where a floor board streams every record to memory);
+//   - `kron record --compress` (zstd level 1 chunks, trace format 1.2), 1 and 2 threads: samples/s into
+//     the file and the file's bytes a sample, beside the uncompressed run's. The flood's records are
+//     synthetic (a counter for data, one thread id, steady timestamps) and compress better than real
+//     ones, so bytes a sample are also measured on a recording of examples/sample1 (kron_sample1).
 // Each figure is the best of KRON_BENCH_E2E_RUNS runs (3; 0 runs only the in-process merge benchmark). Writes BUILD/bench-record-e2e.json.
 //
 //   build/bench/kron_bench_record_e2e      (KRON_BENCH_E2E_SAMPLES: samples a thread, 10000000;
@@ -34,6 +38,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +54,7 @@ struct Run {
   double wall_s = 0;    // kron record, start to exit (program, drain, the file finished)
   double drain_cpu_s = 0;  // kron record's own CPU time (user + system): its children's less the program's
   std::uint64_t recorded = 0;
+  std::uint64_t file_bytes = 0;  // the trace file's size
 };
 
 std::uint64_t env_u64(const char* name, std::uint64_t dflt) {
@@ -96,18 +102,42 @@ Run record_once(const std::string& kron, const std::string& flood, const std::st
                  static_cast<unsigned long long>(threads * samples), cmd.c_str(), out.c_str());
     std::exit(1);
   }
+  r.file_bytes = fs::file_size(trace);
   fs::remove(trace);
   return r;
 }
 
+// The trace file's bytes a sample when `kron record [extra]` records examples/sample1 (LOOPS loops,
+// --wait: nothing lost): a real program's records (two threads, varied data, resource samples).
+double sample1_bytes_per_sample(const std::string& kron, const std::string& sample1, const std::string& trace,
+                                const std::string& extra) {
+  fs::remove(trace);
+  const std::string cmd = "'" + kron + "' record -q --wait " + extra + " -o '" + trace + "' -- '" + sample1 + "' 200000 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) std::perror("popen"), std::exit(1);
+  std::string out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  const auto rec = out.find("kron record: ");
+  if (::pclose(p) != 0 || rec == std::string::npos) {
+    std::fprintf(stderr, "failed: %s\n%s", cmd.c_str(), out.c_str());
+    std::exit(1);
+  }
+  const double samples = std::strtod(out.c_str() + rec + 13, nullptr);
+  const double bytes = double(fs::file_size(trace));
+  fs::remove(trace);
+  return bytes / samples;
+}
+
 Run best_of(int n, const std::function<Run()>& f) {
-  Run best{1e30, 1e30, 1e30, 0};
+  Run best{1e30, 1e30, 1e30, 0, 0};
   for (int i = 0; i < n; ++i) {
     const Run r = f();
     best.probe_s = std::min(best.probe_s, r.probe_s);
     best.wall_s = std::min(best.wall_s, r.wall_s);
     best.drain_cpu_s = std::min(best.drain_cpu_s, r.drain_cpu_s);
     best.recorded = r.recorded;
+    best.file_bytes = r.file_bytes;
   }
   return best;
 }
@@ -166,6 +196,12 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(samples), dir.c_str());
   std::printf("%7s %11s %12s %15s %9s %14s %8s %15s\n", "threads", "probe ns", "floor ns", "circular ns",
               "slowdown", "to file /s", "scaling", "drain cpu ns");
+  std::vector<std::string> compress_lines;
+  auto fmt_line = [](unsigned t, double rate_z, double rate_raw, double bps_z, double bps_raw, double cpu_ns) {
+    char b[160];
+    std::snprintf(b, sizeof b, "%7u %14.0f %14.0f %11.2f %11.2f %15.2f", t, rate_z, rate_raw, bps_z, bps_raw, cpu_ns);
+    return std::string(b);
+  };
   for (const unsigned t : {1u, 2u, 4u}) {
     if (runs == 0) break;  // KRON_BENCH_E2E_RUNS=0: only the in-process benchmark
     const Run wait = best_of(runs, [&] { return record_once(kron, flood, trace, t, samples, ""); });
@@ -192,6 +228,28 @@ int main(int argc, char** argv) {
     j[k + "slowdown"] = slowdown;
     j[k + "drain_cpu_ns_per_sample"] = drain_ns;
     if (t > 1) j[k + "scaling"] = scaling;
+    j[k + "bytes_per_sample"] = double(wait.file_bytes) / total;
+    if (t <= 2) {  // --compress: the same wait-mode run, zstd level 1
+      const Run z = best_of(runs, [&] { return record_once(kron, flood, trace, t, samples, "--compress"); });
+      const std::string kz = "e2e_compress_" + std::to_string(t) + "t_";
+      j[kz + "samples_per_s"] = total / z.wall_s;
+      j[kz + "bytes_per_sample"] = double(z.file_bytes) / total;
+      j[kz + "drain_cpu_ns_per_sample"] = z.drain_cpu_s * 1e9 / total;
+      compress_lines.push_back(fmt_line(t, total / z.wall_s, rate[t], double(z.file_bytes) / total,
+                                        double(wait.file_bytes) / total, z.drain_cpu_s * 1e9 / total));
+    }
+  }
+  if (runs > 0) {
+    std::printf("== kron record --wait --compress (zstd 1) against the same without\n%7s %14s %14s %11s %11s %15s\n",
+                "threads", "to file /s", "(raw /s)", "bytes/smp", "(raw)", "drain cpu ns");
+    for (const auto& l : compress_lines) std::printf("%s\n", l.c_str());
+    const std::string sample1 = (build / "examples" / "kron_sample1").string();
+    const double raw1 = sample1_bytes_per_sample(kron, sample1, trace, "");
+    const double z1 = sample1_bytes_per_sample(kron, sample1, trace, "--compress");
+    std::printf("examples/sample1 (200000 loops): %.2f bytes a sample in the file, %.2f with --compress (%.2fx)\n",
+                raw1, z1, raw1 / z1);
+    j["e2e_sample1_bytes_per_sample"] = raw1;
+    j["e2e_compress_sample1_bytes_per_sample"] = z1;
   }
   j["e2e_samples_per_thread"] = samples;
   j["e2e_trace_dir"] = dir.string();

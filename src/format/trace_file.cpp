@@ -8,6 +8,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <zstd.h>
+
 #include "kron/core/error.hpp"
 
 namespace kron::tracefile {
@@ -23,6 +25,8 @@ constexpr std::uint64_t kZeroCounters[kResourceCounters] = {};
 std::runtime_error sys_error(const std::string& path, const char* what) {
   return std::runtime_error(path + ": " + what + ": " + std::strerror(errno));
 }
+std::size_t pad8(std::size_t n) { return (8 - n % 8) % 8; }
+constexpr std::uint8_t kZeros[8] = {};
 }  // namespace
 
 FileHeader make_header() {
@@ -83,11 +87,26 @@ std::string_view program(const FileHeader& h) { return get_string(h.program, kPr
 
 // ---- Writer ------------------------------------------------------------------------------------
 
-Writer::Writer(const std::string& path, const FileHeader& header) : path_(path) {
-  f_ = std::fopen(path.c_str(), "wb");
-  if (!f_) throw sys_error(path, "cannot create trace file");
+Writer::Writer(const std::string& path, const FileHeader& header, int compress_level) : path_(path) {
+  if (compress_level < 0 || compress_level > kMaxCompressLevel)
+    throw std::invalid_argument(path + ": compression level " + std::to_string(compress_level) + " is not 0-19");
   FileHeader h = header;
-  h.flags &= ~kFlagComplete;
+  h.flags &= ~(kFlagComplete | kFlagCompressed);
+  if (compress_level > 0) {
+    cctx_ = ZSTD_createCCtx();
+    if (!cctx_ || ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, compress_level)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1))) {
+      ZSTD_freeCCtx(cctx_);
+      throw std::runtime_error(path + ": cannot set up zstd compression");
+    }
+    h.flags |= kFlagCompressed;
+    zbuf_.resize(sizeof(ChunkHeader) + ZSTD_compressBound(kChunkRawBytes) + 8);
+  }
+  f_ = std::fopen(path.c_str(), "wb");
+  if (!f_) {
+    ZSTD_freeCCtx(cctx_);
+    throw sys_error(path, "cannot create trace file");
+  }
   h.header_size = sizeof(FileHeader);
   if (std::fwrite(&h, sizeof h, 1, f_) != 1) throw sys_error(path, "write failed");
   buf_.reserve(kWriteBuffer);
@@ -96,15 +115,67 @@ Writer::Writer(const std::string& path, const FileHeader& header) : path_(path) 
 Writer::~Writer() {
   // Without finish() the file stays marked incomplete, but every record appended so far is written:
   // readers treat it as a recording that was cut short.
-  if (!f_) return;
-  if (!buf_.empty()) (void)std::fwrite(buf_.data(), 1, buf_.size(), f_);
-  std::fclose(f_);
+  if (f_) {
+    try {
+      flush();
+    } catch (const std::exception&) {  // a destructor does not throw: what could not be written is lost
+    }
+    std::fclose(f_);
+  }
+  ZSTD_freeCCtx(cctx_);
+}
+
+void Writer::write(const void* p, std::size_t n) {
+  if (n && std::fwrite(p, 1, n, f_) != n) throw sys_error(path_, "write failed");
 }
 
 void Writer::flush() {
   if (buf_.empty()) return;
-  if (std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) throw sys_error(path_, "write failed");
+  if (cctx_) write_chunks(buf_);
+  else write(buf_.data(), buf_.size());
   buf_.clear();
+}
+
+// Compressed: chunks of up to kChunkRawBytes of whole records, cut at record boundaries (the records are
+// the writer's own or a recorder's, already validated; a malformed size ends the walk, and the reader
+// will refuse the chunk).
+void Writer::write_chunks(std::span<const std::uint8_t> recs) {
+  while (!recs.empty()) {
+    std::size_t take = 0;
+    std::uint64_t n = 0;
+    while (take < recs.size()) {
+      const std::size_t sz = take + sizeof(RecordHeader) <= recs.size() ? record::size_at(recs.data() + take) : 0;
+      if (sz < sizeof(RecordHeader) || sz % 8 != 0 || sz > recs.size() - take) {
+        take = std::min<std::size_t>(recs.size(), kChunkRawBytes);
+        break;
+      }
+      if (take + sz > kChunkRawBytes) break;
+      take += sz;
+      ++n;
+    }
+    write_chunk(recs.first(take), n);
+    recs = recs.subspan(take);
+  }
+}
+
+void Writer::write_chunk(std::span<const std::uint8_t> recs, std::uint64_t count) {
+  ChunkHeader ch{0, static_cast<std::uint32_t>(recs.size()), count};
+  std::uint8_t* const payload = zbuf_.data() + sizeof ch;
+  const std::size_t c =
+      ZSTD_compress2(cctx_, payload, zbuf_.size() - sizeof ch - 8, recs.data(), recs.size());
+  if (ZSTD_isError(c)) throw std::runtime_error(path_ + ": zstd: " + ZSTD_getErrorName(c));
+  if (c < recs.size()) {  // one write: header, frame, padding
+    ch.stored_bytes = static_cast<std::uint32_t>(c);
+    std::memcpy(zbuf_.data(), &ch, sizeof ch);
+    std::memset(payload + c, 0, pad8(c));
+    write(zbuf_.data(), sizeof ch + c + pad8(c));
+  } else {  // ERRATUM E37: a chunk that does not shrink is stored as it is
+    ch.stored_bytes = ch.raw_bytes;
+    write(&ch, sizeof ch);
+    write(recs.data(), recs.size());
+    write(kZeros, pad8(recs.size()));
+  }
+  stored_ += sizeof ch + ch.stored_bytes + pad8(ch.stored_bytes);
 }
 
 void Writer::append(const Sample& s) {
@@ -117,9 +188,12 @@ void Writer::append(const Sample& s) {
 }
 
 void Writer::append_records(std::span<const std::uint8_t> records, std::uint64_t count) {
-  if (records.size() >= kWriteBuffer) {
+  // A large piece (a recorder's staged 1 MiB, or a long run of one lane) is written or compressed
+  // straight from the caller's memory; small ones are gathered first.
+  if (records.size() >= (cctx_ ? kChunkRawBytes / 2 : kWriteBuffer)) {
     flush();
-    if (std::fwrite(records.data(), 1, records.size(), f_) != records.size()) throw sys_error(path_, "write failed");
+    if (cctx_) write_chunks(records);
+    else write(records.data(), records.size());
   } else {
     if (buf_.size() + records.size() > kWriteBuffer) flush();
     buf_.insert(buf_.end(), records.begin(), records.end());
@@ -130,10 +204,13 @@ void Writer::append_records(std::span<const std::uint8_t> records, std::uint64_t
 
 void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes) {
   flush();
+  if (!cctx_) stored_ = bytes_;
   header.header_size = sizeof(FileHeader);
-  header.records_bytes = bytes_;
+  header.records_bytes = stored_;
+  header.records_raw_bytes = bytes_;
   header.samples = samples_;
-  header.lanes_offset = sizeof(FileHeader) + bytes_;
+  header.lanes_offset = sizeof(FileHeader) + stored_;
+  header.flags = cctx_ ? header.flags | kFlagCompressed : header.flags & ~kFlagCompressed;
   header.lane_count = static_cast<std::uint32_t>(lanes.size());
   header.lane_entry_size = sizeof(LaneEntry);
   header.flags |= kFlagComplete;
@@ -185,30 +262,119 @@ Reader::Reader(const std::string& path) : path_(path), file_(path) {
   map_ = file_.data();
   std::memcpy(&header_, map_, sizeof header_);
   validate(path, header_, size_);
-  pos_ = header_.header_size;
+  if (compressed()) {
+    dctx_ = ZSTD_createDCtx();
+    if (!dctx_) throw std::runtime_error(path + ": cannot set up zstd decompression");
+  }
   if (complete()) {
-    end_ = header_.header_size + header_.records_bytes;
+    area_end_ = header_.header_size + header_.records_bytes;
     lanes_.resize(header_.lane_count);
     for (std::uint32_t i = 0; i < header_.lane_count; ++i)
       std::memcpy(&lanes_[i], map_ + header_.lanes_offset + std::uint64_t{i} * header_.lane_entry_size,
                   sizeof(LaneEntry));
   } else {
-    end_ = size_;  // an unclosed file: records run to the last whole one (see next())
+    area_end_ = size_;  // an unclosed file: records run to the last whole one (see next())
+  }
+  rewind();
+}
+
+Reader::~Reader() { ZSTD_freeDCtx(dctx_); }
+
+void Reader::rewind() {
+  released_ = 0;
+  dropped_tail_ = 0;
+  if (compressed()) {  // no chunk yet: the record loops call next_chunk() first
+    rec_ = nullptr;
+    pos_ = end_ = 0;
+    chunk_at_ = next_chunk_ = header_.header_size;
+    release_at_ = ~std::uint64_t{0};  // released chunk by chunk, in next_chunk()
+  } else {
+    rec_ = map_;
+    pos_ = header_.header_size;
+    end_ = area_end_;
+    release_at_ = kReleaseBytes;
   }
 }
 
-Reader::~Reader() = default;
+void Reader::release_behind(std::uint64_t file_pos) {
+  const std::uint64_t upto = file_pos & ~(kReleaseBytes - 1);
+  if (upto > released_) {
+    file_.discard(released_, upto);
+    released_ = upto;
+  }
+  if (!compressed()) release_at_ = released_ + kReleaseBytes;
+}
 
-void Reader::release_behind() {
-  const std::uint64_t upto = pos_ & ~(kReleaseBytes - 1);
-  if (upto <= released_) return;
-  file_.discard(released_, upto);
-  released_ = upto;
+InputError Reader::bad_record(const std::string& what) const {
+  if (!compressed()) return InputError::at_offset(path_, pos_, what);
+  return InputError::at_offset(path_, chunk_at_,
+                               "chunk, record at byte " + std::to_string(pos_) + " of its " + std::to_string(end_) +
+                                   " uncompressed bytes: " + what);
+}
+
+// A compressed file's next chunk (docs/trace-format.md "Compressed record area"): checks its header
+// against the record area and the reader's bound, decompresses it (or points at it, stored raw) and
+// checks that it holds exactly `records` whole records. A chunk cut short at the end of an unclosed
+// file (or header bytes never written) ends the records: its bytes are counted in dropped_tail_.
+bool Reader::next_chunk() {
+  if (!compressed()) return false;
+  const std::uint64_t at = next_chunk_;
+  chunk_at_ = at;
+  rec_ = nullptr;
+  pos_ = end_ = 0;
+  if (at >= area_end_) return false;
+  auto bad = [&](const std::string& what) { return InputError::at_offset(path_, at, "compressed chunk: " + what); };
+  const std::uint64_t left = area_end_ - at;
+  ChunkHeader ch{};
+  if (left >= sizeof ch) std::memcpy(&ch, map_ + at, sizeof ch);
+  const std::uint64_t span = sizeof ch + std::uint64_t{ch.stored_bytes} + pad8(ch.stored_bytes);
+  const bool never_written = ch.stored_bytes == 0 && ch.raw_bytes == 0 && ch.records == 0;
+  if (!complete() && (left < sizeof ch || span > left || never_written)) {
+    dropped_tail_ = left;
+    next_chunk_ = area_end_;
+    return false;
+  }
+  if (left < sizeof ch) throw bad("header cut short by the end of the record area");
+  if (ch.raw_bytes == 0 || ch.raw_bytes > kMaxChunkRawBytes)
+    throw bad("uncompressed size " + std::to_string(ch.raw_bytes) + " is not 1-" + std::to_string(kMaxChunkRawBytes));
+  if (ch.stored_bytes == 0 || ch.stored_bytes > ch.raw_bytes)
+    throw bad("stored size " + std::to_string(ch.stored_bytes) + " is not 1-" + std::to_string(ch.raw_bytes) +
+              " (its uncompressed size)");
+  if (span > left) throw bad("runs past the end of the record area (" + std::to_string(span) + " bytes, " +
+                             std::to_string(left) + " left)");
+  const std::uint8_t* payload = map_ + at + sizeof ch;
+  if (ch.stored_bytes == ch.raw_bytes) {  // stored as it is (ERRATUM E37)
+    rec_ = payload;
+  } else {
+    if (chunk_.size() < ch.raw_bytes) chunk_.resize(ch.raw_bytes);
+    const std::size_t n = ZSTD_decompressDCtx(dctx_, chunk_.data(), ch.raw_bytes, payload, ch.stored_bytes);
+    if (ZSTD_isError(n)) throw bad(std::string("zstd: ") + ZSTD_getErrorName(n));
+    if (n != ch.raw_bytes)
+      throw bad("decompressed to " + std::to_string(n) + " bytes, its header says " + std::to_string(ch.raw_bytes));
+    rec_ = chunk_.data();
+  }
+  // Whole records, as many as the header says (their kinds are checked as they are read).
+  std::uint64_t count = 0;
+  for (std::uint64_t p = 0; p < ch.raw_bytes;) {
+    const std::uint64_t sz = ch.raw_bytes - p >= sizeof(RecordHeader) ? record::size_at(rec_ + p) : 0;
+    if (sz < sizeof(RecordHeader) || sz % 8 != 0 || sz > ch.raw_bytes - p)
+      throw bad("record at byte " + std::to_string(p) + " of its " + std::to_string(ch.raw_bytes) +
+                " uncompressed bytes has size " + std::to_string(sz) + " (cut, or invalid)");
+    p += sz;
+    ++count;
+  }
+  if (count != ch.records)
+    throw bad("holds " + std::to_string(count) + " records, its header says " + std::to_string(ch.records));
+  next_chunk_ = at + span;
+  end_ = ch.raw_bytes;
+  release_behind(at);
+  return true;
 }
 
 std::size_t Reader::next_batch(std::span<Sample> out) {
+  if (pos_ >= end_ && !out.empty() && compressed()) next_chunk();  // (at the end: the general path below)
   std::size_t n = 0;
-  const std::uint8_t* const map = map_;
+  const std::uint8_t* const map = rec_;
   std::uint64_t pos = pos_;
   const std::uint64_t end = end_;
   // Whole Trace records back to back (every record but one in 64 in a live recording): fields copied
@@ -234,7 +400,7 @@ std::size_t Reader::next_batch(std::span<Sample> out) {
     pos += sizeof(TraceRecord);
   }
   pos_ = pos;
-  if (pos_ - released_ >= kReleaseBytes) release_behind();
+  if (pos_ >= release_at_) release_behind(pos_);
   if (n == 0 && !out.empty() && next(out[0])) n = 1;  // the general path: skips, cut tails, errors (throws)
   return n;
 }
@@ -243,53 +409,56 @@ bool Reader::next(Sample& out) {
   // Fast path, every tool's inner loop: a whole Trace record inside the record area.
   if (end_ - pos_ >= sizeof(TraceRecord) && pos_ < end_) {
     TraceRecord t;
-    std::memcpy(&t, map_ + pos_, sizeof t);
+    std::memcpy(&t, rec_ + pos_, sizeof t);
     if (t.h.kind == RecordKind::Trace && t.h.size == sizeof(TraceRecord)) {
       out.type = SampleType::Trace;
       copy_trace_fields(t, out);
       std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
       pos_ += sizeof(TraceRecord);
-      if (pos_ - released_ >= kReleaseBytes) release_behind();
+      if (pos_ >= release_at_) release_behind(pos_);
       return true;
     }
   }
   for (;;) {
-    if (pos_ >= end_) return false;
+    if (pos_ >= end_) {
+      if (!next_chunk()) return false;
+      continue;
+    }
     const std::uint64_t left = end_ - pos_;
     RecordHeader h{};
-    if (left >= sizeof(RecordHeader)) std::memcpy(&h, map_ + pos_, sizeof h);
+    if (left >= sizeof(RecordHeader)) std::memcpy(&h, rec_ + pos_, sizeof h);
     // An unclosed file (the recorder died): a record cut short, or zero bytes the writer had reserved
     // but never filled, ends the records; its bytes are counted, never decoded.
     const bool cut = left < sizeof(RecordHeader) || (h.size > left && h.size >= sizeof(RecordHeader));
-    if (!complete() && (cut || (h.kind == RecordKind{0} && h.size == 0))) {
+    if (!complete() && !compressed() && (cut || (h.kind == RecordKind{0} && h.size == 0))) {
       dropped_tail_ = left;
       pos_ = end_;
       return false;
     }
     if (left < sizeof(RecordHeader))
-      throw InputError::at_offset(path_, pos_, "record cut short by the end of the record area");
+      throw bad_record("record cut short by the end of the record area");
     if (h.size < sizeof(RecordHeader) || h.size % 8 != 0)
-      throw InputError::at_offset(path_, pos_, "record size " + std::to_string(h.size) + " is invalid");
+      throw bad_record("record size " + std::to_string(h.size) + " is invalid");
     const bool known = h.kind == RecordKind::Trace || h.kind == RecordKind::Resource;
     if (known && h.size != kRecordSize[static_cast<std::size_t>(h.kind)])
-      throw InputError::at_offset(path_, pos_, "record of kind " + std::to_string(static_cast<unsigned>(h.kind)) +
-                                                   " has size " + std::to_string(h.size));
-    if (h.size > left) throw InputError::at_offset(path_, pos_, "record cut short by the end of the record area");
+      throw bad_record("record of kind " + std::to_string(static_cast<unsigned>(h.kind)) + " has size " +
+                       std::to_string(h.size));
+    if (h.size > left) throw bad_record("record cut short by the end of the record area");
     if (!known) {  // a kind from a later minor version: skip it
       pos_ += h.size;
       continue;
     }
     // Fixed-size copies (inlined), the counters only for a Resource record: this is every tool's inner loop.
     TraceRecord t;
-    std::memcpy(&t, map_ + pos_, sizeof t);
+    std::memcpy(&t, rec_ + pos_, sizeof t);
     out.type = h.kind == RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
     copy_trace_fields(t, out);
     if (out.is_resource())
-      std::memcpy(out.counters.data(), map_ + pos_ + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
+      std::memcpy(out.counters.data(), rec_ + pos_ + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
     else
       std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
     pos_ += h.size;
-    if (pos_ - released_ >= kReleaseBytes) release_behind();
+    if (pos_ >= release_at_) release_behind(pos_);
     return true;
   }
 }

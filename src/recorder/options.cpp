@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "kron/core/error.hpp"
+#include "kron/format/trace_file.hpp"
 
 namespace kron::recorder {
 
@@ -43,6 +44,14 @@ std::optional<std::uint64_t> parse_size(const std::string& text) {
   else return std::nullopt;
   if (v > (board::kMaxSegment >> shift)) return std::nullopt;
   return v << shift;
+}
+
+int parse_compress_level(const std::string& text) {
+  if (text.empty()) return 1;
+  const auto v = parse_uint(text, 1000);
+  if (!v || *v < 1 || *v > tracefile::kMaxCompressLevel)
+    throw InputError::at_offset("--compress=" + text, 0, "expected a zstd level from 1 to 19 (1 when omitted)");
+  return static_cast<int>(*v);
 }
 
 board::BufferMode parse_mode(const std::string& text) {

@@ -18,6 +18,9 @@ std::optional<std::uint64_t> parse_uint(const std::string& text, std::uint64_t m
 // Select fields and enables (reset & enable, 000 Table B7 xx11) each counter. Throws InputError naming
 // the argument when a spec is malformed or a perf event cannot be opened here.
 void apply_counters(const std::vector<std::string>& specs, board::CreateOptions& o);
+// `kron record --compress[=LEVEL]`: the zstd level, 1-19; "" (the option without a value) is 1.
+// Throws InputError naming the option when the level is malformed or out of range.
+int parse_compress_level(const std::string& text);
 // "simple" / "circular".
 board::BufferMode parse_mode(const std::string& text);
 // The options `kron board create` and `kron record` share: --buffer SIZE, --lanes N, --block-size SIZE|auto,

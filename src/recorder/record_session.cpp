@@ -47,6 +47,7 @@ void finish_recording(BoardReader& reader, Recorder& rec, const tracefile::FileH
   rec.finish(fh);
   r.records = rec.records();
   r.bytes = rec.bytes();
+  r.file_bytes = rec.file_bytes();
   r.late = rec.late();
   r.totals = rec.totals();
   r.clock_hz = reader.header().clock_hz;
@@ -75,7 +76,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   std::string cmdline;
   for (const auto& p : o.program) cmdline += (cmdline.empty() ? "" : " ") + p;
   tracefile::set_program(fh, cmdline);
-  tracefile::Writer writer(o.output, fh);
+  tracefile::Writer writer(o.output, fh, o.compress_level);
   Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.header().clock_hz)));
   reader.set_drainer(true);
 
@@ -237,7 +238,7 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
   {
     tracefile::FileHeader fh = reader.file_header();
     tracefile::set_program(fh, "kron record --board " + o.board);
-    tracefile::Writer writer(o.output, fh);
+    tracefile::Writer writer(o.output, fh, o.compress_level);
     Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.header().clock_hz)));
     reader.set_drainer(true);
 

@@ -21,10 +21,12 @@ struct RecordOptions {
   std::string output = "kron.trace";   // trace file
   std::vector<std::string> program;    // program and arguments (run with KRON_BOARD, KRON_NODE set)
   double hold_ms = double(Recorder::kDefaultHoldMs);
+  int compress_level = 0;              // --compress: zstd level 1-19 for the file's chunks; 0 none
 };
 struct RecordResult {
   int wait_status = 0;            // the program's, as waitpid() returns it
   std::uint64_t records = 0, bytes = 0, late = 0;
+  std::uint64_t file_bytes = 0;   // the record area on disk (less than `bytes` when compressed)
   Totals totals;
   double seconds = 0;             // the program's run time
   std::uint64_t clock_hz = 0;     // the board's timestamp rate
@@ -79,6 +81,7 @@ struct BoardRecordOptions {
   std::string output = "kron.trace";
   double hold_ms = double(Recorder::kDefaultHoldMs);
   double until_idle_s = -1;            // >= 0: end once no writer was attached for that long; < 0: on a signal
+  int compress_level = 0;              // as RecordOptions
 };
 struct BoardRecordResult : RecordResult {
   int signal = 0;                      // SIGINT / SIGTERM that ended the recording (0: idle)

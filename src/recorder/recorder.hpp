@@ -116,6 +116,7 @@ class Recorder {
   void finish(tracefile::FileHeader header);
   std::uint64_t records() const { return merge_.records(); }
   std::uint64_t bytes() const { return merge_.bytes(); }
+  std::uint64_t file_bytes() const { return out_.stored_bytes(); }  // the record area on disk (compressed)
   std::uint64_t late() const { return merge_.late(); }
   std::uint64_t held() const { return merge_.held(); }  // records held for a later pass now
   std::uint64_t hold_ticks() const { return hold_; }

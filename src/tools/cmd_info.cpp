@@ -1,5 +1,6 @@
 // kron info FILE [--json]: a trace file's header: format, clock rate, node, sample counts, overrun,
-// overwritten and wait counts, lanes (pid, tid, samples each).
+// overwritten and wait counts, lanes (pid, tid, samples each); whether the records are compressed
+// (format 1.2) and how much.
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ int run(const Args& a) {
     last = std::max(last, s.timestamp);
   }
   const double span = any ? double(last - first) / double(h.clock_hz) : 0.0;
+  // Compression (1.2): the record area on disk against the records' own length (complete files only).
+  const bool sized = r.complete() && h.records_raw_bytes;
+  const double ratio = sized && h.records_bytes ? double(h.records_raw_bytes) / double(h.records_bytes) : 0.0;
   const char* origin = static_cast<unsigned>(h.origin) < 4 ? kOrigins[static_cast<unsigned>(h.origin)] : "unknown";
   if (a.json) {
     nlohmann::json j;
@@ -52,6 +56,10 @@ int run(const Args& a) {
     j["waits"] = h.waits;
     j["wait_ticks"] = h.wait_ticks;
     j["dropped_tail_bytes"] = r.dropped_tail_bytes();
+    j["compressed"] = r.compressed();
+    j["records_bytes"] = h.records_bytes;
+    if (sized) j["records_raw_bytes"] = h.records_raw_bytes;
+    if (r.compressed() && sized) j["compression_ratio"] = ratio;
     j["late"] = h.late;
     j["counters"] = nlohmann::json::array();
     for (unsigned n = 0; n < kResourceCounters; ++n) j["counters"].push_back(std::string(tracefile::counter_name(h, n)));
@@ -72,10 +80,16 @@ int run(const Args& a) {
     fmt::print("passed filter {}, overruns {}, overwritten {}, waits {} ({:.3f} ms held){}\n", h.passed_filter, h.overruns,
                h.overwritten, h.waits, double(h.wait_ticks) * 1e3 / double(h.clock_hz),
                h.passed_filter == trace + resource + h.overruns + h.overwritten ? "" : "  (accounting does not add up)");
+  if (r.compressed())
+    fmt::print("records zstd-compressed: {}\n",
+               sized ? fmt::format("{} bytes for {} ({:.2f}x, {:.2f} bytes a sample)", h.records_bytes,
+                                   h.records_raw_bytes, ratio, double(h.records_bytes) / double(std::max<std::uint64_t>(trace + resource, 1)))
+                     : std::string("ratio unknown (file not closed)"));
   if (h.late)
     fmt::print("{} samples written late, after a sample with a later timestamp (docs/trace-format.md \"Time order\")\n",
                h.late);
-  if (r.dropped_tail_bytes()) fmt::print("dropped {} bytes of a record cut short\n", r.dropped_tail_bytes());
+  if (r.dropped_tail_bytes())
+    fmt::print("dropped {} bytes of a {} cut short\n", r.dropped_tail_bytes(), r.compressed() ? "chunk" : "record");
   for (unsigned n = 0; n < kResourceCounters; ++n)
     if (!tracefile::counter_name(h, n).empty()) fmt::print("counter {:>2}: {}\n", n, tracefile::counter_name(h, n));
   if (!r.lanes().empty()) {

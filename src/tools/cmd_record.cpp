@@ -28,6 +28,8 @@ struct Args {
   bool quiet = false;
   double hold_ms = double(recorder::Recorder::kDefaultHoldMs);
   std::vector<std::string> program;
+  std::string compress;                  // --compress[=LEVEL]
+  CLI::Option* compress_opt = nullptr;
   std::string board;                     // --board: drain this existing board
   double until_idle = -1;                // --until-idle SECONDS
   std::vector<CLI::Option*> board_made;  // options of the board kron record creates (not with --board)
@@ -41,6 +43,10 @@ void print_summary(const recorder::RecordResult& r, const std::string& output) {
              "passed {} {} recorded + overruns + overwritten\n",
              r.records, secs, double(r.records) / (secs > 0 ? secs : 1), output, t.overruns, t.overwritten, t.waits,
              double(t.wait_ticks) * 1e3 / double(r.clock_hz), t.passed, t.exact() ? "=" : "!=");
+  if (r.file_bytes && r.file_bytes != r.bytes)
+    fmt::print("kron record: compressed {:.1f} MB of records to {:.1f} MB ({:.2f}x, {:.2f} bytes a sample)\n",
+               double(r.bytes) / 1e6, double(r.file_bytes) / 1e6, double(r.bytes) / double(r.file_bytes),
+               double(r.file_bytes) / double(r.records ? r.records : 1));
   if (r.late)
     fmt::print(stderr, "kron record: {} samples were written late, after a sample with a later timestamp (their probe "
                "was held longer than --hold-back between its timestamp and its publication); counted in the file\n",
@@ -71,6 +77,7 @@ int run_board(const Args& a) {
   o.output = a.output;
   o.hold_ms = a.hold_ms;
   o.until_idle_s = a.until_idle_opt->count() ? a.until_idle : -1;
+  o.compress_level = a.compress_opt->count() ? recorder::parse_compress_level(a.compress) : 0;
   const recorder::Progress progress = progress_line(a.quiet);
   const recorder::BoardRecordResult r = recorder::record_board(o, progress);
   if (progress) fmt::print(stderr, "\r\033[K");
@@ -104,6 +111,7 @@ int run(const Args& a) {
   o.output = a.output;
   o.program = a.program;
   o.hold_ms = a.hold_ms;
+  o.compress_level = a.compress_opt->count() ? recorder::parse_compress_level(a.compress) : 0;
 
   const recorder::Progress progress = progress_line(a.quiet);
   const recorder::RecordResult r = recorder::record_program(o, progress);
@@ -146,6 +154,9 @@ KRON_COMMAND("record", "run a program on a new board (or drain an existing one l
   app.add_option("--hold-back", a->hold_ms,
                  "ms a sample is held before it is written, so that the file is in time order across threads")
       ->capture_default_str();
+  a->compress_opt = app.add_option("--compress", a->compress,
+                                   "zstd-compress the file in 1 MiB chunks, --compress=LEVEL 1-19 (1 when omitted)")
+                         ->expected(0, 1);
   app.add_flag("-q,--quiet", a->quiet, "no progress line");
   app.add_option("program", a->program, "-- PROGRAM ARGS (or --board NAME)");
   return [a] { return run(*a); };

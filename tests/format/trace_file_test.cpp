@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "kron/core/error.hpp"
+#include "support/file_bytes.hpp"
 
 using namespace kron;
 using namespace kron::tracefile;
@@ -35,14 +36,8 @@ std::vector<Sample> some_samples() {
   return v;
 }
 
-std::vector<char> slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-void spit(const fs::path& p, const std::vector<char>& b) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(b.data(), static_cast<std::streamsize>(b.size()));
-}
+using kron::testing::slurp;
+using kron::testing::spit;
 
 fs::path write_file(const char* name, const std::vector<Sample>& samples, bool finish = true) {
   const auto p = temp_path(name);

@@ -20,6 +20,10 @@ cmake --build "$tmp/consumer" >/dev/null
 if nm -C "$tmp/trace_pc" "$tmp/consumer/trace_side" | grep -q 'auto_attach'; then
   echo "FAIL: a trace-side consumer carries the probe's start-up attach"; exit 1
 fi
+# zstd (compressed trace files) is the trace side's dependency, never the probe side's.
+if ldd "$tmp/probe_pc" | grep -q libzstd; then
+  echo "FAIL: the probe-side consumer links libzstd"; exit 1
+fi
 # The installed kron finds its selftest probe program in LIBEXECDIR/kron.
 board="install-$$"
 "$tmp/prefix/bin/kron" board create "$board" --buffer 1M --lanes 4 >/dev/null

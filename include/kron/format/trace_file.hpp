@@ -3,6 +3,9 @@
 //
 //   [FileHeader, header_size bytes][records ... records_bytes][LaneEntry x lane_count]
 //
+// 1.2: with kFlagCompressed the record area is a sequence of chunks instead (ChunkHeader, then its
+// records as one zstd frame or as they are, padded to 8 bytes), each independent of the others.
+//
 // All integers little-endian, all records 8-byte aligned. A file whose header lacks kFlagComplete was not
 // closed (the recorder was killed): its counts are zero and its records run to the last whole record;
 // the reader says how many trailing bytes it dropped.
@@ -15,17 +18,24 @@
 #include <string_view>
 #include <vector>
 
+#include "kron/core/error.hpp"
 #include "kron/core/record.hpp"
 #include "kron/core/sample.hpp"
 #include "kron/format/mapped_file.hpp"
+
+struct ZSTD_CCtx_s;  // zstd's contexts (zstd.h), kept out of this header
+struct ZSTD_DCtx_s;
 
 namespace kron::tracefile {
 
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 1;  // a reader accepts any minor, skipping unknown record kinds
-// Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files).
+inline constexpr std::uint16_t kMinor = 2;  // a reader accepts any minor, skipping unknown record kinds
+// Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
+// 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
+// 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
+// unless --compress was asked for.
 
 enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
@@ -35,6 +45,9 @@ enum HeaderFlag : std::uint32_t {
   // recorder's hold-back, docs/trace-format.md "Time order"). A complete file with this flag and late 0
   // is in time order: the tools then need no reorder window.
   kFlagTimeOrdered = 1u << 3,
+  // 1.2: the record area is a sequence of chunks (ChunkHeader + payload), each holding whole records,
+  // zstd-compressed or stored as they are (`kron record --compress`, docs/trace-format.md "Compressed").
+  kFlagCompressed = 1u << 4,
 };
 
 // Where the samples came from.
@@ -72,9 +85,29 @@ struct FileHeader {
   // 1.1: records written after a record with a later timestamp (the live recorder's time order failed
   // for them: docs/trace-format.md "Time order"). 0 in 1.0 files (reserved bytes were zero).
   std::uint64_t late;
-  std::uint8_t reserved[112];
+  // 1.2: the records' uncompressed length (complete files; equals records_bytes when not compressed).
+  // 0 in 1.0 and 1.1 files.
+  std::uint64_t records_raw_bytes;
+  std::uint8_t reserved[104];
 };
-static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904, "FileHeader is a file ABI");
+static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904 &&
+                  offsetof(FileHeader, records_raw_bytes) == 912,
+              "FileHeader is a file ABI");
+
+// 1.2, kFlagCompressed: one chunk of the record area. The payload follows (stored_bytes), then zeros to
+// the next multiple of 8. stored_bytes < raw_bytes: a zstd frame (with its content checksum) that
+// decompresses to exactly raw_bytes; stored_bytes == raw_bytes: the records as they are (ERRATUM E37: a
+// chunk that does not shrink is stored raw). Either way the content is `records` whole records in the
+// uncompressed layout, never a record split across chunks.
+struct ChunkHeader {
+  std::uint32_t stored_bytes;
+  std::uint32_t raw_bytes;
+  std::uint64_t records;
+};
+static_assert(sizeof(ChunkHeader) == 16);
+inline constexpr std::uint32_t kChunkRawBytes = 1u << 20;     // what the writer puts in a chunk (at most)
+inline constexpr std::uint32_t kMaxChunkRawBytes = 4u << 20;  // the most a reader accepts (its buffer)
+inline constexpr int kMaxCompressLevel = 19;
 
 // Records: the layout is kron/core/record.hpp (shared with the board's rings, which the recorder copies
 // into this file unchanged). size is the whole record in bytes (a multiple of 8), so unknown kinds can be
@@ -107,9 +140,12 @@ std::string_view counter_name(const FileHeader& h, unsigned counter);
 std::string_view program(const FileHeader& h);
 
 // Streams records to a file; finish() writes the lane table and completes the header.
+// With compress_level 1-19 (zstd's levels) the record area is written as chunks of up to kChunkRawBytes
+// of records (kFlagCompressed); 0 writes records as they are.
 class Writer {
  public:
-  Writer(const std::string& path, const FileHeader& header);  // throws std::runtime_error naming the file
+  // Throws std::runtime_error naming the file (std::invalid_argument for a level outside 0-19).
+  Writer(const std::string& path, const FileHeader& header, int compress_level = 0);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -121,14 +157,21 @@ class Writer {
   void finish(FileHeader header, std::span<const LaneEntry> lanes);
 
   std::uint64_t samples() const { return samples_; }
-  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t bytes() const { return bytes_; }                 // records, uncompressed
+  std::uint64_t stored_bytes() const { return cctx_ ? stored_ : bytes_; }  // the record area on disk so far
+  bool compressed() const { return cctx_ != nullptr; }
 
  private:
   void flush();
+  void write(const void* p, std::size_t n);
+  void write_chunks(std::span<const std::uint8_t> records);  // splits at record boundaries
+  void write_chunk(std::span<const std::uint8_t> records, std::uint64_t count);
   std::string path_;
   std::FILE* f_ = nullptr;
   std::vector<std::uint8_t> buf_;
-  std::uint64_t samples_ = 0, bytes_ = 0;
+  std::uint64_t samples_ = 0, bytes_ = 0, stored_ = 0;
+  ZSTD_CCtx_s* cctx_ = nullptr;  // compressing: one context reused for every chunk
+  std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
 };
 
 // Memory-maps a trace file, validates its header, and iterates its records without copying them.
@@ -148,7 +191,9 @@ class Reader {
   const std::vector<LaneEntry>& lanes() const { return lanes_; }
   const std::string& path() const { return path_; }
   bool complete() const { return header_.flags & kFlagComplete; }
-  // Bytes after the last whole record of an incomplete file (a record cut by a crash).
+  bool compressed() const { return header_.flags & kFlagCompressed; }
+  // Bytes after the last whole record of an incomplete file (a record cut by a crash; in a compressed
+  // file, the chunk cut short, from its header on).
   std::uint64_t dropped_tail_bytes() const { return dropped_tail_; }
 
   // The next sample; false at the end. Throws InputError (file, offset) on a malformed record.
@@ -160,25 +205,34 @@ class Reader {
   // the slot held a Resource sample, so the Trace samples passed in must have zero counters (as
   // default-constructed Samples and every batch this fills do).
   std::size_t next_batch(std::span<Sample> out);
-  std::uint64_t offset() const { return pos_; }  // file offset of the next record
-  void rewind() {
-    pos_ = header_.header_size;
-    released_ = 0;
-  }
+  // File offset of the next record; in a compressed file, of the chunk that holds it.
+  std::uint64_t offset() const { return compressed() ? (pos_ < end_ ? chunk_at_ : next_chunk_) : pos_; }
+  void rewind();
 
  private:
   std::string path_;
   MappedFile file_;  // the whole file, read-only
-  const std::uint8_t* map_ = nullptr;  // file_.data(), file_.size(): what the record loops read
+  const std::uint8_t* map_ = nullptr;  // file_.data(), file_.size()
   std::uint64_t size_ = 0;
   FileHeader header_{};
   std::vector<LaneEntry> lanes_;
+  // What the record loops read: rec_[pos_, end_). An uncompressed file: rec_ is the mapping and pos_ a
+  // file offset. A compressed one: the current chunk's records (decompressed into chunk_, or in the
+  // mapping for a chunk stored raw), pos_ an offset in them; next_chunk() moves on.
+  const std::uint8_t* rec_ = nullptr;
   std::uint64_t pos_ = 0, end_ = 0, dropped_tail_ = 0;
+  std::uint64_t area_end_ = 0;                    // end of the record area (file offset)
+  std::uint64_t chunk_at_ = 0, next_chunk_ = 0;   // file offsets: the current chunk, the next one
+  std::vector<std::uint8_t> chunk_;               // at most kMaxChunkRawBytes
+  ZSTD_DCtx_s* dctx_ = nullptr;
+  bool next_chunk();  // false at the end of the record area (or a cut chunk: dropped_tail_)
+  InputError bad_record(const std::string& what) const;  // names the file offset (and the chunk's byte)
   // Pages below this offset have been given back (MADV_DONTNEED): a long sequential read keeps memory
   // flat. The map is read-only and private, so a rewind() simply faults them in again from the file.
   static constexpr std::uint64_t kReleaseBytes = 8u << 20;  // given back 8 MiB at a time
   std::uint64_t released_ = 0;
-  void release_behind();
+  std::uint64_t release_at_ = 0;  // the record loops call release_behind() once pos_ reaches it
+  void release_behind(std::uint64_t file_pos);
 };
 
 }  // namespace kron::tracefile
