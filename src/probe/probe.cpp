@@ -237,8 +237,8 @@ std::uint32_t recycle() {
 
 // Simple board with Write Wait on Overrun (000 Table B3a): no free block, so wait for the drainer to give
 // one back, counting the time (ERRATUM E28: ticks). ERRATUM E22: only while a drainer is alive. The wait
-// also gives up when the pool does not move for a second: every block is then some live thread's current
-// block, and threads waiting on each other would wait forever (the board is truly full).
+// also gives up when the pool has not moved for a second and no block is sealed: every block is then some
+// live thread's current block, and threads waiting on each other would wait forever (truly full).
 std::uint32_t wait_for_block(detail::ThreadLane& t) {
   const std::uint64_t t0 = detail::now();
   if (!(g_board->control.load(std::memory_order_relaxed) & kCtlWait) || !drainer_alive(t0)) return kNoBlock;
@@ -266,8 +266,17 @@ std::uint32_t wait_for_block(detail::ThreadLane& t) {
     if (spin % 64 == 0) {
       if (!drainer_alive(now)) break;
       const std::uint64_t top1 = g_board->free_top.load(std::memory_order_relaxed);
-      if (top1 != top) top = top1, moved = now;  // a push or pop happened: the pool moves
-      else if (now - moved > g_board->clock_hz) break;
+      if (top1 != top) {
+        top = top1, moved = now;  // a push or pop happened: the pool moves
+      } else if (now - moved > g_board->clock_hz) {
+        // Still for a second: give up only if no block is sealed (every one is some thread's current
+        // block, which no drain can give back); a slow drainer on a loaded machine is waited for.
+        bool sealed = false;
+        for (std::uint32_t b = 0; b < g_blocks && !sealed; ++b)
+          sealed = g_bh[b].state.load(std::memory_order_relaxed) == BlockState::Sealed;
+        if (!sealed) break;
+        moved = now;
+      }
     }
   }
   LaneHeader* L = t.lane;

@@ -293,8 +293,7 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
     for (auto* a : {&L->head, &L->passed, &L->overruns, &L->waits, &L->wait_ticks, &L->tail_seq, &L->tail, &L->evicted,
                     &L->read, &L->read_records, &L->drained, &L->overwritten, &L->torn})
       a->store(0, std::memory_order_relaxed);
-    if (circular()) detach(i);
-    else give_back(i, p.r, true);
+    give_back(i, p.r, true);
     if (locked) pool::unlock(header().pool_lock);
     // Release: the next owner (acquire CAS) sees the zeroed lane.
     L->state.store(LaneState::Free, std::memory_order_release);
@@ -314,33 +313,17 @@ void BoardReader::give_back(std::uint32_t i, std::uint64_t read, bool all) {
     if (!all && (nx == kNoBlock || read < X.end.load(std::memory_order_relaxed))) break;  // still written or unread
     L->first.store(nx, std::memory_order_relaxed);
     X.lane.store(kNoBlock, std::memory_order_relaxed);
-    X.next.store(kNoBlock, std::memory_order_relaxed);
-    X.state.store(BlockState::Free, std::memory_order_relaxed);
-    pool::push_free(header().free_top, blocks, x);  // release: this process's copy of it is done
-    x = nx;
-  }
-  if (all) L->first.store(kNoBlock, std::memory_order_relaxed), L->cur.store(kNoBlock, std::memory_order_relaxed);
-}
-
-void BoardReader::detach(std::uint32_t i) {
-  LaneHeader* L = map_.lane(i);
-  BlockHeader* blocks = map_.blocks();
-  const std::uint32_t nb = header().block_count;
-  std::uint32_t x = L->first.load(std::memory_order_acquire);
-  for (std::uint32_t steps = 0; x < nb && steps < nb; ++steps) {
-    BlockHeader& X = blocks[x];
-    if (X.lane.load(std::memory_order_relaxed) != i) break;
-    const std::uint32_t nx = X.next.load(std::memory_order_acquire);
-    X.lane.store(kNoBlock, std::memory_order_relaxed);
-    if (X.state.load(std::memory_order_relaxed) == BlockState::Writing) {  // a dead writer's: never queued
+    // A circular board's sealed block stays in the recycling queue, detached from the lane (its recycler
+    // then touches no lane); a dead writer's current block was never queued and goes back like a simple
+    // board's blocks.
+    if (!circular() || X.state.load(std::memory_order_relaxed) == BlockState::Writing) {
       X.next.store(kNoBlock, std::memory_order_relaxed);
       X.state.store(BlockState::Free, std::memory_order_relaxed);
-      pool::push_free(header().free_top, blocks, x);
+      pool::push_free(header().free_top, blocks, x);  // release: this process's copy of it is done
     }
     x = nx;
   }
-  L->first.store(kNoBlock, std::memory_order_relaxed);
-  L->cur.store(kNoBlock, std::memory_order_relaxed);
+  if (all) L->first.store(kNoBlock, std::memory_order_relaxed), L->cur.store(kNoBlock, std::memory_order_relaxed);
 }
 
 bool BoardReader::lock_pool() {

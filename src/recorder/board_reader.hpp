@@ -100,11 +100,9 @@ class BoardReader {
   Pass pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink, bool defer = false);
 
   // Gives back to the free stack the blocks of lane i that the drain has read whole and its writer has
-  // left (simple boards); all of them (`all`) when the lane is being freed.
+  // left (simple boards); all of them (`all`) when the lane is being freed, where a circular board's
+  // sealed blocks stay in its recycling queue, detached from the lane.
   void give_back(std::uint32_t i, std::uint64_t read, bool all);
-  // Circular boards, a lane being freed: its sealed blocks stay in the queue, detached from the lane (a
-  // recycler then takes them without touching the lane); a dead writer's current block is given back.
-  void detach(std::uint32_t i);
   bool lock_pool();  // the circular board's pool lock (include/kron/board_pool.hpp), with this pid
 
   board::Mapping map_;
