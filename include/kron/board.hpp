@@ -158,6 +158,9 @@ struct alignas(kLine) BoardHeader {
   std::atomic<std::uint32_t> ctl_lock;                // serialises counter-control writers (tools, API)
   std::atomic<std::uint32_t> trace_overrun;           // CSR bit 8 (sticky): some Trace sample dropped
   std::atomic<std::uint32_t> resource_overrun;        // CSR bit 9 (sticky): some Resource sample dropped
+  // 2.0: one past the highest lane ever claimed (raised by a claim before it publishes the lane Active).
+  // Readers look at lanes below it only: thousands of lane headers cost a drain pass nothing unused.
+  std::atomic<std::uint32_t> lane_hwm;
 
   // Lines 4-: resource counter control (000 Tables B5-B7) and board-wide counter state.
   alignas(kLine) std::atomic<std::uint64_t> enable_reg;  // Enable Register, fields as written (Table B7, E13)
@@ -254,6 +257,13 @@ struct alignas(16) SealedCell {
 };
 static_assert(sizeof(SealedCell) == 16);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free);
+
+// The lanes a reader needs to look at: those below the high-water mark of claims (a scribbled mark is
+// bounded by the lane count). Acquire: pairs with the claim's release of the mark.
+inline std::uint32_t lanes_in_use(const BoardHeader& h) {
+  const std::uint32_t m = h.lane_hwm.load(std::memory_order_acquire);
+  return m < h.lane_count ? m : h.lane_count;
+}
 
 // The POSIX shared-memory name of board `name` ("/kron.NAME").
 inline constexpr const char* kShmPrefix = "/kron.";

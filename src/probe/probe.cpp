@@ -158,6 +158,11 @@ bool claim(detail::ThreadLane& t) {
       const auto* r = reinterpret_cast<const struct rseq*>(static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset);
       if (static_cast<std::int32_t>(r->cpu_id) >= 0) t.cpu = &r->cpu_id;
     }
+    // Raise the claim high-water mark first (release, and before Active): a reader that sees the lane
+    // Active below the mark it loaded looks at it.
+    std::uint32_t hwm = g_board->lane_hwm.load(std::memory_order_relaxed);
+    while (hwm < i + 1 && !g_board->lane_hwm.compare_exchange_weak(hwm, i + 1, std::memory_order_release)) {
+    }
     // Release: tools that see Active see the owner fields above.
     L->state.store(LaneState::Active, std::memory_order_release);
     pthread_setspecific(g_key, L);

@@ -238,7 +238,7 @@ LaneView BoardReader::view_lane(std::uint32_t i) {
 
 void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* finished) {
   heartbeat();
-  const std::uint32_t n = header().lane_count;
+  const std::uint32_t n = lanes_in_use(header());
   for (std::uint32_t i = 0; i < n; ++i) {
     LaneHeader* L = map_.lane(i);
     LaneView v = view_lane(i);
@@ -353,7 +353,7 @@ BoardReader::PoolView BoardReader::pool() const {
 }
 
 void BoardReader::snapshot(const Sink& sink) {
-  const std::uint32_t n = header().lane_count;
+  const std::uint32_t n = lanes_in_use(header());
   for (std::uint32_t i = 0; i < n; ++i) {
     const LaneHeader* L = map_.lane(i);
     const LaneView v = view_lane(i);
@@ -365,7 +365,7 @@ void BoardReader::snapshot(const Sink& sink) {
 
 std::vector<LaneView> BoardReader::lanes() {
   std::vector<LaneView> out;
-  const std::uint32_t n = header().lane_count;
+  const std::uint32_t n = lanes_in_use(header());
   for (std::uint32_t i = 0; i < n; ++i) {
     const LaneHeader* L = map_.lane(i);
     LaneView v = view_lane(i);

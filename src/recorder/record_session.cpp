@@ -207,7 +207,7 @@ bool writer_attached(const board::Mapping& m, std::uint32_t& attached_seen, cons
     attached_seen = a;
     return true;
   }
-  for (std::uint32_t i = 0; i < h.lane_count; ++i) {
+  for (std::uint32_t i = 0; i < board::lanes_in_use(h); ++i) {
     const board::LaneHeader* L = m.lane(i);
     // Acquire: the owner's pid was written before the state was published.
     if (L->state.load(std::memory_order_acquire) == board::LaneState::Active && process_alive(L->pid)) return true;
@@ -226,7 +226,7 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
                              " (one drainer per board: stop that kron record first)");
   BoardRecordResult r;
   // Records earlier drainers took off the lanes: counted by the board as recorded, but not in this file.
-  for (std::uint32_t i = 0; i < reader.header().lane_count; ++i)
+  for (std::uint32_t i = 0; i < board::lanes_in_use(reader.header()); ++i)
     r.earlier += reader.mapping().lane(i)->drained.load(std::memory_order_relaxed);
 
   g_stop = 0;

@@ -95,6 +95,7 @@ TEST_F(BoardValidateTest, ReaderRefusesCorruptLaneMemoryWithoutDecodingIt) {
   // A lane whose head claims records that are not records: the reader names the offset and stops.
   auto* L = reinterpret_cast<LaneHeader*>(image_.data() + h()->lanes_offset);
   auto* B = reinterpret_cast<BlockHeader*>(image_.data() + h()->blocks_offset);
+  h()->lane_hwm.store(1);
   L->state.store(LaneState::Retired);
   L->head.store(3);
   L->passed.store(3);

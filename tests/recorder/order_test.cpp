@@ -21,6 +21,7 @@ void publish(board::Mapping& m, std::uint32_t i, std::uint64_t ts, std::uint64_t
     L->pid = static_cast<std::uint32_t>(::getpid());
     L->tid = 1000 + i;
     L->source = board::source_id(0, L->pid);
+    if (m.header()->lane_hwm.load() < i + 1) m.header()->lane_hwm.store(i + 1);  // as a claim raises it
     L->state.store(board::LaneState::Active, std::memory_order_release);
   }
   const std::uint64_t h = L->head.load(std::memory_order_relaxed);
