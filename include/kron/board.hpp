@@ -49,6 +49,9 @@ inline constexpr std::uint32_t kMaxLanes = 65536;
 inline constexpr std::uint64_t kMinBlockBytes = 4096;     // 128 slots
 inline constexpr std::uint64_t kMaxBlockBytes = 1u << 20;
 inline constexpr std::uint64_t kMaxAutoBlockBytes = 64u << 10;  // the default's upper bound (see CreateOptions)
+// ERRATUM E22. Write Wait on Overrun with a live drainer: a thread runs at most this far ahead of what the
+// drain has given back before its probe waits (the drain then copies records still in the cache).
+inline constexpr std::uint64_t kWaitLagBytes = 1u << 20;
 inline constexpr std::uint32_t kNoBlock = 0xffffffffu;    // "no block" in a block index field
 inline constexpr std::uint64_t kMaxSegment = 1ull << 40;
 
@@ -229,7 +232,8 @@ struct alignas(kLine) LaneHeader {
   std::atomic<std::uint64_t> drained;               // records copied out
   std::atomic<std::uint64_t> overwritten;           // circular: records overwritten before drained
   std::atomic<std::uint64_t> torn;                  // a record cut by the owner's death (0 or 1)
-  std::uint64_t reserved2[3];
+  std::atomic<std::uint64_t> returned;  // simple boards: positions below it are given back (release store)
+  std::uint64_t reserved2[2];
 };
 static_assert(sizeof(LaneHeader) == 192 && offsetof(LaneHeader, head) == 64 && offsetof(LaneHeader, read) == 128);
 

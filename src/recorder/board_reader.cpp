@@ -134,12 +134,12 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     // Acquire: end (and the records below it) were stored before the link or the sealed state.
     const std::uint32_t nx = X.next.load(std::memory_order_acquire);
     const bool sealed = nx != kNoBlock || X.state.load(std::memory_order_acquire) == BlockState::Sealed;
-    std::uint64_t e = sealed ? X.end.load(std::memory_order_relaxed) : s + B;
-    if (e < s || e > s + B) {
+    const std::uint64_t end = sealed ? X.end.load(std::memory_order_relaxed) : s + B;
+    if (end < s || end > s + B) {
       corrupt(block_off(x) + offsetof(BlockHeader, end), "block end is outside the block");
       break;
     }
-    e = std::min(e, h);  // never past the head read above
+    const std::uint64_t e = std::min(end, h);  // never past the head read above
     const std::uint64_t a = std::max(from, s);
     if (a < e) {
       const std::uint64_t n = (e - a) * kSlot;
@@ -155,6 +155,17 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
         if (a < e) segs.pop_back();
         break;
       }
+    }
+    // A drain gives a simple board's block back as soon as it holds a copy of all of it and its writer
+    // has moved on: the writer may be waiting for it (a pass over a 16 MiB lane takes milliseconds).
+    if (defer && !circ && nx != kNoBlock && end <= h) {
+      BlockHeader& W = map_.blocks()[x];
+      map_.lane(i)->first.store(nx, std::memory_order_relaxed);
+      W.lane.store(kNoBlock, std::memory_order_relaxed);
+      W.next.store(kNoBlock, std::memory_order_relaxed);
+      W.state.store(BlockState::Free, std::memory_order_relaxed);
+      pool::push_free(map_.header()->free_top, map_.blocks(), x);  // release: the copy above is done
+      map_.lane(i)->returned.store(end, std::memory_order_release);   // release: as the push
     }
     if (!sealed || e >= h) break;
     expect = s + B;
@@ -291,7 +302,7 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
     freed_.wait_ticks += e.wait_ticks;
     freed_.torn += torn;
     for (auto* a : {&L->head, &L->passed, &L->overruns, &L->waits, &L->wait_ticks, &L->tail_seq, &L->tail, &L->evicted,
-                    &L->read, &L->read_records, &L->drained, &L->overwritten, &L->torn})
+                    &L->read, &L->read_records, &L->drained, &L->overwritten, &L->torn, &L->returned})
       a->store(0, std::memory_order_relaxed);
     give_back(i, p.r, true);
     if (locked) pool::unlock(header().pool_lock);
@@ -312,6 +323,7 @@ void BoardReader::give_back(std::uint32_t i, std::uint64_t read, bool all) {
     const std::uint32_t nx = X.next.load(std::memory_order_acquire);
     if (!all && (nx == kNoBlock || read < X.end.load(std::memory_order_relaxed))) break;  // still written or unread
     L->first.store(nx, std::memory_order_relaxed);
+    L->returned.store(X.end.load(std::memory_order_relaxed), std::memory_order_release);  // release: as the push
     X.lane.store(kNoBlock, std::memory_order_relaxed);
     // A circular board's sealed block stays in the recycling queue, detached from the lane (its recycler
     // then touches no lane); a dead writer's current block was never queued and goes back like a simple

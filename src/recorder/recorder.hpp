@@ -98,6 +98,9 @@ class Recorder {
   // ERRATUM E32: 10 ms by default, several scheduler time slices: a probe preempted in its publication
   // window for less than that is still written in order; the held records cost hold x rate in memory.
   static constexpr std::uint64_t kDefaultHoldMs = 10;
+  // What one lane may write between two passes at the paced rate, at most: the drain then copies records
+  // that are still in the cache (docs/architecture.md "The drain").
+  static constexpr std::uint64_t kPaceBytes = std::uint64_t{1} << 20;
 
   // `hold_ticks`: the hold-back in board clock ticks (default kDefaultHoldMs).
   Recorder(BoardReader& board, tracefile::Writer& out);
@@ -121,7 +124,8 @@ class Recorder {
   std::uint64_t held() const { return merge_.held(); }  // records held for a later pass now
   std::uint64_t hold_ticks() const { return hold_; }
   const Totals& totals() const { return totals_; }
-  // The last pass: records taken off the board, and the largest fraction of one lane's ring they filled.
+  // The last pass: records taken off the board, and the fill that paces the next (the larger of the part
+  // of the pool they filled and the part of kPaceBytes the busiest lane wrote).
   std::uint64_t last_taken() const { return taken_; }
   double last_fill() const { return fill_; }
   // How long the loop may sleep after a pass that found the fullest lane `fill` full (0-1) when `since`
