@@ -321,14 +321,22 @@ void seal(detail::ThreadLane& t, std::uint32_t x, std::uint32_t y) {
 // Hands block y to the thread's lane as its new current block (ERRATUM E30: a death between the pop and
 // the link below leaves y unreachable until the board is recreated; it held no sample): the block's header, the link from the
 // previous block (or the lane's `first`), the seal of the previous block, and the thread's cursor.
-void hand_out(detail::ThreadLane& t, std::uint32_t y) {
+// False (y given back to the free stack) when the pool lock it needs cannot be had.
+bool hand_out(detail::ThreadLane& t, std::uint32_t y) {
   LaneHeader* L = t.lane;
   BlockHeader& Y = g_bh[y];
   std::uint32_t x = t_blk.cur;
   // The first block of an occupancy continues the lane's chain: an adopted Retired lane's last block is
-  // sealed already and may be recycled meanwhile on a circular board, hence the lock there.
+  // sealed already and may be recycled meanwhile on a circular board, hence the lock there (without it
+  // the link could land in a block another lane now owns).
   const bool first_of_occupancy = x == kNoBlock;
-  const bool locked = first_of_occupancy && g_circular && lock_pool();
+  const bool locked = first_of_occupancy && g_circular;
+  if (locked && !lock_pool()) {
+    Y.lane.store(kNoBlock, std::memory_order_relaxed);
+    Y.state.store(BlockState::Free, std::memory_order_relaxed);
+    pool::push_free(g_board->free_top, g_bh, y);  // release: as the drain's
+    return false;
+  }
   if (first_of_occupancy) {
     x = L->cur.load(std::memory_order_relaxed);
     if (x < g_blocks && g_bh[x].lane.load(std::memory_order_relaxed) != t_blk.lane) x = kNoBlock;
@@ -356,6 +364,7 @@ void hand_out(detail::ThreadLane& t, std::uint32_t y) {
   t.ring = reinterpret_cast<std::uint64_t*>(g_map->block_data(y));
   t.head = start;
   t.limit = start + g_slots;
+  return true;
 }
 
 // The record of `need` slots does not fit in the thread's block: take the next one. ERRATUM E35: a record never
@@ -373,11 +382,10 @@ bool next_block(detail::ThreadLane& t, std::uint64_t need, bool resource) {
     y = recycle();  // 003 2.7: circular keeps the newest. ERRATUM E23: the wait bit does not apply.
     unlock_pool();
   }
-  if (y == kNoBlock) {
+  if (y == kNoBlock || !hand_out(t, y)) {
     overrun(t, resource);
     return false;
   }
-  hand_out(t, y);
   return true;
 }
 

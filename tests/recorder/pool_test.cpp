@@ -103,6 +103,39 @@ TEST(PoolTest, CircularBoardRecyclesTheOldestBlocksOfAnyLane) {
   EXPECT_TRUE(r.totals().exact());
 }
 
+// A thread adopting a retired lane of a circular board links its first block after the lane's last one
+// under the pool lock (E36: that block may be recycled meanwhile). With the lock held by another live
+// process it drops its sample after the lock's wait (counted) and never links without the lock; once
+// the lock is free it records.
+TEST(PoolTest, AdoptingACircularLaneWithoutThePoolLockDropsAndCounts) {
+  board::CreateOptions o = board_of(board::BufferMode::Circular, 64u << 10);
+  o.lanes = 1;  // the second thread must adopt the first one's lane
+  ScratchBoard b(o);
+  const auto parent = static_cast<std::uint32_t>(::getpid());  // alive: its lock is never taken over
+  ASSERT_EQ(in_child(b.name, [&] {
+              std::thread([] { kron::trace(0, 1); }).join();  // retires the lane, its block sealed
+              std::thread([&] {
+                b.header().pool_lock.store(parent);  // another process holds the pool lock
+                kron::trace(0, 2);                   // waits for the lock, then drops: an overrun
+                b.header().pool_lock.store(0);
+                kron::trace(0, 3);                   // the lock's back-off (E36): dropped too
+              }).join();
+              std::thread([] { kron::trace(0, 4); }).join();  // a new occupancy: the lock is free
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto t = r.totals();
+  EXPECT_EQ(t.passed, 4u);
+  EXPECT_EQ(t.overruns, 2u);
+  EXPECT_EQ(t.recorded, 2u);
+  EXPECT_TRUE(t.exact());
+  std::vector<std::uint64_t> data;
+  for (const auto& s : samples_of(r)) data.push_back(s.data);
+  EXPECT_EQ(data, (std::vector<std::uint64_t>{1, 4}));
+  EXPECT_TRUE(r.problems().empty());
+}
+
 // Done means: "a stress test with more threads than the old lane count (16) loses nothing in wait mode".
 // 64 threads flood a small board (1 MiB) drained live; drained blocks go back to the pool.
 TEST(PoolTest, SixtyFourThreadsLoseNothingInWaitMode) {
