@@ -124,11 +124,7 @@ TEST(ProbeTest, SimpleBufferKeepsOldestAndCountsOverruns) {  // 003 2.7 simple b
   ScratchBoard b(small(board::BufferMode::Simple, 32 << 10));  // one thread may fill the whole pool (issue 10)
   const std::uint64_t slots = testing::pool_slots(b.header());
   const std::uint64_t n = slots + 100;
-  ASSERT_EQ(in_child(b.name, [&] {
-              for (std::uint64_t i = 0; i < n; ++i) kron::trace(0, i);
-              return 0;
-            }),
-            0);
+  ASSERT_EQ(testing::trace_in_child(b.name, n), 0);
   auto r = b.reader();
   const auto s = samples_of(r);
   ASSERT_EQ(s.size(), slots);
@@ -188,11 +184,7 @@ TEST(ProbeTest, WaitPolicyWithoutDrainerDiscardsInsteadOfHanging) {  // 000 Tabl
   o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;
   ScratchBoard b(o);
   const std::uint64_t slots = testing::pool_slots(b.header());
-  ASSERT_EQ(in_child(b.name, [&] {
-              for (std::uint64_t i = 0; i < slots + 10; ++i) kron::trace(0, i);
-              return 0;
-            }),
-            0);
+  ASSERT_EQ(testing::trace_in_child(b.name, slots + 10), 0);
   auto r = b.reader();
   const auto t = r.totals();
   EXPECT_EQ(t.overruns, 10u);
@@ -235,11 +227,7 @@ TEST(ProbeTest, CircularBufferKeepsNewestAndCountsOverwritten) {  // 003 2.7 cir
   ScratchBoard b(small(board::BufferMode::Circular, 32 << 10));
   const std::uint64_t slots = testing::pool_slots(b.header());
   const std::uint64_t n = 10 * slots + 7;
-  ASSERT_EQ(in_child(b.name, [&] {
-              for (std::uint64_t i = 0; i < n; ++i) kron::trace(0, i);
-              return 0;
-            }),
-            0);
+  ASSERT_EQ(testing::trace_in_child(b.name, n), 0);
   auto r = b.reader();
   const auto s = samples_of(r);
   // The oldest block is recycled when the pool is empty: the newest (block_count - 1) blocks and the

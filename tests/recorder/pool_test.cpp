@@ -65,11 +65,7 @@ TEST(PoolTest, TwoThreadsFillTheWholeSixteenMegabyteBoard) {
 TEST(PoolTest, OneThreadKeepsNinetyPercentOfACircularBoardNewestFirst) {
   ScratchBoard b(board_of(board::BufferMode::Circular));
   const std::uint64_t cap = pool_slots(b.header()), n = 3 * cap + 12345;
-  ASSERT_EQ(in_child(b.name, [&] {
-              for (std::uint64_t i = 0; i < n; ++i) kron::trace(0, i);
-              return 0;
-            }),
-            0);
+  ASSERT_EQ(testing::trace_in_child(b.name, n), 0);
   auto r = b.reader();
   const auto s = samples_of(r);
   EXPECT_GE(s.size() * 10, cap * 9) << s.size() << " of " << cap << " slots kept";
@@ -150,25 +146,12 @@ TEST(PoolTest, SixtyFourThreadsLoseNothingInWaitMode) {
     tracefile::Writer w(path, reader.file_header());
     recorder::Recorder rec(reader, w);
     reader.set_drainer(true);
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      kron::attach(b.name.c_str());
-      std::vector<std::thread> ts;
-      for (unsigned t = 0; t < kThreads; ++t)
-        ts.emplace_back([t] {
-          for (std::uint64_t i = 0; i < kEach; ++i)
-            if (i % 50 == 0) kron::resource(1, (std::uint64_t{t} << 32) | i);
-            else kron::trace(0, (std::uint64_t{t} << 32) | i);
-        });
-      for (auto& t : ts) t.join();
-      std::exit(0);
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, WNOHANG) != pid) rec.drain_once();
+    const int status = testing::drain_threads_in_child(b.name, rec, kThreads, [](unsigned t) {
+      for (std::uint64_t i = 0; i < kEach; ++i)
+        if (i % 50 == 0) kron::resource(1, (std::uint64_t{t} << 32) | i);
+        else kron::trace(0, (std::uint64_t{t} << 32) | i);
+    });
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    rec.drain_once(true);
-    rec.drain_once(true);
     reader.set_drainer(false);
     rec.finish(reader.file_header());
     EXPECT_TRUE(reader.problems().empty());

@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <thread>
 #include <cstring>
 #include <vector>
 
 #include "kron/board_ops.hpp"
 #include "kron/kron.hpp"
 #include "recorder/board_reader.hpp"
+#include "recorder/recorder.hpp"
 
 namespace kron::testing {
 
@@ -85,6 +87,39 @@ inline int in_child(const std::string& name, const std::function<int()>& body) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// One thread calling kron::trace(0, i) for i = 0 .. n - 1 in a child process attached to board `name`.
+inline int trace_in_child(const std::string& name, std::uint64_t n) {
+  return in_child(name, [n] {
+    for (std::uint64_t i = 0; i < n; ++i) kron::trace(0, i);
+    return 0;
+  });
+}
+
+// Runs `threads` threads of `body(thread index)` in a child process attached to board `name` while this
+// process drains it with `rec` (`each_pass`, when given, runs after every pass), then the final passes.
+// Returns the child's wait status.
+inline int drain_threads_in_child(const std::string& name, recorder::Recorder& rec, unsigned threads,
+                                  const std::function<void(unsigned)>& body, const std::function<void()>& each_pass = {}) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    kron::attach(name.c_str());
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < threads; ++t) ts.emplace_back(body, t);
+    for (auto& t : ts) t.join();
+    std::exit(0);
+  }
+  int status = 0;
+  for (;;) {
+    rec.drain_once();
+    if (each_pass) each_pass();
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+  }
+  rec.drain_once(true);
+  rec.drain_once(true);
+  return status;
 }
 
 }  // namespace kron::testing

@@ -161,31 +161,19 @@ TEST(StressOrder, FileIsInTimeOrderAcrossThreads) {
     tracefile::Writer w(path, reader.file_header());
     recorder::Recorder rec(reader, w);
     reader.set_drainer(true);
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      kron::attach(b.name.c_str());
-      std::vector<std::thread> ts;
-      for (unsigned t = 0; t < kOrderThreads; ++t)
-        ts.emplace_back([t] {
+    const int status = testing::drain_threads_in_child(
+        b.name, rec, kOrderThreads,
+        [](unsigned t) {
           for (std::uint64_t i = 0; i < kOrderProbes; ++i) {
             kron::trace(1, (std::uint64_t{t} << 48) | i);
             if (i % 8192 == 8191) sched_yield();  // more threads than cores: let the others run too
           }
+        },
+        [&] {
+          ++passes;
+          ::usleep(100);
         });
-      for (auto& t : ts) t.join();
-      std::exit(0);
-    }
-    int status = 0;
-    for (;;) {
-      rec.drain_once();
-      ++passes;
-      if (::waitpid(pid, &status, WNOHANG) == pid) break;
-      ::usleep(100);
-    }
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    rec.drain_once(true);
-    rec.drain_once(true);
     reader.set_drainer(false);
     rec.finish(reader.file_header());
   }
