@@ -69,6 +69,7 @@ struct BlockCursor {
   std::uint32_t cur = kNoBlock;  // the block being written (kNoBlock: none yet in this occupancy)
   std::uint32_t lane = 0;        // the lane's index
   std::uint64_t recs_base = 0;   // passed - overruns when `cur` was taken: its records at the seal
+  bool adopted = false;          // the lane was Retired when claimed: its chain goes on from its last block
 };
 constinit thread_local BlockCursor t_blk{};
 pthread_key_t g_key;
@@ -150,7 +151,7 @@ bool claim(detail::ThreadLane& t) {
     t.head = L->head.load(std::memory_order_relaxed);
     t.passed = L->passed.load(std::memory_order_relaxed);
     t.limit = t.head;  // no block yet: the first record takes one (next_block)
-    t_blk = BlockCursor{kNoBlock, i, 0};
+    t_blk = BlockCursor{kNoBlock, i, 0, k >= n};
     t.ids = record::ids_word(L->source, L->tid);
     t.hdr = record::header_word(record::RecordKind::Trace);
     t.cpu = nullptr;
@@ -207,7 +208,15 @@ void unlock_pool() { pool::unlock(g_board->pool_lock); }
 // block's generation is bumped before it is written again (a reader copying it sees the change).
 std::uint32_t recycle() {
   for (std::uint32_t tries = 0; tries < g_blocks; ++tries) {
-    const std::uint32_t x = pool::dequeue_sealed(g_board->sealed_deq, g_cells, g_blocks);
+    std::uint32_t x = pool::dequeue_sealed(g_board->sealed_deq, g_cells, g_blocks);
+    // "Empty" while an enqueue was claimed: its writer is between its two stores (preempted there).
+    // Wait for it, at most as long as for the lock, rather than drop a sample with sealed blocks queued.
+    for (const std::uint64_t t0 = detail::now();
+         x >= g_blocks && g_board->sealed_enq.load(std::memory_order_relaxed) > g_board->sealed_deq.load(std::memory_order_relaxed) &&
+         detail::now() - t0 < g_board->clock_hz / 10;) {
+      sched_yield();
+      x = pool::dequeue_sealed(g_board->sealed_deq, g_cells, g_blocks);
+    }
     if (x >= g_blocks) return kNoBlock;  // none sealed (every block is some lane's current one)
     BlockHeader& X = g_bh[x];
     BlockState s = BlockState::Sealed;
@@ -330,7 +339,7 @@ bool hand_out(detail::ThreadLane& t, std::uint32_t y) {
   // sealed already and may be recycled meanwhile on a circular board, hence the lock there (without it
   // the link could land in a block another lane now owns).
   const bool first_of_occupancy = x == kNoBlock;
-  const bool locked = first_of_occupancy && g_circular;
+  const bool locked = first_of_occupancy && g_circular && t_blk.adopted;  // a Free lane has no chain
   if (locked && !lock_pool()) {
     Y.lane.store(kNoBlock, std::memory_order_relaxed);
     Y.state.store(BlockState::Free, std::memory_order_relaxed);
