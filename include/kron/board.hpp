@@ -244,7 +244,7 @@ struct alignas(kLine) BlockHeader {
   std::atomic<BlockState> state;
   std::atomic<std::uint32_t> gen;        // +1 each time the block is recycled (circular boards)
   std::atomic<std::uint32_t> lane;       // the lane it belongs to (kNoBlock: detached from a freed lane)
-  std::atomic<std::uint32_t> owner_pid;  // the process that took it
+  std::uint32_t reserved0;
   std::atomic<std::uint64_t> start;      // first lane position it covers (a multiple of B)
   std::atomic<std::uint64_t> end;        // where writing stopped; set when sealed (<= start + B)
   std::atomic<std::uint64_t> records;    // records in it; set when sealed

@@ -353,7 +353,6 @@ bool hand_out(detail::ThreadLane& t, std::uint32_t y) {
   const std::uint64_t start =
       x < g_blocks ? g_bh[x].start.load(std::memory_order_relaxed) + g_slots : (t.head + g_slots - 1) & ~(g_slots - 1);
   Y.lane.store(t_blk.lane, std::memory_order_relaxed);
-  Y.owner_pid.store(g_pid, std::memory_order_relaxed);
   Y.start.store(start, std::memory_order_relaxed);
   Y.end.store(start, std::memory_order_relaxed);
   Y.records.store(0, std::memory_order_relaxed);

@@ -158,15 +158,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     }
     // A drain gives a simple board's block back as soon as it holds a copy of all of it and its writer
     // has moved on: the writer may be waiting for it (a pass over a 16 MiB lane takes milliseconds).
-    if (defer && !circ && nx != kNoBlock && end <= h) {
-      BlockHeader& W = map_.blocks()[x];
-      map_.lane(i)->first.store(nx, std::memory_order_relaxed);
-      W.lane.store(kNoBlock, std::memory_order_relaxed);
-      W.next.store(kNoBlock, std::memory_order_relaxed);
-      W.state.store(BlockState::Free, std::memory_order_relaxed);
-      pool::push_free(map_.header()->free_top, map_.blocks(), x);  // release: the copy above is done
-      map_.lane(i)->returned.store(end, std::memory_order_release);   // release: as the push
-    }
+    if (defer && !circ && nx != kNoBlock && end <= h) unlink_first(i, x, nx, end, true);
     if (!sealed || e >= h) break;
     expect = s + B;
     off_of_index = block_off(x) + offsetof(BlockHeader, next);
@@ -311,6 +303,19 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
   }
 }
 
+void BoardReader::unlink_first(std::uint32_t i, std::uint32_t x, std::uint32_t nx, std::uint64_t end, bool to_pool) {
+  LaneHeader* L = map_.lane(i);
+  BlockHeader& X = map_.blocks()[x];
+  L->first.store(nx, std::memory_order_relaxed);
+  X.lane.store(kNoBlock, std::memory_order_relaxed);
+  if (to_pool) {
+    X.next.store(kNoBlock, std::memory_order_relaxed);
+    X.state.store(BlockState::Free, std::memory_order_relaxed);
+    pool::push_free(header().free_top, map_.blocks(), x);  // release: this process's copy of it is done
+  }
+  L->returned.store(end, std::memory_order_release);  // release: as the push
+}
+
 void BoardReader::give_back(std::uint32_t i, std::uint64_t read, bool all) {
   LaneHeader* L = map_.lane(i);
   BlockHeader* blocks = map_.blocks();
@@ -322,17 +327,11 @@ void BoardReader::give_back(std::uint32_t i, std::uint64_t read, bool all) {
     // Acquire: the link was stored after the block's end (and after the writer's last record in it).
     const std::uint32_t nx = X.next.load(std::memory_order_acquire);
     if (!all && (nx == kNoBlock || read < X.end.load(std::memory_order_relaxed))) break;  // still written or unread
-    L->first.store(nx, std::memory_order_relaxed);
-    L->returned.store(X.end.load(std::memory_order_relaxed), std::memory_order_release);  // release: as the push
-    X.lane.store(kNoBlock, std::memory_order_relaxed);
     // A circular board's sealed block stays in the recycling queue, detached from the lane (its recycler
     // then touches no lane); a dead writer's current block was never queued and goes back like a simple
     // board's blocks.
-    if (!circular() || X.state.load(std::memory_order_relaxed) == BlockState::Writing) {
-      X.next.store(kNoBlock, std::memory_order_relaxed);
-      X.state.store(BlockState::Free, std::memory_order_relaxed);
-      pool::push_free(header().free_top, blocks, x);  // release: this process's copy of it is done
-    }
+    unlink_first(i, x, nx, X.end.load(std::memory_order_relaxed),
+                 !circular() || X.state.load(std::memory_order_relaxed) == BlockState::Writing);
     x = nx;
   }
   if (all) L->first.store(kNoBlock, std::memory_order_relaxed), L->cur.store(kNoBlock, std::memory_order_relaxed);

@@ -103,6 +103,9 @@ class BoardReader {
   // left (simple boards); all of them (`all`) when the lane is being freed, where a circular board's
   // sealed blocks stay in its recycling queue, detached from the lane.
   void give_back(std::uint32_t i, std::uint64_t read, bool all);
+  // Takes block x, lane i's first (followed by nx), out of the lane; to the free stack when `to_pool`.
+  // The lane's `returned` moves to the block's end.
+  void unlink_first(std::uint32_t i, std::uint32_t x, std::uint32_t nx, std::uint64_t end, bool to_pool);
   bool lock_pool();  // the circular board's pool lock (include/kron/board_pool.hpp), with this pid
 
   board::Mapping map_;

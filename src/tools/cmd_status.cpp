@@ -47,7 +47,7 @@ int run(const Args& a) {
   const auto pool = r.pool();
   cap = std::uint64_t{pool.blocks} * (pool.block_bytes / kSlot);
   fmt::print("memory: {} samples held, {} of {} slots used ({:.1f}%)\n", held, used, cap, cap ? 100.0 * double(used) / double(cap) : 0.0);
-  // Blocks by state; "unaccounted" are blocks no state claims (a writer killed while taking one, E30).
+  // Blocks by state (a block of a writer killed while taking it counts as being written, E30).
   fmt::print("pool: {} blocks of {} bytes: {} free, {} being written, {} sealed, {} recycled so far, {} probes waited "
              "for a block\n",
              pool.blocks, pool.block_bytes, pool.free, pool.writing, pool.sealed, pool.recycled, pool.waits);

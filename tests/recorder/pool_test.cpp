@@ -60,6 +60,17 @@ TEST(PoolTest, TwoThreadsFillTheWholeSixteenMegabyteBoard) {
   EXPECT_EQ(r.pool().free, 0u);
 }
 
+// 000 Table B1 bit 6, FIFO Full: on a board it reads 1 while a simple board's pool has no free block (the
+// next sample that needs a block waits or is dropped), 0 before; a circular board never fills.
+TEST(PoolTest, CsrFifoFullIsAnEmptyPool) {
+  for (const auto mode : {board::BufferMode::Simple, board::BufferMode::Circular}) {
+    ScratchBoard b(board_of(mode, 64u << 10));
+    EXPECT_FALSE(b.reader().csr_read() & board::kCsrFifoFull);
+    ASSERT_EQ(testing::trace_in_child(b.name, 2 * pool_slots(b.header())), 0);
+    EXPECT_EQ(bool(b.reader().csr_read() & board::kCsrFifoFull), mode == board::BufferMode::Simple);
+  }
+}
+
 // Done means: "one thread on a 16 MiB circular board keeps at least 90% of the board's capacity in
 // samples", and they are the newest (003 2.7 circular buffer).
 TEST(PoolTest, OneThreadKeepsNinetyPercentOfACircularBoardNewestFirst) {
