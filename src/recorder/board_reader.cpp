@@ -136,6 +136,12 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     const bool sealed = nx != kNoBlock || X.state.load(std::memory_order_acquire) == BlockState::Sealed;
     const std::uint64_t end = sealed ? X.end.load(std::memory_order_relaxed) : s + B;
     if (end < s || end > s + B) {
+      if (circ) {
+        // The block may have been recycled between the loads of start and end: its new owner stored a
+        // new start and end after bumping gen. That is the chain moving, not a corrupt board.
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (X.gen.load(std::memory_order_relaxed) != g) break;
+      }
       corrupt(block_off(x) + offsetof(BlockHeader, end), "block end is outside the block");
       break;
     }
