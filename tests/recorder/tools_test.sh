@@ -34,8 +34,11 @@ PY
 "$kron" info "$tmp/f.trace" | grep -q "samples 600 " || fail "filter"
 
 # kron record of a program killed with SIGKILL mid-run: every completed sample is in the file and the
-# accounting adds up (a record cut by the kill is counted as an overrun, never written).
-"$kron" record -q -o "$tmp/k.trace" -- sh -c "\"$sample\" 100000000 >/dev/null & p=\$!; sleep 0.3; kill -9 \$p; wait \$p; true" >/dev/null
+# accounting adds up (a record cut by the kill is counted as an overrun, never written). The kill comes
+# once the file holds 64 KiB of records (up to 30 s: a sanitized program starts slowly), not after a fixed time.
+"$kron" record -q -o "$tmp/k.trace" -- sh -c "\"$sample\" 100000000 >/dev/null & p=\$!
+  for i in \$(seq 600); do [ \"\$(stat -c %s \"$tmp/k.trace\" 2>/dev/null)\" -gt 65536 ] 2>/dev/null && break; sleep 0.05; done
+  kill -9 \$p; wait \$p; true" >/dev/null
 python3 - "$("$kron" info "$tmp/k.trace" --json)" <<'PY'
 import json, sys
 j = json.loads(sys.argv[1])
