@@ -43,8 +43,8 @@ class HangError : public std::runtime_error {
 };
 
 // The furthest node clock a model goes to: 2^62, about 2,900 years at 50 MHz. A call that would take a
-// device's clock past it (a `tick`, an access, a `drain`) throws ConfigError and changes nothing, so a
-// clock plus what a model looks ahead (a sample's bytes on the network, a held access) never wraps 64
+// device's clock past it (a `tick`, an access, a `drain`) throws ConfigError (a tick or an access before
+// it acts; a held access or a drain when its wait would end past the limit), so a clock plus what a model looks ahead (a sample's bytes on the network, a held access) never wraps 64
 // bits: no model wraps time silently or spins on a wrapped comparison. ERRATUM E94.
 inline constexpr std::uint64_t kMaxClock = std::uint64_t{1} << 62;
 
