@@ -8,6 +8,7 @@
 SHELL := /bin/bash
 BUILD ?= build
 SAN_BUILD ?= build-san
+TSAN_BUILD ?= build-tsan
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 8
@@ -16,7 +17,7 @@ GEN := -G Ninja
 comma := ,
 
 .PHONY: all deps test-deps bench-deps build test-build bench-build test test-fast san-build test-san fuzz \
-        fuzz-smoke demo demo-board bench install clean
+        fuzz-smoke tsan-build tsan demo demo-board bench install clean
 
 all: build
 
@@ -82,6 +83,25 @@ test-san: san-build
 
 fuzz: san-build
 
+# ThreadSanitizer (issue 16): a clang tree of its own with -fsanitize=thread, built only for the tests
+# labelled `tsan` (the probe's, the board's and the recorder's: threads writing lanes while a drainer
+# reads them, the pool and its lock, the merge, kron record end to end), which it then runs. Not part of
+# `make test`, which it would take past CI's budget on 2 cores: README "make tsan". tests/tsan.supp is for
+# suppressions, each with its reason (none needed today); label notsan leaves a test out (none today).
+TSAN_TARGETS = kron-cli kron_sample1 kron_sample1_disabled kron-selftest-probe attach_writer probe_test \
+  recorder_order_test recorder_merge_test recorder_crash_test recorder_stress_test recorder_options_test \
+  recorder_pool_test board_test board_pool_test
+tsan-build: deps test-deps
+	$(call configure,$(TSAN_BUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+	  -DKRON_SANITIZE=thread -DKRON_BUILD_BENCH=OFF -DKRON_BUILD_FUZZ=OFF -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF)
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TARGETS)
+
+tsan: tsan-build
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -j $(JOBS) -L tsan -LE 'nosan|notsan'
+
 fuzz-smoke: san-build
 	ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) -L fuzz
 
@@ -100,4 +120,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)

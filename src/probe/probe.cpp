@@ -352,6 +352,11 @@ bool hand_out(detail::ThreadLane& t, std::uint32_t y) {
   }
   const std::uint64_t start =
       x < g_blocks ? g_bh[x].start.load(std::memory_order_relaxed) + g_slots : (t.head + g_slots - 1) & ~(g_slots - 1);
+  // Acquire: y's last writer sealed it with a release (seal()) before the drain gave it back. The pool's
+  // pop carries that edge already, through the drainer; but the drainer is usually another process,
+  // which ThreadSanitizer cannot see, and without this load it reports this thread's records as racing
+  // with the last owner's (issue 16). A plain load on x86-64, once a block, outside the hot path.
+  (void)Y.state.load(std::memory_order_acquire);
   Y.lane.store(t_blk.lane, std::memory_order_relaxed);
   Y.start.store(start, std::memory_order_relaxed);
   Y.end.store(start, std::memory_order_relaxed);

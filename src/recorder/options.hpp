@@ -10,6 +10,10 @@
 
 namespace kron::recorder {
 
+// --node: the node number of a "node.process" source identification, 10 bits (board::source_id).
+inline constexpr std::uint32_t kMaxNode = board::source_node(~std::uint32_t{0});
+inline constexpr const char* kNodeField = "the node is 10 bits of the source identification";
+
 // "4096", "64K", "16M", "16MiB", "2G", "1GB": bytes (K/M/G/T powers of 1024). nullopt when malformed.
 std::optional<std::uint64_t> parse_size(const std::string& text);
 // "0xffff", "65535", "0b101": an unsigned value up to `max`. nullopt when malformed or too large.

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,9 +22,46 @@
 namespace kron::recorder {
 namespace {
 
+// ---- kron record -- PROGRAM: the program's signals and its end -------------------------------------------
+// The signals that ask kron record to end are the program's to act on: each is passed on to it, and
+// kron record goes on draining until the program has ended (then finishes the file). A shell's Ctrl-C
+// reaches both (one process group) and the program gets it twice: harmless for the default action, and
+// what `kill PID` of kron record alone needs. Blocked from before fork() until g_child is set, so that a
+// signal arriving meanwhile is forwarded, not dropped. ERRATUM E95.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 volatile sig_atomic_t g_child = 0;
 void forward(int sig) {
   if (g_child > 0) ::kill(g_child, sig);
+}
+
+sigset_t forwarded_set() {
+  sigset_t s;
+  ::sigemptyset(&s);
+  for (int sig : kForwarded) ::sigaddset(&s, sig);
+  return s;
+}
+
+// How long a program that kron record stops after its own error has to end on SIGTERM before SIGKILL.
+constexpr auto kStopGrace = std::chrono::seconds(2);
+
+// kron record cannot go on (the file cannot be written, the board is corrupt): the program must not run
+// on unrecorded as an orphan, filling a board nobody drains. SIGTERM, SIGKILL after kStopGrace, reaped,
+// and said on standard error, since the error that follows is about the file or the board. ERRATUM E95.
+void stop_program(pid_t child, const std::string& name, const std::string& why) {
+  std::fprintf(stderr, "kron record: stopping %s (pid %d) after an error: %s\n", name.c_str(), static_cast<int>(child),
+               why.c_str());
+  ::kill(child, SIGTERM);
+  int status = 0;
+  const auto give_up = std::chrono::steady_clock::now() + kStopGrace;
+  pid_t got;
+  while ((got = ::waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < give_up)
+    ::usleep(10'000);
+  if (got == 0) {
+    std::fprintf(stderr, "kron record: %s (pid %d) did not end on SIGTERM: SIGKILL\n", name.c_str(), static_cast<int>(child));
+    ::kill(child, SIGKILL);
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -82,12 +120,23 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
 
   struct sigaction sa {};
   sa.sa_handler = forward;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
+  const sigset_t forwarded = forwarded_set();
+  sigset_t before;
+  ::pthread_sigmask(SIG_BLOCK, &forwarded, &before);
+  const pid_t parent = ::getpid();
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (child < 0) {
+    const int e = errno;
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(e));
+  }
   if (child == 0) {
+    // The program ends with kron record however kron record ends, SIGKILL included (ERRATUM E95).
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // kron record already gone
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     ::setenv(board::kEnvBoard, o.board.name.c_str(), 1);
     ::setenv(board::kEnvNode, std::to_string(o.board.node).c_str(), 1);
     std::vector<char*> argv;
@@ -98,9 +147,17 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     ::_exit(127);
   }
   g_child = child;
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a signal that came meanwhile is forwarded now
   RecordResult r;
   r.board_note = note;
-  drain_until(rec, progress, t0, [&] { return ::waitpid(child, &r.wait_status, WNOHANG) == child; });
+  bool reaped = false;
+  try {
+    drain_until(rec, progress, t0, [&] { return reaped = ::waitpid(child, &r.wait_status, WNOHANG) == child; });
+  } catch (const std::exception& e) {
+    g_child = 0;
+    if (!reaped) stop_program(child, o.program[0], e.what());  // (the final passes come after the program ended)
+    throw;  // the writer's destructor leaves the file marked incomplete, with every record written so far
+  }
   g_child = 0;
   finish_recording(reader, rec, fh, t0, r);
   return r;

@@ -36,8 +36,11 @@ struct RecordResult {
 // Called about every 250 ms while the program runs: records and bytes written so far, seconds.
 using Progress = std::function<void(std::uint64_t records, std::uint64_t bytes, double seconds)>;
 // Creates the board (replacing one of that name), runs the program on it, drains it into the trace file
-// while it runs and finishes the file; forwards SIGINT/SIGTERM to the program; unlinks the board.
-// Throws std::runtime_error / InputError when the board, file or process cannot be made.
+// while it runs and finishes the file; forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to the program (and
+// drains on until it ends); unlinks the board. The program gets SIGTERM if kron record dies. Throws
+// std::runtime_error / InputError when the board, file or process cannot be made, or when the drain fails
+// (a write error, a corrupt board): then the program is stopped first (SIGTERM, SIGKILL after 2 s; said
+// on standard error) and the file is left marked incomplete with every record written so far.
 RecordResult record_program(const RecordOptions& o, const Progress& progress = nullptr);
 
 // ---- kron rdsample --board ------------------------------------------------------------------------------

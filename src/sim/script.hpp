@@ -11,7 +11,7 @@
 //   write ADDR DATA          a processor write
 //   read ADDR                a processor read: prints `read ADDR = 0xHHHHHHHHHHHHHHHH`
 //   expect ADDR VALUE [MASK] a read compared with VALUE under MASK; a mismatch is reported, exit status 1
-//   tick N                   advance N node clocks
+//   tick N                   advance N node clocks (a device's clock stops at 2^62: sim::kMaxClock)
 //   drain                    advance until nothing is left to send
 // Any other word is offered to Device::command (a board's own commands).
 //

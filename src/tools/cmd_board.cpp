@@ -84,7 +84,9 @@ KRON_COMMAND("board", "create, list or remove boards (shared memory that outlive
   cr->add_flag("--wait", c->wait, "CSR Write Wait on Overrun");
   cr->add_flag("--disabled", c->disabled, "create with sampling disabled (000 Table B1 reset state)");
   cr->add_option("--counter", c->counters, "resource counter N=SOURCE");
-  cr->add_option("--node", c->node, "node number")->capture_default_str();
+  cr->add_option("--node", c->node, "node number")
+      ->capture_default_str()
+      ->check(field_range(recorder::kMaxNode, recorder::kNodeField));
   cr->add_option("--perms", c->perms, "permissions (octal)")->capture_default_str();
   cr->add_flag("--replace", c->replace, "replace a board of that name");
   cr->add_flag("--huge-pages", c->huge_pages, "back the board with 2 MiB pages where the kernel allows (else says why not)");

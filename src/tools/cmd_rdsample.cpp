@@ -52,8 +52,14 @@ int run_pci(const Args& a) {
     if (a.simple) m.config |= pcib::cfg::kWrapB;
     if (a.circular) m.config &= ~pcib::cfg::kWrapB;
     toolkit::RdsampleOptions o;
-    if (*a.start_opt) o.start = static_cast<std::uint32_t>(std::min<std::uint64_t>(a.start, 0xffffffffu));
-    if (*a.end_opt) o.end = static_cast<std::uint32_t>(std::min<std::uint64_t>(a.end, 0xffffffffu));
+    // With --pci-memory, -s and -e are memory words (22 bits): checked whole here, never cut to 32 bits.
+    for (const auto& [opt, value] : {std::pair{a.start_opt, a.start}, std::pair{a.end_opt, a.end}})
+      if (*opt && value > pcib::kMemoryWords)
+        throw InputError::at_offset(fmt::format("{} {}", opt->get_name(), value), 0,
+                                    fmt::format("out of range 0-{} (memory words of the 4M-word local memory)",
+                                                pcib::kMemoryWords));
+    if (*a.start_opt) o.start = static_cast<std::uint32_t>(a.start);
+    if (*a.end_opt) o.end = static_cast<std::uint32_t>(a.end);
     o.wrapped = a.wrapped;
     if (a.verbose)
       fmt::print(stderr, "kron rdsample: {}: {}, Memory Address Pointer 0x{:06x}, Configuration Register 0x{:06x}\n",

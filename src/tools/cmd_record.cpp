@@ -146,7 +146,9 @@ KRON_COMMAND("record", "run a program on a new board (or drain an existing one l
   made(app.add_option("--lanes", a->lanes, "lane headers: threads writing at once (memory is shared by all)")->capture_default_str());
   made(app.add_option("--block-size", a->block, "bytes a lane takes from the board's pool at a time (auto, or 4K-1M)")
            ->capture_default_str());
-  made(app.add_option("--node", a->node, "node number of the source identification")->capture_default_str());
+  made(app.add_option("--node", a->node, "node number of the source identification")
+           ->capture_default_str()
+           ->check(field_range(recorder::kMaxNode, recorder::kNodeField)));
   app.add_option("--board", a->board,
                  "drain this existing board live (kron board create; writers: kron run --board) until SIGINT/SIGTERM");
   a->until_idle_opt = app.add_option("--until-idle", a->until_idle,

@@ -3,6 +3,8 @@
 // through the library. main.cpp knows no subcommand by name.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,6 +29,25 @@ struct CommandRegistrar {
     command_table().push_back({std::move(name), std::move(summary), order, std::move(setup)});
   }
 };
+
+// The check of an option that fills a field of fixed width (a node number, a memory word): a value above
+// `max` is refused where it is parsed, with the range and the field in the message, instead of being
+// stored whole in one place and cut to the field's width in another (issue 16). Text that is not a
+// number is left to the option's own conversion, which refuses it.
+inline CLI::Validator field_range(std::uint64_t max, std::string field) {
+  return CLI::Validator(
+      [max, field](std::string& text) -> std::string {
+        std::string_view s = text;
+        int base = 10;
+        if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2), base = 16;
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+        if (ec == std::errc::result_out_of_range || (ec == std::errc() && end == s.data() + s.size() && v > max))
+          return text + " out of range 0-" + std::to_string(max) + " (" + field + ")";
+        return std::string();
+      },
+      "0-" + std::to_string(max));
+}
 
 // Exit statuses shared by every subcommand.
 inline constexpr int kExitOk = 0;

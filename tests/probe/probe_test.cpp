@@ -362,18 +362,19 @@ TEST(ProbeTest, BoardIsPrivateAndSixteenMegabytesByDefault) {  // issue 3: 0600;
 // Issue 10 part 3: a board's memory is committed when it is created and mapped into a program when it
 // attaches, never on a probe's first touch of a ring page. Counted with the kernel's minor-fault counter of
 // the probing thread around 30,000 probes (960 KB of ring, 234 pages: one fault per page without it).
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define KRON_TEST_ASAN 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define KRON_TEST_ASAN 1
 #endif
 #endif
 TEST(ProbeTest, ProbesOnAFreshBoardTakeNoPageFault) {
 #ifdef KRON_TEST_ASAN
-  // AddressSanitizer checks every store against its shadow memory, whose pages fault on first use:
-  // those faults are the tool's, not the probe's. The g++ tree (no sanitizer) runs this test.
-  GTEST_SKIP() << "AddressSanitizer's shadow memory takes page faults of its own";
+  // AddressSanitizer and ThreadSanitizer check every store against their shadow memory, whose pages
+  // fault on first use: those faults are the tool's, not the probe's. The g++ tree (no sanitizer) runs
+  // this test.
+  GTEST_SKIP() << "the sanitizer's shadow memory takes page faults of its own";
 #endif
   ScratchBoard b(board::CreateOptions{});  // 16 MiB, the default
   int pipefd[2];

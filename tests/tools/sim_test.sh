@@ -41,4 +41,32 @@ grep -q '^net @8 0x010 data=0x10 parity=0 eom=0$' <<<"$out" || fail "--net-bits 
 grep -q '^net @46 0x208 data=0x08 parity=0 eom=1$' <<<"$out" || fail "--net-bits last element: $out"
 grep -q '^sample @46 type=trace cpu=0 ts=1 src=0x00000000 data=0x0102030405060708 flags=-$' <<<"$out" || fail "sample line: $out"
 [ "$(od -An -tx1 -v "$tmp/net.bin" | tr -d ' \n')" = "1000000000000001000000000102030405060708" ] || fail "--net bytes"
+
+# Simulator time is range-checked in every model (issue 16 rows 7 and 8, ERRATUM E94): a device's clock
+# stops at 2^62 node clocks. A tick beyond it is refused at its line and column before anything runs
+# (the MultiKron II looped forever on a sample after `tick 0xfffffffffffffff0`, the first MultiKron
+# wrapped it); ticks that add up past it are refused at the line that would pass it, after the sample
+# just below the limit went out; nothing hangs (timeout). Each device with its own way to take a sample.
+declare -A take=(
+  [mk2]='write 1 1\nwrite 4 1\nwrite 96 7\n'
+  [mk1]='write 1 1\nwrite 4 1\nwrite 96 7\n'
+  [pci]='write 0x1204 0x003201\nwrite 0x1010 0xffff\nwrite 0x1004 1\nwrite 0x1180 7\n'
+)
+declare -A flags=([mk2]="--chip mk2" [mk1]="--chip mk1" [pci]="--board pci")
+for dev in mk2 mk1 pci; do
+  printf "tick 0xfffffffffffffff0\\n${take[$dev]}drain\\n" > "$tmp/far.sim"
+  out=$(timeout 20 "$KRON" sim ${flags[$dev]} "$tmp/far.sim" 2>&1); rc=$?
+  [ $rc -eq 2 ] || fail "$dev: tick 0xfffffffffffffff0: exit $rc: $out"
+  grep -qF "far.sim:1:6: tick 0xfffffffffffffff0 is more than a model's clock reaches (2^62 node clocks" <<<"$out" \
+    || fail "$dev: tick past the limit: $out"
+  printf "tick 0x3ffffffffffff000\\n${take[$dev]}drain\\ntick 0x1000\\nread 1\\n" > "$tmp/sum.sim"
+  out=$(timeout 20 "$KRON" sim ${flags[$dev]} "$tmp/sum.sim" 2>&1); rc=$?
+  [ $rc -eq 2 ] || fail "$dev: ticks adding up past the limit: exit $rc: $out"
+  grep -q '^sample @4611686018427' <<<"$out" || fail "$dev: the sample below the limit did not go out: $out"
+  grep -qE "sum.sim:[0-9]+: tick: 4096 node clocks from clock [0-9]+ would pass the model's limit of 2\^62" <<<"$out" \
+    || fail "$dev: the tick past the limit: $out"
+  grep -q '^read 1' <<<"$out" && fail "$dev: the script went on after the refused tick"
+  n=$(($(printf "${take[$dev]}" | wc -l) + 3))
+  grep -q "sum.sim:$n: tick" <<<"$out" || fail "$dev: the refused tick is not named at line $n: $out"
+done
 echo ok

@@ -102,13 +102,13 @@ void Mk2::set_external(unsigned counter, bool level) {
 // ---- time ---------------------------------------------------------------------------------------------
 
 void Mk2::advance(std::uint64_t t) {
+  sim::clock_after(now_, t - now_, "node clock");  // t >= now_; ERRATUM E94: never past kMaxClock
   run_network(t);
   now_ = t;
 }
 
 void Mk2::tick(std::uint64_t node_clocks) {
-  if (node_clocks > kNever - now_) throw sim::ConfigError("tick: the node-clock count would pass 2^64");
-  advance(now_ + node_clocks);
+  advance(sim::clock_after(now_, node_clocks, "tick"));  // ERRATUM E94
 }
 
 void Mk2::drain() {
