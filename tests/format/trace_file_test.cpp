@@ -267,7 +267,7 @@ void set_header(fs::path p, void (*change)(FileHeader&)) {
 
 // Issue 16 row 8: a record kind flipped to 0 or 7 in a file of this reader's minor was skipped silently.
 TEST(TraceFile, UnknownRecordKindOfThisMinorIsAnErrorOrSalvaged) {
-  for (const std::uint16_t kind : {0, 7}) {
+  for (const std::uint16_t kind : {std::uint16_t{0}, std::uint16_t{7}}) {
     const auto p = write_file("kindflip", some_samples());
     auto b = slurp(p);
     std::memcpy(b.data() + 1024 + 32, &kind, 2);  // the second record (a Trace record, 32 bytes)
