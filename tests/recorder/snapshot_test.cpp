@@ -24,8 +24,21 @@ constexpr std::uint64_t kPieceBytes = sizeof(record::ResourceRecord) * 4096 * 10
 constexpr std::uint64_t kCopies = 67;                                                // 4.19 GiB in all
 constexpr std::uint64_t kPerPiece = kPieceBytes / sizeof(record::ResourceRecord);
 
+#if defined(__SANITIZE_ADDRESS__)
+#define KRON_SNAPSHOT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KRON_SNAPSHOT_SANITIZED 1
+#endif
+#endif
+
 TEST(SnapshotTest, WritesMoreThan4GiBOfRecordsInTimeOrder) {
   static_assert(kPieceBytes * kCopies > (std::uint64_t{1} << 32));
+#ifdef KRON_SNAPSHOT_SANITIZED
+  // 27 M records sorted, compressed and read back: 46 s in the g++ tree on the loaded 2-core VM, several
+  // times that sanitized, for a check of 64-bit arithmetic the g++ tree already makes.
+  GTEST_SKIP() << "runs in the g++ tree only (make test's time budget)";
+#endif
   const auto dir = std::filesystem::temp_directory_path();
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) != 0 || std::uint64_t{vfs.f_bavail} * vfs.f_frsize < (256u << 20))
