@@ -31,7 +31,7 @@ namespace kron::tracefile {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 2;  // a reader accepts any minor, skipping unknown record kinds
+inline constexpr std::uint16_t kMinor = 2;  // a reader accepts any minor; skips unknown kinds only of a later one (E88)
 // Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
 // 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
 // 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
