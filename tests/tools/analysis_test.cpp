@@ -423,3 +423,21 @@ TEST_F(Tools, UnboundedInputsAreRefused) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
   }
 }
+
+// Row 6: two `kron record -o same.trace` at once both exited 0 with their records interleaved in one
+// file. The second is refused (exit 1) before it runs its program; the first's file is whole. (Kept here
+// rather than in tests/recorder/ because the lock is the trace Writer's, E89.) Readiness is the lock
+// itself (flock -n fails while the first holds it), not a sleep.
+TEST_F(Tools, SecondRecordingToTheSameFileIsRefused) {
+  const std::string k = "'" + kron_bin + "'";
+  const auto r = sh(dir, "{ (" + k + " record -q -o same.trace -- sleep 2 >first.log 2>&1; echo rc=$? >>first.log) & " +
+                             "for i in $(seq 200); do [ -e same.trace ] && ! flock -n same.trace true && break; sleep 0.05; " +
+                             "done; " + k + " record -q -o same.trace -- echo second; rc=$?; wait; (exit $rc); }");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("same.trace: another kron is writing this trace file"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("second"), std::string::npos) << r.out;  // its program never ran
+  EXPECT_NE(slurp(dir / "first.log").find("rc=0"), std::string::npos) << slurp(dir / "first.log");
+  const auto i = kron("info --json same.trace");
+  ASSERT_EQ(i.status, 0) << i.err;
+  EXPECT_EQ(nlohmann::json::parse(i.out)["program"], "sleep 2");
+}
