@@ -3,6 +3,7 @@
 // microseconds; ph "X" complete slice (ts, dur), "b"/"e" async slice (cat, id), "C" counter (args are
 // the series), "i" instant (s: "t" thread scope), "M" metadata (process_name, thread_name).
 #include "analysis/export.hpp"
+#include "kron/core/text.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -35,10 +36,11 @@ class Out {
   std::string buf_;
 };
 
-// JSON string escaping for names that come from files.
+// JSON string escaping for names that come from files; bytes that are not UTF-8 become \xNN (ERRATUM
+// E91), so the file is valid UTF-8 whatever the names hold.
 std::string jstr(const std::string& s) {
   std::string o = "\"";
-  for (unsigned char c : s) {
+  for (unsigned char c : text::utf8_safe(s)) {
     if (c == '"' || c == '\\') {
       o += '\\';
       o += static_cast<char>(c);
@@ -81,8 +83,8 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
         counter_names[c] = input->counter_name(c);
         break;
       }
-    counter_names[c] = counter_names[c].empty() ? fmt::format("counter {}", c)
-                                                : fmt::format("counter {} ({})", c, counter_names[c]);
+    counter_names[c] = jstr(counter_names[c].empty() ? fmt::format("counter {}", c)
+                                                     : fmt::format("counter {} ({})", c, counter_names[c]));
   }
 
   b += "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"kron export\",";
@@ -148,7 +150,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     if (s.is_resource()) {
       for (unsigned c = 0; c < kResourceCounters; ++c) {
         sep();
-        fmt::format_to(it, R"({{"ph":"C","name":"{}","pid":{},"tid":{},"ts":{:.4f},"args":{{"value":{}}}}})",
+        fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{:.4f},"args":{{"value":{}}}}})",
                        counter_names[c], s.source, sk.lane, ts, s.counters[c]);
       }
       st.counters += kResourceCounters;

@@ -3,6 +3,7 @@
 // page has loaded, that every chart has its bars and marks <html data-charts="N" data-ok="1"> so a
 // headless browser test can tell a page that rendered from one that did not.
 #include "analysis/html.hpp"
+#include "kron/core/text.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -16,7 +17,7 @@ namespace {
 std::string esc(const std::string& s) {
   std::string o;
   o.reserve(s.size());
-  for (char c : s) switch (c) {
+  for (char c : text::utf8_safe(s)) switch (c) {  // ERRATUM E91: bytes that are not UTF-8 as \xNN
       case '&': o += "&amp;"; break;
       case '<': o += "&lt;"; break;
       case '>': o += "&gt;"; break;

@@ -2,6 +2,7 @@
 #include "analysis/input.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <iterator>
 #include <stdexcept>
@@ -78,51 +79,50 @@ bool ClassicStream::next(Sample& out) {
 
 namespace {
 
-// A raw classic stream, from a file's memory map (pages already read are given back, so that memory
-// stays flat) or from bytes read whole (standard input).
+// A raw classic stream from a file's memory map (pages already read are given back, so that memory
+// stays flat).
 class RawClassic final : public Input {
  public:
   RawClassic(const std::string& name, classic::Chip chip, std::uint64_t ts_hz, MappedFile file)
-      : file_(std::move(file)) {
-    init(name, chip, ts_hz, file_.bytes());
-  }
-  RawClassic(const std::string& name, classic::Chip chip, std::uint64_t ts_hz, std::vector<std::uint8_t> bytes)
-      : bytes_(std::move(bytes)) {
-    init(name, chip, ts_hz, bytes_);
+      : file_(std::move(file)), stream_(name, chip, file_.bytes(), ts_hz) {
+    path_ = name;
+    format_ = stream_.format();
+    chip_ = chip;
+    clock_hz_ = ts_hz;
+    ts_mask_ = stream_.ts_mask();
   }
   bool next(Sample& out) override {
-    if (!stream_->next(out)) return false;
+    try {
+      if (!stream_.next(out)) {
+        file_.check();  // zeros read where the file shrank under the map end the stream: say so
+        return false;
+      }
+    } catch (const InputError&) {
+      file_.check();
+      throw;
+    }
     ++samples_;
     // Give back the pages already read: a mapped file's pages count as the process's memory.
-    const std::uint64_t pos = stream_->offset();
+    const std::uint64_t pos = stream_.offset();
     if (pos - released_ >= kRelease) {
       const std::uint64_t upto = pos & ~(kRelease - 1);
-      file_.discard(released_, upto);  // nothing for bytes in memory
+      file_.discard(released_, upto);
       released_ = upto;
     }
     return true;
   }
-  std::uint64_t offset() const override { return stream_->offset(); }
+  std::uint64_t offset() const override { return stream_.offset(); }
 
  private:
-  void init(const std::string& name, classic::Chip chip, std::uint64_t ts_hz, std::span<const std::uint8_t> bytes) {
-    stream_ = std::make_unique<ClassicStream>(name, chip, bytes, ts_hz);
-    path_ = name;
-    format_ = stream_->format();
-    chip_ = chip;
-    clock_hz_ = ts_hz;
-    ts_mask_ = stream_->ts_mask();
-  }
   static constexpr std::uint64_t kRelease = 8u << 20;
-  MappedFile file_;                  // a named file
-  std::vector<std::uint8_t> bytes_;  // standard input
+  MappedFile file_;
+  ClassicStream stream_;
   std::uint64_t released_ = 0;
-  std::unique_ptr<ClassicStream> stream_;
 };
 
 class KronFile final : public Input {
  public:
-  explicit KronFile(const std::string& path) : r_(path) {
+  KronFile(const std::string& path, bool salvage) : r_(path, tracefile::ReadOptions{salvage}) {
     path_ = path;
     format_ = InputFormat::Kron;
     chip_ = classic::Chip::Mk2;
@@ -155,6 +155,7 @@ class KronFile final : public Input {
       w.push_back(fmt::format("{}: the recorder lost {} samples before they reached the file ({} overruns, {} "
                               "overwritten in circular mode)",
                               path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
+    for (auto& x : r_.warnings()) w.push_back(std::move(x));  // skipped records, a salvaged count (E88)
     if (h.late)  // trace format 1.1 (E33)
       w.push_back(fmt::format("{}: the recorder wrote {} samples late, after a sample with a later timestamp "
                               "(their probe was held longer than the recorder's hold-back)",
@@ -184,7 +185,7 @@ std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& o
   if (path == "-") return open_stdin(std::cin, opt);
   MappedFile file(path, MappedFile::Require::Regular);
   const bool is_kron = tracefile::Reader::sniff(file.bytes());
-  if (is_kron || opt.format == InputFormat::Kron) return std::make_unique<KronFile>(path);
+  if (is_kron || opt.format == InputFormat::Kron) return std::make_unique<KronFile>(path, opt.salvage);
   if (opt.format == InputFormat::Auto)
     throw InputError::at_offset(path, 0,
                                 "not a kron trace file (no KRONTRC1 magic); for a raw classic stream give "
@@ -193,17 +194,62 @@ std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& o
   return std::make_unique<RawClassic>(path, chip, opt.ts_hz, std::move(file));
 }
 
-// Standard input: read whole, then the same raw stream reader as a file's map (a pipe cannot be mapped).
+// Standard input: read as it comes, through a buffer of kStreamBufferBytes (ERRATUM E90): an endless
+// or huge stream costs no more memory than that, and bad bytes stop it at once.
+StreamClassic::StreamClassic(std::istream& in, std::string name, classic::Chip chip, std::uint64_t ts_hz,
+                             std::size_t buffer_bytes)
+    : in_(in), buf_(std::max(buffer_bytes, classic::kMaxSampleBytes)) {
+  path_ = std::move(name);
+  format_ = chip == classic::Chip::Mk1 ? InputFormat::Mk1 : InputFormat::Mk2;
+  chip_ = chip;
+  clock_hz_ = ts_hz;
+  ts_mask_ = classic::ts_mask(chip);
+  fill();
+}
+
+void StreamClassic::fill() {
+  if (pos_ > 0) {  // keep the bytes not yet decoded at the front
+    std::memmove(buf_.data(), buf_.data() + pos_, len_ - pos_);
+    consumed_ += pos_;
+    len_ -= pos_;
+    pos_ = 0;
+  }
+  while (!eof_ && len_ < buf_.size()) {
+    in_.read(reinterpret_cast<char*>(buf_.data() + len_), static_cast<std::streamsize>(buf_.size() - len_));
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    len_ += got;
+    if (!in_) eof_ = true;
+    if (got == 0) break;
+  }
+}
+
+std::span<const std::uint8_t> StreamClassic::peek() const { return {buf_.data() + pos_, len_ - pos_}; }
+
+bool StreamClassic::next(Sample& out) {
+  if (len_ - pos_ < classic::kMaxSampleBytes && !eof_) fill();
+  if (pos_ >= len_) return false;
+  ClassicStream one(path_, chip_, peek(), clock_hz_, offset());
+  if (!one.next(out)) return false;  // (never: bytes are left)
+  pos_ += static_cast<std::size_t>(one.offset() - offset());
+  ++samples_;
+  return true;
+}
+
 std::unique_ptr<Input> open_stdin(std::istream& in, const InputOptions& opt) {
-  std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
-  if (tracefile::Reader::sniff(bytes))
-    throw InputError::at_offset(kStdinName, 0, "a kron trace file is read from a named file, not standard input");
-  if (opt.format == InputFormat::Auto || opt.format == InputFormat::Kron)
+  if (opt.format == InputFormat::Auto || opt.format == InputFormat::Kron) {
+    char first[sizeof tracefile::kMagic] = {};
+    in.read(first, sizeof first);
+    if (tracefile::Reader::sniff({reinterpret_cast<const std::uint8_t*>(first), static_cast<std::size_t>(in.gcount())}))
+      throw InputError::at_offset(kStdinName, 0, "a kron trace file is read from a named file, not standard input");
     throw InputError::at_offset(kStdinName, 0,
                                 "standard input is read as a raw classic stream: give --input-format mk2 (20/84-byte "
                                 "samples) or mk1 (16/80-byte samples)");
+  }
   const auto chip = raw_chip(opt);
-  return std::make_unique<RawClassic>(kStdinName, chip, opt.ts_hz, std::move(bytes));
+  auto s = std::make_unique<StreamClassic>(in, kStdinName, chip, opt.ts_hz);
+  if (tracefile::Reader::sniff(s->peek()))
+    throw InputError::at_offset(kStdinName, 0, "a kron trace file is read from a named file, not standard input");
+  return s;
 }
 
 // ---- Merging -----------------------------------------------------------------------------------

@@ -3,8 +3,9 @@
 // (16/80-byte samples, 001 Tables 5-7), merged in time order. Every input yields kron::Sample one at a
 // time from a memory map (kron/format/mapped_file.hpp); nothing per sample is kept in memory. `-` is one
 // more input: a raw classic stream on standard input (a pipe from a collector, e.g.
-// `kron sim --board pci script | kron expand --input-format mk2 -`), read whole into memory since a pipe
-// cannot be mapped, then decoded by the same reader; messages name it "<stdin>".
+// `kron sim --board pci script | kron expand --input-format mk2 -`), read as it comes through a bounded
+// buffer (a pipe cannot be mapped; ERRATUM E90) and decoded by the same decoder; messages name it
+// "<stdin>". A named FIFO or device is refused (MappedFile): give it as standard input.
 //
 // Sources: 003 section 3.5 (mk_rdsample writes the board's memory as it is: samples back to back, which
 // is what a raw stream is here; mk_expand and mk_rpt read it); 000 Table B2; 001 Tables 5-7.
@@ -41,6 +42,8 @@ struct InputOptions {
   std::uint64_t ts_hz = 10'000'000;
   // ERRATUM E50: samples held by the merge's reorder window (0: none, the inputs' order as it is).
   std::size_t reorder_window = kDefaultReorderWindow;
+  // kron trace files: read a damaged file for what it holds, with warnings (tracefile::ReadOptions, E88).
+  bool salvage = false;
 };
 
 // One input: a source of samples in the order the file holds them.
@@ -99,11 +102,34 @@ class ClassicStream final : public Input {
 
 inline constexpr const char* kStdinName = "<stdin>";
 
+// A raw classic stream read from a std::istream as it comes (standard input), through a buffer of
+// kStreamBufferBytes: memory stays bounded whatever the stream's length (ERRATUM E90). The fuzz target
+// fuzz_raw_stdin drives it directly.
+inline constexpr std::size_t kStreamBufferBytes = 1u << 20;
+class StreamClassic final : public Input {
+ public:
+  // buffer_bytes: at least classic::kMaxSampleBytes (a smaller one is taken as that).
+  StreamClassic(std::istream& in, std::string name, classic::Chip chip, std::uint64_t ts_hz,
+                std::size_t buffer_bytes = kStreamBufferBytes);
+  bool next(Sample& out) override;
+  std::uint64_t offset() const override { return consumed_ + pos_; }
+  std::span<const std::uint8_t> peek() const;  // the bytes buffered, not yet decoded
+
+ private:
+  void fill();
+  std::istream& in_;
+  std::vector<std::uint8_t> buf_;
+  std::size_t pos_ = 0, len_ = 0;  // buf_[pos_, len_) not yet decoded
+  std::uint64_t consumed_ = 0;     // stream bytes before buf_[0]
+  bool eof_ = false;
+};
+
 // Opens one file: a kron trace file (kron::tracefile::Reader) or a raw classic stream (memory-mapped);
 // `-` is standard input (open_stdin(std::cin)). Throws InputError naming the file.
 std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& opt);
-// A raw classic stream read whole from `in`, named "<stdin>". A kron trace file is read by mapping a
-// named file, so on standard input it is refused with a message, as is a missing --input-format.
+// A raw classic stream read from `in` as it comes (StreamClassic), named "<stdin>". A kron trace file is
+// read by mapping a named file, so on standard input it is refused with a message, as is a missing
+// --input-format.
 std::unique_ptr<Input> open_stdin(std::istream& in, const InputOptions& opt);
 
 // ERRATUM E49. Several inputs merged in time order: a k-way merge on timestamps (each input is taken to be in time

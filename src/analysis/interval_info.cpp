@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kron/core/error.hpp"
+#include "kron/format/text_file.hpp"
 
 namespace kron::analysis {
 
@@ -165,12 +166,7 @@ IntervalInfo parse_interval_info(std::string_view text, const std::string& path)
 }
 
 IntervalInfo load_interval_info(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError::at_line(path, 0, 0, std::string("cannot read interval description file: ") +
-                                                   std::strerror(errno));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_interval_info(ss.str(), path);
+  return parse_interval_info(read_text_file(path, kIntervalInfoLimits), path);  // ERRATUM E90: bounded
 }
 
 std::string class3_total_name(const Interval& iv) { return iv.names[0] + " " + iv.names[1]; }

@@ -1,5 +1,6 @@
 // kron rpt: the text / JSON report of a Matcher (matcher.cpp). See rpt.hpp; the HTML page is in html.cpp.
 #include "analysis/rpt.hpp"
+#include "kron/core/text.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -113,23 +114,25 @@ std::string render_json(const Report& r, bool histograms) {
   j["clock_hz"] = r.clock_hz;
   j["event_bits"] = r.event_bits;
   ordered_json inputs = ordered_json::array();
-  for (const auto& in : r.inputs) inputs.push_back({{"file", in.path}, {"format", in.format}, {"samples", in.samples}});
+  for (const auto& in : r.inputs) inputs.push_back({{"file", text::utf8_safe(in.path)}, {"format", in.format}, {"samples", in.samples}});
   j["inputs"] = inputs;
   j["samples"] = r.samples;
   j["resource_samples"] = r.resource_samples;
   j["interval_events"] = r.matched_events;
   j["other_events"] = r.other_events;
   j["out_of_order"] = r.out_of_order;
-  j["warnings"] = r.warnings;
+  ordered_json warnings = ordered_json::array();
+  for (const auto& w : r.warnings) warnings.push_back(text::utf8_safe(w));
+  j["warnings"] = warnings;
   ordered_json rows = ordered_json::array();
   for (const auto& row : r.rows) {
     const Stats& s = *row.stats;
     const bool n = s.count > 0;
     auto us = [&](double t) { return ticks_to_us(t, r.clock_hz); };
     ordered_json o;
-    o["name"] = row.name;
+    o["name"] = text::utf8_safe(row.name);
     o["class"] = row.cls;
-    o["stream"] = row.stream;
+    o["stream"] = text::utf8_safe(row.stream);
     o["count"] = s.count;
     o["total"] = s.total;
     o["min"] = n ? ordered_json(s.min) : ordered_json(nullptr);
@@ -154,7 +157,8 @@ std::string render_json(const Report& r, bool histograms) {
     rows.push_back(o);
   }
   j["rows"] = rows;
-  return j.dump(1) + "\n";
+  // Every string above is valid UTF-8 (E91); replace is the backstop that keeps dump() from throwing.
+  return j.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace kron::analysis

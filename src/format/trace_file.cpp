@@ -8,6 +8,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "kron/core/error.hpp"
@@ -102,9 +105,29 @@ Writer::Writer(const std::string& path, const FileHeader& header, int compress_l
     h.flags |= kFlagCompressed;
     zbuf_.resize(sizeof(ChunkHeader) + ZSTD_compressBound(kChunkRawBytes) + 8);
   }
-  f_ = std::fopen(path.c_str(), "wb");
-  if (!f_) {
+  // ERRATUM E89: one writer per file. The file is opened without truncating it, locked (flock, held
+  // while this Writer lives and dropped by the kernel however the process ends), and only then emptied:
+  // a second writer of the same path is refused before it changes a byte of the first one's file.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
     ZSTD_freeCCtx(cctx_);
+    throw sys_error(path, "cannot create trace file");
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    ::close(fd);
+    ZSTD_freeCCtx(cctx_);
+    if (e == EWOULDBLOCK)
+      throw std::runtime_error(path + ": another kron is writing this trace file (it holds its lock): two writers "
+                                      "would interleave their records; give another output file");
+    errno = e;
+    throw sys_error(path, "cannot lock trace file");
+  }
+  if (::ftruncate(fd, 0) != 0 || !(f_ = ::fdopen(fd, "wb"))) {
+    const int e = errno;
+    ::close(fd);
+    ZSTD_freeCCtx(cctx_);
+    errno = e;
     throw sys_error(path, "cannot create trace file");
   }
   h.header_size = sizeof(FileHeader);
@@ -251,10 +274,21 @@ void Reader::validate(const std::string& path, const FileHeader& h, std::uint64_
     if (h.lanes_offset < h.header_size || h.lanes_offset > file_size ||
         h.lane_count > (file_size - h.lanes_offset) / h.lane_entry_size)
       throw bad(offsetof(FileHeader, lanes_offset), "lane table runs past the end of the file (truncated?)");
+    // ERRATUM E88: the writer puts the lane table right after the record area; anything else means a
+    // record area length that does not cover the records (a records_bytes of 0 would read as "no samples").
+    if (h.lanes_offset != std::uint64_t{h.header_size} + h.records_bytes)
+      throw bad(offsetof(FileHeader, records_bytes),
+                "record area (" + std::to_string(h.records_bytes) + " bytes from offset " +
+                    std::to_string(h.header_size) + ") does not end where the lane table starts (offset " +
+                    std::to_string(h.lanes_offset) + ")");
+    if (h.records_bytes == 0 && h.samples != 0)
+      throw bad(offsetof(FileHeader, records_bytes),
+                "record area is empty but the header counts " + std::to_string(h.samples) + " samples");
   }
 }
 
-Reader::Reader(const std::string& path) : path_(path), file_(path) {
+Reader::Reader(const std::string& path, ReadOptions options)
+    : path_(path), file_(path, MappedFile::Require::Regular), options_(options) {
   size_ = file_.size();
   if (size_ < sizeof(FileHeader))
     throw InputError::at_offset(path, size_, "file too short for a kron trace header (" + std::to_string(size_) +
@@ -283,6 +317,8 @@ Reader::~Reader() { ZSTD_freeDCtx(dctx_); }
 void Reader::rewind() {
   released_ = 0;
   dropped_tail_ = 0;
+  read_ = skipped_ = first_skipped_at_ = 0;
+  mismatch_.clear();
   if (compressed()) {  // no chunk yet: the record loops call next_chunk() first
     rec_ = nullptr;
     pos_ = end_ = 0;
@@ -306,6 +342,7 @@ void Reader::release_behind(std::uint64_t file_pos) {
 }
 
 InputError Reader::bad_record(const std::string& what) const {
+  file_.check();  // zeros where the file shrank under the map: say so, not what they decode to
   if (!compressed()) return InputError::at_offset(path_, pos_, what);
   return InputError::at_offset(path_, chunk_at_,
                                "chunk, record at byte " + std::to_string(pos_) + " of its " + std::to_string(end_) +
@@ -323,7 +360,10 @@ bool Reader::next_chunk() {
   rec_ = nullptr;
   pos_ = end_ = 0;
   if (at >= area_end_) return false;
-  auto bad = [&](const std::string& what) { return InputError::at_offset(path_, at, "compressed chunk: " + what); };
+  auto bad = [&](const std::string& what) {
+    file_.check();
+    return InputError::at_offset(path_, at, "compressed chunk: " + what);
+  };
   const std::uint64_t left = area_end_ - at;
   ChunkHeader ch{};
   if (left >= sizeof ch) std::memcpy(&ch, map_ + at, sizeof ch);
@@ -400,6 +440,7 @@ std::size_t Reader::next_batch(std::span<Sample> out) {
     pos += sizeof(TraceRecord);
   }
   pos_ = pos;
+  read_ += n;
   if (pos_ >= release_at_) release_behind(pos_);
   if (n == 0 && !out.empty() && next(out[0])) n = 1;  // the general path: skips, cut tails, errors (throws)
   return n;
@@ -415,13 +456,14 @@ bool Reader::next(Sample& out) {
       copy_trace_fields(t, out);
       std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
       pos_ += sizeof(TraceRecord);
+      ++read_;
       if (pos_ >= release_at_) release_behind(pos_);
       return true;
     }
   }
   for (;;) {
     if (pos_ >= end_) {
-      if (!next_chunk()) return false;
+      if (!next_chunk()) return at_end();
       continue;
     }
     const std::uint64_t left = end_ - pos_;
@@ -433,7 +475,7 @@ bool Reader::next(Sample& out) {
     if (!complete() && !compressed() && (cut || (h.kind == RecordKind{0} && h.size == 0))) {
       dropped_tail_ = left;
       pos_ = end_;
-      return false;
+      return at_end();
     }
     if (left < sizeof(RecordHeader))
       throw bad_record("record cut short by the end of the record area");
@@ -444,7 +486,14 @@ bool Reader::next(Sample& out) {
       throw bad_record("record of kind " + std::to_string(static_cast<unsigned>(h.kind)) + " has size " +
                        std::to_string(h.size));
     if (h.size > left) throw bad_record("record cut short by the end of the record area");
-    if (!known) {  // a kind from a later minor version: skip it
+    if (!known) {
+      // ERRATUM E88: only a later minor version may hold kinds this reader does not know; in any other
+      // file the kind is damage, an error unless salvaging. Either way it is counted.
+      if (header_.minor <= kMinor && !options_.salvage)
+        throw bad_record("record kind " + std::to_string(static_cast<unsigned>(h.kind)) +
+                         " is not a Trace (1) or Resource (2) record, the only kinds of trace format 1." +
+                         std::to_string(header_.minor) + " (damaged file? --salvage skips and counts such records)");
+      if (skipped_++ == 0) first_skipped_at_ = offset();
       pos_ += h.size;
       continue;
     }
@@ -458,9 +507,36 @@ bool Reader::next(Sample& out) {
     else
       std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
     pos_ += h.size;
+    ++read_;
     if (pos_ >= release_at_) release_behind(pos_);
     return true;
   }
+}
+
+bool Reader::at_end() {
+  file_.check();
+  if (!complete() || !mismatch_.empty()) return false;
+  // `samples` counts the samples written: a skipped record (a later minor's kind, or damage) is not one.
+  const std::uint64_t found = read_;
+  if (found == header_.samples) return false;
+  const std::string what = "the header counts " + std::to_string(header_.samples) + " samples, the record area holds " +
+                           std::to_string(found);
+  if (!options_.salvage)
+    throw InputError::at_offset(path_, offsetof(FileHeader, samples),
+                                what + " (damaged file? --salvage reads what is there and warns)");
+  mismatch_ = what;
+  return false;
+}
+
+std::vector<std::string> Reader::warnings() const {
+  std::vector<std::string> w;
+  if (skipped_)
+    w.push_back(path_ + ": " + std::to_string(skipped_) + " records of unknown kinds skipped (the first at offset " +
+                std::to_string(first_skipped_at_) + ")" +
+                (header_.minor > kMinor ? " (written by a later trace format 1." + std::to_string(header_.minor) + ")"
+                                        : " (salvaged)"));
+  if (!mismatch_.empty()) w.push_back(path_ + ": " + mismatch_ + " (salvaged: what was read is reported)");
+  return w;
 }
 
 }  // namespace kron::tracefile

@@ -163,29 +163,35 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   return r;
 }
 
+std::uint64_t write_in_time_order(tracefile::Writer& w, std::span<const std::span<const std::uint8_t>> pieces,
+                                  std::uint64_t start, std::uint64_t end, std::uint64_t* held) {
+  // (timestamp, record) per record: pointers into the pieces, never 32-bit offsets (issue 16: a board
+  // holds more than 4 GiB of records, and nothing is copied to sort them).
+  std::vector<std::pair<std::uint64_t, const std::uint8_t*>> index;
+  for (const auto& piece : pieces)
+    for (std::uint64_t off = 0; off < piece.size(); off += record::size_at(piece.data() + off))
+      index.emplace_back(record::timestamp_at(piece.data() + off), piece.data() + off);
+  std::stable_sort(index.begin(), index.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  if (held) *held = index.size();
+  std::uint64_t written = 0;
+  for (std::uint64_t i = start; i < std::min<std::uint64_t>(end, index.size()); ++i, ++written)
+    w.append_records(std::span<const std::uint8_t>(index[i].second, record::size_at(index[i].second)), 1);
+  return written;
+}
+
 SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const SnapshotOptions& o) {
-  std::vector<std::uint8_t> all;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> index;  // (timestamp, offset) per record
+  // Each lane's records, in the reader's per-lane buffers: they stay valid until the next pass over that
+  // lane, and a snapshot passes over each lane once. The reader validated every record's kind and size.
+  std::vector<std::span<const std::uint8_t>> pieces;
   r.snapshot([&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
     if (o.on_lane) o.on_lane(v, n);
-    const std::size_t base = all.size();
-    all.insert(all.end(), recs.begin(), recs.end());
-    // The reader validated every record's kind and size.
-    for (std::size_t off = base; off < all.size(); off += record::size_at(all.data() + off))
-      index.emplace_back(record::timestamp_at(all.data() + off), static_cast<std::uint32_t>(off));
+    pieces.push_back(recs);
   });
-  std::stable_sort(index.begin(), index.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  const std::uint64_t end = std::min<std::uint64_t>(o.end, index.size());
   tracefile::FileHeader fh = r.file_header();
   tracefile::set_program(fh, o.program);
   tracefile::Writer w(file, fh);
   SnapshotResult res;
-  res.held = index.size();
-  for (std::uint64_t i = o.start; i < end; ++i) {
-    const std::uint8_t* rec = all.data() + index[i].second;
-    w.append_records(std::span<const std::uint8_t>(rec, record::size_at(rec)), 1);
-    ++res.written;
-  }
+  res.written = write_in_time_order(w, pieces, o.start, o.end, &res.held);
   res.totals = r.totals();
   fill_totals(fh, res.totals);
   w.finish(fh, r.lane_entries());

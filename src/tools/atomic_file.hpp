@@ -1,21 +1,41 @@
-// Writes a file whole or not at all: into PATH.tmp.PID, renamed over PATH only when the writer
-// succeeded. A tool that fails half way leaves no half-written report or export behind.
+// Writes a file whole or not at all: into a temporary file beside PATH, renamed over PATH only when the
+// writer succeeded. A tool that fails half way leaves no half-written report or export behind.
+//
+// ERRATUM E89: the temporary file is PATH.tmp.XXXXXX with a random suffix, created with O_CREAT|O_EXCL
+// (mkostemp), mode 0666 less the umask: it never opens a file or symlink that is already there, so
+// nobody who can write the directory can make the tool write through a symlink planted in advance.
 #pragma once
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace kron::tools {
 
 inline void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
+  std::vector<char> name(path.begin(), path.end());
+  for (const char c : std::string(".tmp.XXXXXX")) name.push_back(c);
+  name.push_back('\0');
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
+  const std::string tmp(name.data());
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);  // mkostemp makes 0600; the output gets the mode fopen would give it
+  std::FILE* f = ::fdopen(fd, "wb");
+  if (!f) {
+    ::close(fd);
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
+  }
   try {
     write(f);
   } catch (...) {

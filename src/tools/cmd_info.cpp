@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kron/board.hpp"
+#include "kron/core/text.hpp"
 #include "kron/format/trace_file.hpp"
 #include "tools/command.hpp"
 
@@ -14,11 +15,12 @@ namespace {
 struct Args {
   std::string file;
   bool json = false;
+  bool salvage = false;
 };
 constexpr const char* kOrigins[] = {"live", "mk1", "mk2", "model"};
 
 int run(const Args& a) {
-  tracefile::Reader r(a.file);
+  tracefile::Reader r(a.file, tracefile::ReadOptions{a.salvage});
   const auto& h = r.header();
   std::uint64_t trace = 0, resource = 0, first = 0, last = 0;
   Sample s;
@@ -36,13 +38,13 @@ int run(const Args& a) {
   const char* origin = static_cast<unsigned>(h.origin) < 4 ? kOrigins[static_cast<unsigned>(h.origin)] : "unknown";
   if (a.json) {
     nlohmann::json j;
-    j["file"] = a.file;
+    j["file"] = text::utf8_safe(a.file);  // ERRATUM E91: text is bytes
     j["format"] = fmt::format("{}.{}", h.major, h.minor);
     j["complete"] = r.complete();
     j["origin"] = origin;
     j["clock_hz"] = h.clock_hz;
     j["node"] = h.node;
-    j["program"] = std::string(tracefile::program(h));
+    j["program"] = text::utf8_safe(tracefile::program(h));
     j["mode"] = (h.flags & tracefile::kFlagCircular) ? "circular" : "simple";
     j["policy"] = (h.flags & tracefile::kFlagWait) ? "wait" : "discard";
     j["filter"] = h.filter;
@@ -62,12 +64,14 @@ int run(const Args& a) {
     if (r.compressed() && sized) j["compression_ratio"] = ratio;
     j["late"] = h.late;
     j["counters"] = nlohmann::json::array();
-    for (unsigned n = 0; n < kResourceCounters; ++n) j["counters"].push_back(std::string(tracefile::counter_name(h, n)));
+    for (unsigned n = 0; n < kResourceCounters; ++n) j["counters"].push_back(text::utf8_safe(tracefile::counter_name(h, n)));
     j["lanes"] = nlohmann::json::array();
     for (const auto& l : r.lanes())
       j["lanes"].push_back({{"pid", l.pid}, {"tid", l.tid}, {"samples", l.samples}, {"overruns", l.overruns},
                             {"overwritten", l.overwritten}, {"waits", l.waits}, {"wait_ticks", l.wait_ticks}});
-    fmt::print("{}\n", j.dump(1));
+    j["warnings"] = nlohmann::json::array();
+    for (const auto& w : r.warnings()) j["warnings"].push_back(text::utf8_safe(w));
+    fmt::print("{}\n", j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
     return kExitOk;
   }
   fmt::print("{}: kron trace {}.{}, {}, origin {}\n", a.file, h.major, h.minor, r.complete() ? "complete" : "NOT closed (recorder died)", origin);
@@ -97,12 +101,16 @@ int run(const Args& a) {
     for (const auto& l : r.lanes())
       fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}\n", l.pid, l.tid, l.samples, l.overruns, l.overwritten, l.waits);
   }
+  for (const auto& w : r.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
   return kExitOk;
 }
 KRON_COMMAND("info", "show a trace file's header, counts and lanes", 37, [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("file", a->file, "kron trace file")->required();
   app.add_flag("--json", a->json, "JSON output");
+  app.add_flag("--salvage", a->salvage,
+               "read a damaged file for what it holds: unknown record kinds skipped and a record count that differs "
+               "from the header's are warnings with counts, not errors (the counts shown are what was read)");
   return [a] { return run(*a); };
 });
 }  // namespace

@@ -15,11 +15,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 
 #include "kron/core/error.hpp"
+#include "kron/format/mapped_file.hpp"
 #include "models/pcib/registers.hpp"
 #include "recorder/record_session.hpp"
 #include "toolkit/rdsample.hpp"
@@ -40,14 +39,18 @@ struct Args {
 };
 
 int run_pci(const Args& a) {
-  std::ifstream in(a.dump, std::ios::binary);
-  if (!in) {
-    fmt::print(stderr, "kron rdsample: {}: cannot open: {}\n", a.dump, std::strerror(errno));
-    return kExitBadInput;
-  }
-  const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
   std::optional<std::uint32_t> config = a.config;
   try {
+    // ERRATUM E90: a regular file (a FIFO or a device such as /dev/zero is refused), no larger than the
+    // largest image: the header and the 4M-word memory.
+    const MappedFile file(a.dump, MappedFile::Require::Regular);
+    constexpr std::uint64_t kMaxDump = pcib::kImageHeaderSize + 4ull * pcib::kMemoryWords;
+    if (file.size() > kMaxDump)
+      throw InputError::at_offset(a.dump, kMaxDump,
+                                  fmt::format("the file is {} bytes, more than {} (a memory image of the whole 4M-word "
+                                              "local memory, the limit)",
+                                              file.size(), kMaxDump));
+    const std::span<const std::uint8_t> bytes = file.bytes();
     pcib::MemoryDump m = pcib::parse_memory_dump(a.dump, bytes, a.pointer, config);
     if (a.simple) m.config |= pcib::cfg::kWrapB;
     if (a.circular) m.config &= ~pcib::cfg::kWrapB;
@@ -69,6 +72,7 @@ int run_pci(const Args& a) {
       if (!r.stream.empty() && std::fwrite(r.stream.data(), 1, r.stream.size(), f) != r.stream.size())
         throw std::runtime_error(a.file + ": write failed");
     });
+    file.check();
     fmt::print("kron rdsample: {} to {}: {}\n", a.dump, a.file, r.describe());
   } catch (const InputError& e) {
     fmt::print(stderr, "kron rdsample: {}\n", e.what());

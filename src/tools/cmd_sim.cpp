@@ -8,8 +8,10 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 
+#include "kron/format/text_file.hpp"
 #include "sim/registry.hpp"
 #include "sim/script.hpp"
 #include "tools/command.hpp"
@@ -34,15 +36,11 @@ int run_sim(const SimArgs& a) {
     return kExitBadInput;
   }
   std::vector<sim::Command> commands;
-  if (a.script == "-") {
-    commands = sim::parse_script(std::cin, "<stdin>");
-  } else {
-    std::ifstream in(a.script);
-    if (!in) {
-      fmt::print(stderr, "kron sim: {}: cannot open: {}\n", a.script, std::strerror(errno));
-      return kExitBadInput;
-    }
-    commands = sim::parse_script(in, a.script);
+  {
+    // ERRATUM E90: the script is read whole within kSimScriptLimits (a named file: a regular file only).
+    std::istringstream in(a.script == "-" ? read_text_stream(std::cin, "<stdin>", kSimScriptLimits)
+                                          : read_text_file(a.script, kSimScriptLimits));
+    commands = sim::parse_script(in, a.script == "-" ? "<stdin>" : a.script);
   }
   std::ofstream net;
   sim::RunOptions options;

@@ -13,6 +13,7 @@ struct InputArgs {
   std::string format = "auto";
   std::uint64_t ts_hz = 10'000'000;
   std::size_t reorder_window = analysis::kDefaultReorderWindow;
+  bool salvage = false;
 
   void add(CLI::App& app) {
     app.add_option("files", files,
@@ -28,12 +29,16 @@ struct InputArgs {
                    "samples the merge holds to put a straggler back in time order (0: none)")
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 24));
+    app.add_flag("--salvage", salvage,
+                 "read a damaged kron trace file for what it holds: records of unknown kinds skipped and a "
+                 "record count that differs from the header's are warnings with counts, not errors");
   }
   analysis::Merged open() const {
     analysis::InputOptions o;
     o.format = analysis::parse_input_format(format);
     o.ts_hz = ts_hz;
     o.reorder_window = reorder_window;
+    o.salvage = salvage;
     return analysis::open_inputs(files, o);  // "-" is standard input
   }
 };

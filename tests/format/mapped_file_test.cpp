@@ -3,6 +3,7 @@
 #include "kron/format/mapped_file.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -68,7 +69,38 @@ TEST(MappedFile, ErrorsNameTheFile) {
   const std::string missing = (dir / "missing.bin").string();
   EXPECT_EQ(error_of([&] { MappedFile f(missing); }).rfind(missing + ": offset 0: cannot open: ", 0), 0u);
   EXPECT_EQ(error_of([&] { MappedFile f(dir.string(), MappedFile::Require::Regular); }),
-            dir.string() + ": offset 0: not a regular file");
+            dir.string() + ": offset 0: not a regular file (a directory)");
+}
+
+// Issue 16 row 7: opening a FIFO waited for a writer for ever; it is refused at once, asked or not.
+TEST(MappedFile, FifoIsRefusedWithoutWaitingForAWriter) {
+  const fs::path p = temp_dir() / "fifo";
+  fs::remove(p);
+  ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+  EXPECT_NE(error_of([&] { MappedFile f(p.string()); }).find("not a regular file (a FIFO"), std::string::npos);
+  EXPECT_NE(error_of([&] { MappedFile f("/dev/zero", MappedFile::Require::Regular); })
+                .find("not a regular file (a character device)"),
+            std::string::npos);
+}
+
+// Issue 16 row 12 (ERRATUM E87): pages past the end of a file that shrank read as zeros, not SIGBUS;
+// shrunk() says so and check() throws naming the file and its size now.
+TEST(MappedFile, ShrinkingFileReadsZerosAndIsReported) {
+  const fs::path p = temp_dir() / "shrink.bin";
+  std::ofstream(p, std::ios::binary) << std::string(5 * 4096, 'x');
+  MappedFile f(p.string());
+  EXPECT_FALSE(f.shrunk());
+  EXPECT_EQ(error_of([&] { f.check(); }), "(no error)");
+  fs::resize_file(p, 4096);
+  EXPECT_EQ(f.data()[100], 'x');
+  EXPECT_EQ(f.data()[3 * 4096 + 5], 0);  // without the guard: SIGBUS here
+  EXPECT_EQ(f.data()[5 * 4096 - 1], 0);
+  EXPECT_TRUE(f.shrunk());
+  EXPECT_EQ(error_of([&] { f.check(); }),
+            p.string() + ": offset 4096: the file shrank while it was read (20480 bytes when opened, 4096 now): "
+                         "another program truncated or rewrote it; read it again once it is whole");
+  MappedFile g(p.string());  // a mapping made after is whole, and not marked
+  EXPECT_FALSE(g.shrunk());
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 #include "kron/format/trace_file.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -9,6 +11,7 @@
 
 #include "kron/core/error.hpp"
 #include "support/file_bytes.hpp"
+#include "support/input_error.hpp"
 
 using namespace kron;
 using namespace kron::tracefile;
@@ -169,6 +172,7 @@ TEST(TraceFile, UnknownRecordKindOfLaterMinorIsSkipped) {
   const auto p = temp_path("unknown");
   FileHeader h = make_header();
   h.clock_hz = 1;
+  h.minor = kMinor + 1;  // a later minor may add kinds (E88)
   Writer w(p.string(), h);
   std::vector<std::uint8_t> rec(16, 0);
   rec[0] = 77;  // kind 77
@@ -183,6 +187,9 @@ TEST(TraceFile, UnknownRecordKindOfLaterMinorIsSkipped) {
   ASSERT_TRUE(r.next(out));
   EXPECT_EQ(out.data, 9u);
   EXPECT_FALSE(r.next(out));
+  EXPECT_EQ(r.skipped_records(), 1u);  // counted, and said
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_NE(r.warnings()[0].find("1 records of unknown kinds skipped"), std::string::npos) << r.warnings()[0];
 }
 
 // next_batch (the tools' inner loop) yields exactly what next() yields, whatever the batch size,
@@ -194,6 +201,7 @@ TEST(TraceFile, NextBatchYieldsWhatNextYields) {
   {
     FileHeader h = make_header();
     h.clock_hz = 1;
+    h.minor = kMinor + 1;
     Writer w(p.string(), h);
     for (std::size_t i = 0; i < samples.size(); ++i) {
       if (i == 4) {
@@ -236,4 +244,118 @@ TEST(TraceFile, NextBatchStopsBeforeABadRecordThenThrows) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.offset(), 1024u + 64u);
   }
+}
+
+// ---- Issue 16: nothing silent, nothing hangs, nothing crashes (ERRATA E87-E89) -------------------
+
+namespace {
+using kron::testing::error_of;
+std::uint64_t read_all(Reader& r) {
+  std::uint64_t n = 0;
+  for (Sample s; r.next(s);) ++n;
+  return n;
+}
+void set_header(fs::path p, void (*change)(FileHeader&)) {
+  auto b = slurp(p);
+  FileHeader h;
+  std::memcpy(&h, b.data(), sizeof h);
+  change(h);
+  std::memcpy(b.data(), &h, sizeof h);
+  spit(p, b);
+}
+}  // namespace
+
+// Issue 16 row 8: a record kind flipped to 0 or 7 in a file of this reader's minor was skipped silently.
+TEST(TraceFile, UnknownRecordKindOfThisMinorIsAnErrorOrSalvaged) {
+  for (const std::uint16_t kind : {std::uint16_t{0}, std::uint16_t{7}}) {
+    const auto p = write_file("kindflip", some_samples());
+    auto b = slurp(p);
+    std::memcpy(b.data() + 1024 + 32, &kind, 2);  // the second record (a Trace record, 32 bytes)
+    spit(p, b);
+    Reader r(p.string());
+    const std::string e = error_of([&] { read_all(r); });
+    EXPECT_NE(e.find("offset 1056: record kind " + std::to_string(kind) + " is not a Trace (1) or Resource (2)"),
+              std::string::npos) << e;
+    Reader s(p.string(), ReadOptions{true});
+    EXPECT_EQ(read_all(s), some_samples().size() - 1);
+    EXPECT_EQ(s.skipped_records(), 1u);
+    ASSERT_EQ(s.warnings().size(), 2u);  // the skipped record, and the count it leaves short
+    EXPECT_NE(s.warnings()[0].find("1 records of unknown kinds skipped (the first at offset 1056) (salvaged)"),
+              std::string::npos) << s.warnings()[0];
+    EXPECT_NE(s.warnings()[1].find("the header counts 10 samples, the record area holds 9"), std::string::npos)
+        << s.warnings()[1];
+  }
+}
+
+// Issue 16 row 8: records_bytes set to 0 read as an empty recording, exit 0 and no output.
+TEST(TraceFile, EmptyRecordAreaWithSamplesIsAnError) {
+  const auto p = write_file("zerobytes", some_samples());
+  set_header(p, [](FileHeader& h) { h.records_bytes = 0; });
+  EXPECT_NE(error_of([&] { Reader r(p.string()); }).find("does not end where the lane table starts"), std::string::npos);
+  set_header(p, [](FileHeader& h) { h.lanes_offset = h.header_size; });  // and a lane table moved to match
+  EXPECT_NE(error_of([&] { Reader r(p.string()); }).find("record area is empty but the header counts 10 samples"),
+            std::string::npos);
+}
+
+// Issue 16 item 6: the header's count and the records found must agree (else an error, or a warning).
+TEST(TraceFile, SampleCountMismatchIsAnErrorOrSalvaged) {
+  const auto p = write_file("countoff", some_samples());
+  set_header(p, [](FileHeader& h) { h.samples += 2000; });
+  Reader r(p.string());
+  const std::string e = error_of([&] { read_all(r); });
+  EXPECT_NE(e.find("the header counts 2010 samples, the record area holds 10"), std::string::npos) << e;
+  Reader s(p.string(), ReadOptions{true});
+  EXPECT_EQ(read_all(s), 10u);
+  ASSERT_EQ(s.warnings().size(), 1u);
+  std::vector<Sample> buf(4);  // next_batch counts too
+  Reader t(p.string());
+  EXPECT_NE(error_of([&] { while (t.next_batch(buf)) {} }).find("the header counts 2010"), std::string::npos);
+}
+
+// Issue 16 row 7: a FIFO given as a trace file blocked in open() for ever.
+TEST(TraceFile, FifoIsRefusedWithoutBlocking) {
+  const auto p = temp_path("fifo");
+  fs::remove(p);
+  ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+  const std::string e = error_of([&] { Reader r(p.string()); });
+  EXPECT_NE(e.find("not a regular file (a FIFO"), std::string::npos) << e;
+  fs::remove(p);
+  EXPECT_NE(error_of([&] { Reader r(fs::temp_directory_path().string()); }).find("not a regular file (a directory)"),
+            std::string::npos);
+}
+
+// Issue 16 row 12: a file that shrinks while it is read gave SIGBUS (exit 135); now an InputError.
+TEST(TraceFile, FileShrinkingWhileReadIsAnErrorNotSigbus) {
+  std::vector<Sample> many;
+  for (int i = 0; i < 50000; ++i) many.push_back(some_samples()[static_cast<std::size_t>(i % 10)]);
+  for (const bool batch : {false, true}) {
+    const auto p = write_file("shrink", many);
+    Reader r(p.string());
+    ASSERT_EQ(::truncate(p.c_str(), 4096), 0);  // a page: every record page after it is gone
+    const std::string e = error_of([&] {
+      std::vector<Sample> buf(64);
+      if (batch) while (r.next_batch(buf)) {}
+      else read_all(r);
+    });
+    EXPECT_NE(e.find("the file shrank while it was read"), std::string::npos) << e;
+  }
+}
+
+// Issue 16 row 6: two writers of one file interleaved their records; the second is now refused.
+TEST(TraceFile, SecondWriterOfTheSameFileIsRefused) {
+  const auto p = temp_path("twowriters");
+  FileHeader h = make_header();
+  h.clock_hz = 1;
+  Writer first(p.string(), h);
+  first.append(some_samples()[0]);
+  try {
+    Writer second(p.string(), h);
+    FAIL() << "a second writer of the file was let in";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("another kron is writing this trace file"), std::string::npos) << e.what();
+  }
+  first.finish(h, {});
+  Reader r(p.string());  // the first writer's file is whole
+  EXPECT_EQ(read_all(r), 1u);
+  Writer again(p.string(), h);  // the lock went with the first writer
 }

@@ -3,6 +3,7 @@
 // and Perfetto exports read back with nlohmann-json, and the HTML report in headless Chromium.
 // Golden files: tests/tools/golden/; regenerate with KRON_UPDATE_GOLDEN=1 (then review the diff).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -331,4 +332,112 @@ TEST_F(Tools, IncompleteAndLossyRecordingsAreReported) {
                        "2 overwritten in circular mode)"),
             std::string::npos)
       << l.out;
+}
+
+// ---- Issue 16: hostile inputs and outputs (ERRATA E88-E91) ------------------------------------------
+
+// Row 5: a symlink planted at OUT.tmp.PID made `kron export -o OUT` write through it. The shell execs
+// kron, so $$ is kron's pid: the name the old code would have used.
+TEST_F(Tools, ExportNeverWritesThroughAPlantedSymlink) {
+  write_text(dir / "victim", "precious\n");
+  const auto r = sh(dir, "ln -s victim out.json.tmp.$$ && exec '" + kron_bin + "' export -o out.json t.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(dir / "victim"), "precious\n");
+  EXPECT_NO_THROW(nlohmann::json::parse(slurp(dir / "out.json")));
+  int tmp = 0;  // no temporary file left behind: only the planted symlink
+  for (const auto& e : fs::directory_iterator(dir)) tmp += e.path().filename().string().starts_with("out.json.tmp.");
+  EXPECT_EQ(tmp, 1);
+}
+
+// Row 10: a program name, counter name and path that are not UTF-8 made info --json and rpt --json
+// exit 1 (nlohmann type_error 316) and the Perfetto export write invalid UTF-8. Now \xNN (E91).
+TEST_F(Tools, TextThatIsNotUtf8IsEscapedInJson) {
+  {
+    auto h = tracefile::make_header();
+    h.clock_hz = 10'000'000;
+    tracefile::set_program(h, "./prog\xff\xfe --name=caf\xc3\xa9");
+    tracefile::set_counter_name(h, 1, "ctr\x80");
+    tracefile::Writer w((dir / "t\xff.kron").string(), h);
+    for (const auto& s : hand_checked()) w.append(s);
+    w.finish(h, {});
+  }
+  const auto i = kron("info --json 't\xff.kron'");
+  ASSERT_EQ(i.status, 0) << i.err;
+  const auto ji = nlohmann::json::parse(i.out);  // throws on invalid UTF-8
+  EXPECT_EQ(ji["program"], "./prog\\xff\\xfe --name=caf\xc3\xa9");  // valid UTF-8 kept as it is
+  EXPECT_EQ(ji["file"], "t\\xff.kron");
+  EXPECT_EQ(ji["counters"][1], "ctr\\x80");
+  const auto r = kron("rpt --json 't\xff.kron'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["inputs"][0]["file"], "t\\xff.kron");
+  const auto e = kron("export -o out.json 't\xff.kron'");
+  ASSERT_EQ(e.status, 0) << e.err;
+  const auto je = nlohmann::json::parse(slurp(dir / "out.json"));
+  EXPECT_EQ(je["otherData"]["inputs"][0], "t\\xff.kron");
+  bool counter = false;
+  for (const auto& ev : je["traceEvents"]) counter |= ev["name"] == "counter 1 (ctr\\x80)";
+  EXPECT_TRUE(counter);
+}
+
+// Rows 8 and item 6 at the tools: a damaged file is an error (exit 2), --salvage reads it with warnings.
+TEST_F(Tools, DamagedTraceIsAnErrorOrSalvaged) {
+  auto b = slurp(dir / "t.kron");
+  b[1024] = 7;  // the first record's kind
+  write_text(dir / "k.kron", b);
+  const auto e = kron("expand k.kron");
+  EXPECT_EQ(e.status, 2);
+  EXPECT_NE(e.err.find("k.kron: offset 1024: record kind 7 is not a Trace (1) or Resource (2) record"),
+            std::string::npos) << e.err;
+  const auto s = kron("rpt --json --salvage k.kron");
+  ASSERT_EQ(s.status, 0) << s.err;
+  const auto j = nlohmann::json::parse(s.out);
+  EXPECT_EQ(j["samples"], hand_checked().size() - 1);
+  ASSERT_EQ(j["warnings"].size(), 2u) << s.out;
+  const auto i = kron("info --salvage k.kron");
+  EXPECT_EQ(i.status, 0) << i.err;
+  EXPECT_NE(i.err.find("warning: k.kron: 1 records of unknown kinds skipped"), std::string::npos) << i.err;
+  EXPECT_EQ(kron("info k.kron").status, 2);
+}
+
+// Row 11 and row 7: unbounded or blocking inputs are refused at once, naming the limit or what they are.
+TEST_F(Tools, UnboundedInputsAreRefused) {
+  struct Case {
+    std::string args, message;
+  };
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  write_text(dir / "long.info", std::string(5000, '#') + "\n");
+  const Case cases[] = {
+      {"rpt -f /dev/zero t.kron", "/dev/zero: offset 0: not a regular file (a character device)"},
+      {"rpt -f . t.kron", ".: offset 0: not a regular file (a directory)"},
+      {"rpt -f fifo t.kron", "fifo: offset 0: not a regular file (a FIFO"},
+      {"rpt -f long.info t.kron", "long.info:1: line is longer than 4096 bytes (the limit for a interval description file)"},
+      {"expand fifo", "not a regular file (a FIFO"},
+      {"expand --input-format mk2 - </dev/zero", "<stdin>: offset 0: byte 0x00 does not start a mk2 sample"},
+      {"sim /dev/zero", "not a regular file (a character device)"},
+      {"sim - </dev/zero", "<stdin>:1: line is longer than 4096 bytes (the limit for a simulator script)"},
+      {"rdsample --pci-memory /dev/zero", "/dev/zero: offset 0: not a regular file (a character device)"},
+  };
+  for (const auto& c : cases) {
+    const auto r = sh(dir, "timeout 20 '" + kron_bin + "' " + c.args);
+    EXPECT_EQ(r.status, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+  }
+}
+
+// Row 6: two `kron record -o same.trace` at once both exited 0 with their records interleaved in one
+// file. The second is refused (exit 1) before it runs its program; the first's file is whole. (Kept here
+// rather than in tests/recorder/ because the lock is the trace Writer's, E89.) Readiness is the lock
+// itself (flock -n fails while the first holds it), not a sleep.
+TEST_F(Tools, SecondRecordingToTheSameFileIsRefused) {
+  const std::string k = "'" + kron_bin + "'";
+  const auto r = sh(dir, "{ (" + k + " record -q -o same.trace -- sleep 2 >first.log 2>&1; echo rc=$? >>first.log) & " +
+                             "for i in $(seq 200); do [ -e same.trace ] && ! flock -n same.trace true && break; sleep 0.05; " +
+                             "done; " + k + " record -q -o same.trace -- echo second; rc=$?; wait; (exit $rc); }");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("same.trace: another kron is writing this trace file"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("second"), std::string::npos) << r.out;  // its program never ran
+  EXPECT_NE(slurp(dir / "first.log").find("rc=0"), std::string::npos) << slurp(dir / "first.log");
+  const auto i = kron("info --json same.trace");
+  ASSERT_EQ(i.status, 0) << i.err;
+  EXPECT_EQ(nlohmann::json::parse(i.out)["program"], "sleep 2");
 }

@@ -2,9 +2,15 @@
 // trace-file Reader, raw classic streams in the analysis tools). No third-party dependency.
 //
 // Errors are InputErrors naming the file, at offset 0: "cannot open: WHY", "cannot stat: WHY", "not a
-// regular file" (only when asked for a regular file), "cannot map: WHY". An empty file maps nothing
-// (data() is null, size() 0). The descriptor is closed once the file is mapped; the map is private, so
-// pages given back with discard() are simply read again from the file if touched.
+// regular file (WHAT IT IS)" (when asked for a regular file, and always for a FIFO or a directory: the
+// open never waits for a FIFO's writer), "cannot map: WHY". An empty file maps nothing (data() is null,
+// size() 0). The descriptor is closed once the file is mapped; the map is private, so pages given back
+// with discard() are simply read again from the file if touched.
+//
+// A file that shrinks while mapped (ERRATUM E87): the pages past its new end read as zeros instead of
+// killing the process with SIGBUS (a process-wide SIGBUS handler, installed with the first map, covers
+// every live MappedFile of a regular file), and shrunk() turns true. Readers call check() where what they
+// decoded ends or looks wrong: it throws "FILE: offset NOW: the file shrank while it was read".
 #pragma once
 #include <cstdint>
 #include <span>
@@ -31,11 +37,17 @@ class MappedFile {
   // Gives back the pages of [from, to) (page-aligned offsets) to the kernel (MADV_DONTNEED): a mapped
   // file's resident pages count as the process's memory, so a long front-to-back read stays flat.
   void discard(std::uint64_t from, std::uint64_t to) const;
+  // True once a read met a page past the file's (new) end: what was read there is zeros, not the file.
+  bool shrunk() const;
+  // Throws InputError (offset: the file's size now) when shrunk().
+  void check() const;
 
  private:
   void reset() noexcept;
+  std::string path_;
   const std::uint8_t* data_ = nullptr;
   std::uint64_t size_ = 0;
+  int slot_ = -1;  // the SIGBUS guard's slot for this mapping, -1 none
 };
 
 }  // namespace kron

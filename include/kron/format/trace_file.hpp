@@ -31,7 +31,7 @@ namespace kron::tracefile {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 2;  // a reader accepts any minor, skipping unknown record kinds
+inline constexpr std::uint16_t kMinor = 2;  // a reader accepts any minor; skips unknown kinds only of a later one (E88)
 // Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
 // 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
 // 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
@@ -174,10 +174,22 @@ class Writer {
   std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
 };
 
+// How a Reader treats a file that does not hold what its header says (ERRATUM E88).
+struct ReadOptions {
+  // false: an unknown record kind (in a file of this reader's minor version or older), a complete file
+  // whose record count differs from its header's `samples`, are InputErrors. true (`--salvage`): such
+  // records are skipped and counted, a count that differs is a warning; warnings() says what and how many.
+  bool salvage = false;
+};
+
 // Memory-maps a trace file, validates its header, and iterates its records without copying them.
+// Nothing is dropped silently (ERRATUM E88): a record of a kind this reader does not know is an error
+// unless the file is of a later minor version (which may add kinds: skipped and counted) or salvaging;
+// at the end of a complete file the records read (and skipped) must be the header's `samples`.
 class Reader {
  public:
-  explicit Reader(const std::string& path);  // throws InputError naming the file and offset
+  // Throws InputError naming the file and offset; a FIFO, device or directory is refused.
+  explicit Reader(const std::string& path, ReadOptions options = {});
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
@@ -195,6 +207,10 @@ class Reader {
   // Bytes after the last whole record of an incomplete file (a record cut by a crash; in a compressed
   // file, the chunk cut short, from its header on).
   std::uint64_t dropped_tail_bytes() const { return dropped_tail_; }
+  // Records of unknown kinds skipped so far (a later minor version's, or --salvage).
+  std::uint64_t skipped_records() const { return skipped_; }
+  // What a salvaging read met (each with its count and offset), and skipped kinds of a later minor version.
+  std::vector<std::string> warnings() const;
 
   // The next sample; false at the end. Throws InputError (file, offset) on a malformed record.
   bool next(Sample& out);
@@ -225,6 +241,11 @@ class Reader {
   std::uint64_t chunk_at_ = 0, next_chunk_ = 0;   // file offsets: the current chunk, the next one
   std::vector<std::uint8_t> chunk_;               // at most kMaxChunkRawBytes
   ZSTD_DCtx_s* dctx_ = nullptr;
+  ReadOptions options_;
+  std::uint64_t read_ = 0, skipped_ = 0;  // records returned, and records of unknown kinds skipped
+  std::uint64_t first_skipped_at_ = 0;    // file offset of the first one skipped
+  std::string mismatch_;                  // salvaging: the count check's finding
+  bool at_end();      // the end of the records: checks the file did not shrink, and the header's count
   bool next_chunk();  // false at the end of the record area (or a cut chunk: dropped_tail_)
   InputError bad_record(const std::string& what) const;  // names the file offset (and the chunk's byte)
   // Pages below this offset have been given back (MADV_DONTNEED): a long sequential read keeps memory

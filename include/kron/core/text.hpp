@@ -1,0 +1,53 @@
+// Text from files and programs is bytes (ERRATUM E91): a program's command line, a path, a counter or
+// probe name may hold bytes that are not UTF-8. Where kron writes such text into JSON (kron info --json,
+// kron rpt --json, the Perfetto export) or HTML, which must be UTF-8, it goes through utf8_safe():
+// valid UTF-8 is kept as it is, and each byte of an invalid sequence becomes the four characters \xNN
+// (lower-case hex), so the output is valid and the bytes can still be read off it.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace kron::text {
+
+// The length of the valid UTF-8 sequence at s[i] (1-4), or 0 when the byte there does not start one
+// (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+inline std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const auto cont = [&](std::size_t k) { return i + k < s.size() && (b(k) & 0xc0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    if (!cont(1) || !cont(2)) return 0;
+    if ((c == 0xe0 && b(1) < 0xa0) || (c == 0xed && b(1) > 0x9f)) return 0;  // overlong, surrogate
+    return 3;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if ((c == 0xf0 && b(1) < 0x90) || (c == 0xf4 && b(1) > 0x8f)) return 0;  // overlong, > U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+inline std::string utf8_safe(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence(s, i);
+    if (n) {
+      o.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    const auto c = static_cast<unsigned char>(s[i++]);
+    o += "\\x";
+    o += kHex[c >> 4];
+    o += kHex[c & 15];
+  }
+  return o;
+}
+
+}  // namespace kron::text
