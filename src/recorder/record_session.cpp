@@ -50,7 +50,7 @@ void finish_recording(BoardReader& reader, Recorder& rec, const tracefile::FileH
   r.file_bytes = rec.file_bytes();
   r.late = rec.late();
   r.totals = rec.totals();
-  r.clock_hz = reader.header().clock_hz;
+  r.clock_hz = reader.geo().clock_hz;
   r.problems = reader.problems();
 }
 
@@ -77,7 +77,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   for (const auto& p : o.program) cmdline += (cmdline.empty() ? "" : " ") + p;
   tracefile::set_program(fh, cmdline);
   tracefile::Writer writer(o.output, fh, o.compress_level);
-  Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.header().clock_hz)));
+  Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
   reader.set_drainer(true);
 
   struct sigaction sa {};
@@ -139,9 +139,9 @@ SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const S
 // ---- kron record --board ----------------------------------------------------------------------------------
 
 DrainLock DrainLock::take(const std::string& name) {
-  const std::string shm = board::shm_name(name);
-  const int fd = ::shm_open(shm.c_str(), O_RDWR, 0);  // shm_open sets FD_CLOEXEC: children never hold it
-  if (fd < 0) throw std::runtime_error("board " + name + ": cannot open /dev/shm" + shm + " to lock it: " + std::strerror(errno));
+  const std::string shm = board::board_path(name);
+  const int fd = ::open(shm.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);  // children never hold it
+  if (fd < 0) throw std::runtime_error("board " + name + ": cannot open " + shm + " to lock it: " + std::strerror(errno));
   auto busy = [&](pid_t pid) {
     ::close(fd);
     return std::runtime_error("board " + name + " is already being drained by " +
@@ -155,7 +155,7 @@ DrainLock DrainLock::take(const std::string& name) {
     if (errno != EACCES && errno != EAGAIN) {
       const int e = errno;
       ::close(fd);
-      throw std::runtime_error("board " + name + ": cannot lock /dev/shm" + shm + ": " + std::strerror(e));
+      throw std::runtime_error("board " + name + ": cannot lock " + shm + ": " + std::strerror(e));
     }
     struct flock q = l;
     if (::fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK) throw busy(q.l_pid);
@@ -207,7 +207,7 @@ bool writer_attached(const board::Mapping& m, std::uint32_t& attached_seen, cons
     attached_seen = a;
     return true;
   }
-  for (std::uint32_t i = 0; i < board::lanes_in_use(h); ++i) {
+  for (std::uint32_t i = 0; i < m.lanes_in_use(); ++i) {
     const board::LaneHeader* L = m.lane(i);
     // Acquire: the owner's pid was written before the state was published.
     if (L->state.load(std::memory_order_acquire) == board::LaneState::Active && process_alive(L->pid)) return true;
@@ -226,7 +226,7 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
                              " (one drainer per board: stop that kron record first)");
   BoardRecordResult r;
   // Records earlier drainers took off the lanes: counted by the board as recorded, but not in this file.
-  for (std::uint32_t i = 0; i < board::lanes_in_use(reader.header()); ++i)
+  for (std::uint32_t i = 0; i < reader.mapping().lanes_in_use(); ++i)
     r.earlier += reader.mapping().lane(i)->drained.load(std::memory_order_relaxed);
 
   g_stop = 0;
@@ -239,10 +239,10 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
     tracefile::FileHeader fh = reader.file_header();
     tracefile::set_program(fh, "kron record --board " + o.board);
     tracefile::Writer writer(o.output, fh, o.compress_level);
-    Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.header().clock_hz)));
+    Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
     reader.set_drainer(true);
 
-    const std::string path = "/dev/shm" + board::shm_name(o.board);
+    const std::string path = board::board_path(o.board);
     std::uint32_t attached_seen = reader.header().attached.load(std::memory_order_relaxed);
     auto last_look = t0, last_writer = t0;
     drain_until(rec, progress, t0, [&] {

@@ -99,6 +99,7 @@ int run(const Args& a) {
 KRON_COMMAND("rdsample", "take the samples on a board into a trace file (003's mk_rdsample)", 33, [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* board = app.add_option("--board", a->board, "board name (the live recorder's board)");
+  add_board_access_options(app);
   auto* dump = app.add_option("--pci-memory", a->dump,
                               "a PCI toolkit board's local memory: a memory image (memimage) or a raw dump from word 0 "
                               "(memdump, with --pointer); writes the raw MultiKron II stream");

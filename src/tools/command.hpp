@@ -2,10 +2,14 @@
 // KRON_COMMAND(...) at namespace scope: an Args struct filled by CLI11, a run function doing the work
 // through the library. main.cpp knows no subcommand by name.
 #pragma once
+#include <stdlib.h>
+
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "kron/board_ops.hpp"
 
 namespace kron::tools {
 
@@ -27,6 +31,18 @@ struct CommandRegistrar {
     command_table().push_back({std::move(name), std::move(summary), order, std::move(setup)});
   }
 };
+
+// The options of every command that opens or creates a board (docs/board-format.md "Trust model"):
+// --trust-board accepts a board that belongs to another user or that others may write (ERRATUM E81);
+// --shm-dir the directory boards live in (ERRATUM E82; exported as KRON_SHM_DIR, so a traced program finds it).
+inline void add_board_access_options(CLI::App& app) {
+  app.add_flag_callback("--trust-board", [] { board::set_trust_boards(true); },
+                        "use a board that belongs to another user or that others may write (it can crash or "
+                        "mislead this command)");
+  app.add_option_function<std::string>(
+      "--shm-dir", [](const std::string& d) { ::setenv(board::kEnvShmDir, d.c_str(), 1); },
+      "directory of the boards (default /dev/shm, or $KRON_SHM_DIR)");
+}
 
 // Exit statuses shared by every subcommand.
 inline constexpr int kExitOk = 0;
