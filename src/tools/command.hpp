@@ -34,9 +34,10 @@ struct CommandRegistrar {
 
 // The options of every command that opens or creates a board (docs/board-format.md "Trust model"):
 // --trust-board accepts a board that belongs to another user or that others may write (ERRATUM E81);
-// --shm-dir the directory boards live in (ERRATUM E82; exported as KRON_SHM_DIR, so a traced program finds it).
+// --shm-dir the directory boards live in (ERRATUM E82). Both are exported (KRON_TRUST_BOARD, KRON_SHM_DIR)
+// so that the program kron record or kron run starts attaches to the same board on the same terms.
 inline void add_board_access_options(CLI::App& app) {
-  app.add_flag_callback("--trust-board", [] { board::set_trust_boards(true); },
+  app.add_flag_callback("--trust-board", [] { board::set_trust_boards(true), ::setenv(board::kEnvTrustBoard, "1", 1); },
                         "use a board that belongs to another user or that others may write (it can crash or "
                         "mislead this command)");
   app.add_option_function<std::string>(
