@@ -17,6 +17,7 @@
 
 #include "kron/board_ops.hpp"
 #include "kron/board_pool.hpp"
+#include "board_records.hpp"
 #include "kron/core/error.hpp"
 #include "recorder/board_reader.hpp"
 
@@ -129,15 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto r = kron::recorder::BoardReader::view(image, base.size(), "fuzz");
     tick();  // 1: the header rewritten after validation
     auto sink = [&](const kron::recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t n) {
-      std::uint64_t seen = 0;
-      for (std::size_t off = 0; off < recs.size(); ++seen) {
-        std::uint16_t kind, sz;
-        std::memcpy(&kind, recs.data() + off, 2);
-        std::memcpy(&sz, recs.data() + off + 2, 2);
-        if (!((kind == 1 && sz == 32) || (kind == 2 && sz == 160)) || off + sz > recs.size()) std::abort();
-        off += sz;
-      }
-      if (seen != n) std::abort();
+      check_board_records(recs, n);
       tick();  // a write while the drain is in the middle of a pass
     };
     std::vector<kron::tracefile::LaneEntry> finished;
