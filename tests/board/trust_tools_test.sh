@@ -10,7 +10,8 @@ trap 'rm -rf "$tmp"; "$kron" board rm "$board" >/dev/null 2>&1 || true' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Row 4: kron record's board is record-PID-RANDOM (unique across PID namespaces), not record-PID.
-name=$("$kron" record -q -o "$tmp/n.trace" -- sh -c 'echo $KRON_BOARD' | head -1)
+out=$("$kron" record -q -o "$tmp/n.trace" -- sh -c 'echo $KRON_BOARD')
+name=${out%%$'\n'*}
 [[ $name =~ ^record-[0-9]+-[0-9a-f]{8}$ ]] || fail "board name '$name' is not record-PID-RANDOM"
 # Two kron record in separate PID namespaces (both are pid 1 there): each records its own program whole.
 if unshare -Upf --map-root-user true 2>/dev/null; then
