@@ -287,6 +287,10 @@ LaneView BoardReader::view_lane(std::uint32_t i) {
 void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* finished) {
   heartbeat();
   check_claims(false);
+  // A pool lock that could not be had is not tried again in this pass: its holder (stopped, or a scribbled
+  // word naming a live process) would cost every finishing lane the lock's timeout (thousands of lanes:
+  // minutes). Those lanes wait for the next pass (ERRATUM E83).
+  bool pool_busy = false;
   const std::uint32_t n = map_.lanes_in_use();
   for (std::uint32_t i = 0; i < n; ++i) {
     LaneHeader* L = map_.lane(i);
@@ -301,8 +305,9 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
     }
     // A circular lane is freed under the pool lock: no recycler moves its chain between the last pass and
     // the detach. A lock that cannot be had (its holder stopped) leaves the lane for a later pass.
-    const bool locked = finishing && circular() && lock_pool();
+    const bool locked = finishing && circular() && !pool_busy && lock_pool();
     if (finishing && circular() && !locked) {
+      pool_busy = true;
       ++deferred_;
       L->state.store(v.state, std::memory_order_release);  // as it was (release: as when freed)
       continue;
