@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "board_records.hpp"
 #include "kron/core/error.hpp"
 #include "recorder/board_reader.hpp"
 
@@ -18,16 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto r = kron::recorder::BoardReader::view(image, size, "fuzz");
     std::uint64_t records = 0;
     r.snapshot([&](const kron::recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t n) {
-      // Every record handed out is whole and of a known kind and size.
-      std::uint64_t seen = 0;
-      for (std::size_t off = 0; off < recs.size(); ++seen) {
-        std::uint16_t kind, sz;
-        std::memcpy(&kind, recs.data() + off, 2);
-        std::memcpy(&sz, recs.data() + off + 2, 2);
-        if (!((kind == 1 && sz == 32) || (kind == 2 && sz == 160)) || off + sz > recs.size()) std::abort();
-        off += sz;
-      }
-      if (seen != n) std::abort();
+      check_board_records(recs, n);
       records += n;
     });
     (void)r.totals();

@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const kron::InputError& e) {
     if (e.offset() != one_error) __builtin_trap();
   }
-  // --salvage (ERRATUM E88): what the strict read yielded comes first, unknown kinds are skipped and
+  // --salvage (ERRATUM E128): what the strict read yielded comes first, unknown kinds are skipped and
   // counted, a count that differs is a warning; an error is still only an InputError.
   try {
     kron::tracefile::Reader r(path, kron::tracefile::ReadOptions{true});

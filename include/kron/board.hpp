@@ -263,10 +263,11 @@ static_assert(sizeof(SealedCell) == 16);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free);
 
 // The lanes a reader needs to look at: those below the high-water mark of claims (a scribbled mark is
-// bounded by the lane count). Acquire: pairs with the claim's release of the mark.
-inline std::uint32_t lanes_in_use(const BoardHeader& h) {
+// bounded by `lane_count`, the reader's validated copy of the header's, never the live field: ERRATUM E120).
+// Acquire: pairs with the claim's release of the mark.
+inline std::uint32_t lanes_in_use(const BoardHeader& h, std::uint32_t lane_count) {
   const std::uint32_t m = h.lane_hwm.load(std::memory_order_acquire);
-  return m < h.lane_count ? m : h.lane_count;
+  return m < lane_count ? m : lane_count;
 }
 
 // The POSIX shared-memory name of board `name` ("/kron.NAME").

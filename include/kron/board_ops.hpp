@@ -36,10 +36,41 @@ struct Problem {
   std::string what;
 };
 
-// Checks a board image of `size` bytes: magic, byte order, version, sizes and every offset against the
-// segment (overflow-safe). Never reads past `size`. The lane and block contents (positions, block indices)
-// are checked by their readers as they go.
-Problem validate(const void* base, std::uint64_t size) noexcept;
+// ERRATUM E120. The board is untrusted shared memory: any process that can map it may rewrite its header at
+// any time, also after it was validated. Every reader therefore copies the header's fixed fields once
+// (read_geometry), validates the copy, and uses only the copy (Mapping::geometry()); the live header is
+// read only for the words that change by design (registers, counters, positions), and every index or
+// position taken from those is bounds-checked where it is used. docs/board-format.md "Trust model".
+struct Geometry {
+  std::uint64_t segment_size = 0, lanes_offset = 0, data_offset = 0, block_bytes = 0, blocks_offset = 0;
+  std::uint64_t sealed_offset = 0, clock_hz = 0, created_ticks = 0, created_realtime_ns = 0;
+  std::uint32_t header_size = 0, line_size = 0, lane_count = 0, lane_header_size = 0, block_count = 0;
+  std::uint32_t block_header_size = 0, config = 0, node = 0, creator_pid = 0, byte_order = 0;
+  std::uint16_t major = 0, minor = 0;
+  ClockKind clock_kind = ClockKind::Tsc;
+  char magic[8] = {};
+  Signal signals[kCounters] = {};
+  bool circular() const { return !(config & kCfgWrapB); }
+  std::uint64_t block_slots() const { return block_bytes / kSlot; }
+};
+// Copies the fixed fields of the header at `base` (at least sizeof(BoardHeader) bytes), each read once.
+Geometry read_geometry(const void* base) noexcept;
+// Checks a copy against a segment of `size` bytes: magic, byte order, version, sizes and every offset
+// (overflow-safe).
+Problem validate(const Geometry& g, std::uint64_t size) noexcept;
+// Copies and checks the header of a board image of `size` bytes; the validated copy goes to *out. Never
+// reads past `size`. The lane and block contents (positions, block indices) are checked by their readers
+// as they go.
+Problem validate(const void* base, std::uint64_t size, Geometry* out = nullptr) noexcept;
+
+// ERRATUM E121. Who may be trusted to have written a board: its segment must belong to this process's
+// effective user and be writable by nobody else, unless the user says otherwise (--trust-board, or
+// KRON_TRUST_BOARD=1 in the environment of a program that attaches). "" when trusted, else why not.
+std::string untrusted_owner(int fd, const std::string& name);
+inline constexpr const char* kEnvTrustBoard = "KRON_TRUST_BOARD";
+// The tools' --trust-board: accept boards that fail the owner/mode check in this process.
+void set_trust_boards(bool on);
+bool trust_boards();
 
 // A mapped board (creator, attacher or reader). Unmaps on destruction.
 class Mapping {
@@ -52,12 +83,19 @@ class Mapping {
   std::uint8_t* bytes() const { return static_cast<std::uint8_t*>(base_); }
   std::uint64_t size() const { return size_; }
   explicit operator bool() const { return base_ != nullptr; }
+  // The header's fixed fields as validated when the board was mapped (ERRATUM E120): the places below are
+  // computed from this copy, never from the live header.
+  const Geometry& geometry() const { return geo_; }
+  // Lane i (i < geometry().lane_count: the caller checks an index it took from shared memory).
   LaneHeader* lane(std::uint32_t i) const {
-    return reinterpret_cast<LaneHeader*>(bytes() + header()->lanes_offset + std::uint64_t{i} * header()->lane_header_size);
+    return reinterpret_cast<LaneHeader*>(bytes() + geo_.lanes_offset + std::uint64_t{i} * geo_.lane_header_size);
   }
-  BlockHeader* blocks() const { return reinterpret_cast<BlockHeader*>(bytes() + header()->blocks_offset); }
-  SealedCell* sealed_cells() const { return reinterpret_cast<SealedCell*>(bytes() + header()->sealed_offset); }
-  std::uint8_t* block_data(std::uint32_t b) const { return bytes() + header()->data_offset + std::uint64_t{b} * header()->block_bytes; }
+  BlockHeader* blocks() const { return reinterpret_cast<BlockHeader*>(bytes() + geo_.blocks_offset); }
+  SealedCell* sealed_cells() const { return reinterpret_cast<SealedCell*>(bytes() + geo_.sealed_offset); }
+  // Block b's memory (b < geometry().block_count: the caller checks).
+  std::uint8_t* block_data(std::uint32_t b) const { return bytes() + geo_.data_offset + std::uint64_t{b} * geo_.block_bytes; }
+  // The lanes a reader needs to look at: below the claims' high-water mark, bounded by the validated count.
+  std::uint32_t lanes_in_use() const;
 
   // Creates and maps a board, its memory committed (every page allocated and mapped: no probe takes a
   // page fault on first touch). Returns an empty mapping and sets *err on failure. *note (when given)
@@ -67,13 +105,15 @@ class Mapping {
   // that the probes of an attaching program take no page fault. Empty mapping + *err on failure
   // (*err_offset is the segment offset of a validation problem).
   static Mapping open(const std::string& name, std::string* err, std::uint64_t* err_offset = nullptr);
-  // Adopts an image already in memory (tests, fuzzing); does not own it.
-  static Mapping view(void* base, std::uint64_t size);
+  // Adopts an image already in memory (tests, fuzzing); does not own it. Validates it: an empty mapping
+  // and *problem when refused.
+  static Mapping view(void* base, std::uint64_t size, Problem* problem = nullptr);
 
  private:
   void* base_ = nullptr;
   std::uint64_t size_ = 0;
   bool owned_ = false;
+  Geometry geo_{};
 };
 
 bool unlink(const std::string& name, std::string* err);
@@ -89,11 +129,22 @@ void populate(void* base, std::uint64_t size) noexcept;
 std::string huge_pages_unavailable();
 bool valid_name(const std::string& name);
 std::string shm_name(const std::string& name);
+// ERRATUM E122. Where boards live: the directory in KRON_SHM_DIR (set by --shm-dir, inherited by the traced
+// program), else /dev/shm, POSIX shared memory's tmpfs. A board is the file DIR/kron.NAME, opened with
+// O_NOFOLLOW (a symlink is never followed).
+inline constexpr const char* kEnvShmDir = "KRON_SHM_DIR";
+std::string shm_dir();
+std::string board_path(const std::string& name);
+// A board name no other process can be using, in any PID namespace: PREFIX-PID-RANDOM (32 random bits);
+// the creator's O_EXCL refuses the rare collision rather than replacing the other board.
+std::string unique_name(const std::string& prefix);
 
 // Register writes with the chip's semantics, safe while programs run.
 void write_filter(BoardHeader& b, std::uint16_t filter);
 void write_csr(BoardHeader& b, std::uint16_t written);  // 000 Table B1
-void write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t mode, std::uint64_t clock);
+// Counter control (Tables B5-B7) under the board's ctl_lock. False, nothing written, when the lock's
+// holder is alive and keeps it for a second (ERRATUM E124).
+bool write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t mode, std::uint64_t clock);
 std::uint16_t filter_of(const BoardHeader& b);
 std::uint16_t csr_stored(const BoardHeader& b);
 

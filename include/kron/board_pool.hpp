@@ -2,7 +2,9 @@
 // probe's slow paths (src/probe/probe.cpp) and the reader (src/recorder/board_reader.cpp): the free-block
 // stack and the circular board's sealed-block queue. No third-party dependency (linked into programs).
 // Both take indices from shared memory that another process may have scribbled on: an index outside the
-// table is never followed (the structure then reads as empty).
+// table is never followed (the structure then reads as empty), and no loop waits on a word another process
+// may hold still forever: a queue cell whose sequence number is ahead of the queue (only in a scribbled
+// segment) ends the retry after kMaxRetries (ERRATUM E123).
 #pragma once
 #include <sched.h>
 
@@ -12,6 +14,10 @@
 #include "kron/board.hpp"
 
 namespace kron::board::pool {
+
+// Retries of a queue operation that sees a cell ahead of the queue's position (another thread moved the
+// position meanwhile: the next load catches up at once). More than this is a scribbled segment.
+inline constexpr unsigned kMaxRetries = 1u << 16;
 
 // The free-block stack (Treiber): top = tag << 32 | index (kNoBlock: empty). The tag, bumped by every
 // push and pop, defeats ABA (a block popped, given back and pushed again between a popper's load and CAS).
@@ -40,7 +46,7 @@ inline void push_free(std::atomic<std::uint64_t>& top, BlockHeader* blocks, std:
 // it at most once, so with count == block_count it is never full. Cells start with seq = their index.
 inline bool enqueue_sealed(std::atomic<std::uint64_t>& enq, SealedCell* cells, std::uint64_t count, std::uint32_t block) {
   std::uint64_t pos = enq.load(std::memory_order_relaxed);
-  for (;;) {
+  for (unsigned retry = 0; retry < kMaxRetries; ++retry) {
     SealedCell& c = cells[pos % count];
     const std::uint64_t s = c.seq.load(std::memory_order_acquire);
     if (s == pos) {
@@ -55,10 +61,11 @@ inline bool enqueue_sealed(std::atomic<std::uint64_t>& enq, SealedCell* cells, s
       pos = enq.load(std::memory_order_relaxed);
     }
   }
+  return false;  // a cell ahead of the queue that never moves: scribbled (the block is not queued)
 }
 inline std::uint32_t dequeue_sealed(std::atomic<std::uint64_t>& deq, SealedCell* cells, std::uint64_t count) {
   std::uint64_t pos = deq.load(std::memory_order_relaxed);
-  for (;;) {
+  for (unsigned retry = 0; retry < kMaxRetries; ++retry) {
     SealedCell& c = cells[pos % count];
     const std::uint64_t s = c.seq.load(std::memory_order_acquire);
     if (s == pos + 1) {
@@ -73,10 +80,12 @@ inline std::uint32_t dequeue_sealed(std::atomic<std::uint64_t>& deq, SealedCell*
       pos = deq.load(std::memory_order_relaxed);
     }
   }
+  return kNoBlock;  // as empty: a scribbled queue
 }
 
-// The circular board's pool lock word: the holder's pid, 0 when free (recycling, and the drainer detaching
-// a freed lane's blocks; never the fast path). A holder found dead (`gone(pid)`) is replaced. Gives up,
+// A lock word in shared memory: the holder's pid, 0 when free (the circular board's pool lock: recycling,
+// and the drainer detaching a freed lane's blocks; the counter-control lock). Never the fast path. A
+// holder found dead (`gone(pid)`) is replaced (ERRATUM E124). Gives up,
 // false, after `timeout` ticks of `now()` (a holder stopped by SIGSTOP or a debugger): the caller then
 // counts an overrun or retries later rather than stall.
 template <class Now, class Gone>

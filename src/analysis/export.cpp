@@ -37,7 +37,7 @@ class Out {
 };
 
 // JSON string escaping for names that come from files; bytes that are not UTF-8 become \xNN (ERRATUM
-// E91), so the file is valid UTF-8 whatever the names hold.
+// E131), so the file is valid UTF-8 whatever the names hold.
 std::string jstr(const std::string& s) {
   std::string o = "\"";
   for (unsigned char c : text::utf8_safe(s)) {

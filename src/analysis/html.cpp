@@ -17,7 +17,7 @@ namespace {
 std::string esc(const std::string& s) {
   std::string o;
   o.reserve(s.size());
-  for (char c : text::utf8_safe(s)) switch (c) {  // ERRATUM E91: bytes that are not UTF-8 as \xNN
+  for (char c : text::utf8_safe(s)) switch (c) {  // ERRATUM E131: bytes that are not UTF-8 as \xNN
       case '&': o += "&amp;"; break;
       case '<': o += "&lt;"; break;
       case '>': o += "&gt;"; break;

@@ -155,7 +155,7 @@ class KronFile final : public Input {
       w.push_back(fmt::format("{}: the recorder lost {} samples before they reached the file ({} overruns, {} "
                               "overwritten in circular mode)",
                               path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
-    for (auto& x : r_.warnings()) w.push_back(std::move(x));  // skipped records, a salvaged count (E88)
+    for (auto& x : r_.warnings()) w.push_back(std::move(x));  // skipped records, a salvaged count (E128)
     if (h.late)  // trace format 1.1 (E33)
       w.push_back(fmt::format("{}: the recorder wrote {} samples late, after a sample with a later timestamp "
                               "(their probe was held longer than the recorder's hold-back)",
@@ -194,7 +194,7 @@ std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& o
   return std::make_unique<RawClassic>(path, chip, opt.ts_hz, std::move(file));
 }
 
-// Standard input: read as it comes, through a buffer of kStreamBufferBytes (ERRATUM E90): an endless
+// Standard input: read as it comes, through a buffer of kStreamBufferBytes (ERRATUM E130): an endless
 // or huge stream costs no more memory than that, and bad bytes stop it at once.
 StreamClassic::StreamClassic(std::istream& in, std::string name, classic::Chip chip, std::uint64_t ts_hz,
                              std::size_t buffer_bytes)

@@ -4,7 +4,7 @@
 // time from a memory map (kron/format/mapped_file.hpp); nothing per sample is kept in memory. `-` is one
 // more input: a raw classic stream on standard input (a pipe from a collector, e.g.
 // `kron sim --board pci script | kron expand --input-format mk2 -`), read as it comes through a bounded
-// buffer (a pipe cannot be mapped; ERRATUM E90) and decoded by the same decoder; messages name it
+// buffer (a pipe cannot be mapped; ERRATUM E130) and decoded by the same decoder; messages name it
 // "<stdin>". A named FIFO or device is refused (MappedFile): give it as standard input.
 //
 // Sources: 003 section 3.5 (mk_rdsample writes the board's memory as it is: samples back to back, which
@@ -42,7 +42,7 @@ struct InputOptions {
   std::uint64_t ts_hz = 10'000'000;
   // ERRATUM E50: samples held by the merge's reorder window (0: none, the inputs' order as it is).
   std::size_t reorder_window = kDefaultReorderWindow;
-  // kron trace files: read a damaged file for what it holds, with warnings (tracefile::ReadOptions, E88).
+  // kron trace files: read a damaged file for what it holds, with warnings (tracefile::ReadOptions, E128).
   bool salvage = false;
 };
 
@@ -103,7 +103,7 @@ class ClassicStream final : public Input {
 inline constexpr const char* kStdinName = "<stdin>";
 
 // A raw classic stream read from a std::istream as it comes (standard input), through a buffer of
-// kStreamBufferBytes: memory stays bounded whatever the stream's length (ERRATUM E90). The fuzz target
+// kStreamBufferBytes: memory stays bounded whatever the stream's length (ERRATUM E130). The fuzz target
 // fuzz_raw_stdin drives it directly.
 inline constexpr std::size_t kStreamBufferBytes = 1u << 20;
 class StreamClassic final : public Input {

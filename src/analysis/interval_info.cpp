@@ -166,7 +166,7 @@ IntervalInfo parse_interval_info(std::string_view text, const std::string& path)
 }
 
 IntervalInfo load_interval_info(const std::string& path) {
-  return parse_interval_info(read_text_file(path, kIntervalInfoLimits), path);  // ERRATUM E90: bounded
+  return parse_interval_info(read_text_file(path, kIntervalInfoLimits), path);  // ERRATUM E130: bounded
 }
 
 std::string class3_total_name(const Interval& iv) { return iv.names[0] + " " + iv.names[1]; }

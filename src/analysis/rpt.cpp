@@ -157,7 +157,7 @@ std::string render_json(const Report& r, bool histograms) {
     rows.push_back(o);
   }
   j["rows"] = rows;
-  // Every string above is valid UTF-8 (E91); replace is the backstop that keeps dump() from throwing.
+  // Every string above is valid UTF-8 (E131); replace is the backstop that keeps dump() from throwing.
   return j.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 

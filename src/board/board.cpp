@@ -2,7 +2,10 @@
 // Sources: 003 sections 1.3, 2.7 and Table 2 (16 MB local memory, WRAPB); 000 Tables B1, B5-B7.
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/statvfs.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -23,6 +26,7 @@
 #endif
 
 #include "kron/board_ops.hpp"
+#include "kron/board_pool.hpp"
 
 namespace kron::board {
 
@@ -160,6 +164,21 @@ bool valid_name(const std::string& name) {
   return name != "." && name != "..";
 }
 std::string shm_name(const std::string& name) { return std::string(kShmPrefix) + name; }
+std::string shm_dir() {
+  const char* d = std::getenv(kEnvShmDir);
+  std::string s = d && *d ? d : "/dev/shm";
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+std::string board_path(const std::string& name) { return shm_dir() + shm_name(name); }
+std::string unique_name(const std::string& prefix) {
+  std::uint32_t r = 0;
+  if (::getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r))  // never blocks once the pool is up
+    r = static_cast<std::uint32_t>(realtime_ns() ^ (realtime_ns() >> 32));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s-%d-%08x", prefix.c_str(), static_cast<int>(::getpid()), r);
+  return buf;
+}
 
 std::uint64_t default_block_bytes(std::uint64_t size, std::uint32_t lanes) {
   // Four blocks per lane header where the memory allows: a lane adopted by a new thread, or a thread
@@ -168,72 +187,155 @@ std::uint64_t default_block_bytes(std::uint64_t size, std::uint32_t lanes) {
   return std::max(kMinBlockBytes, std::min(kMaxAutoBlockBytes, pow2_floor(per_lane ? per_lane : 1)));
 }
 
-Problem validate(const void* base, std::uint64_t size) noexcept {
+namespace {
+// One relaxed load of a plain field that another process may be writing (ERRATUM E120).
+template <class T>
+T once(const T& field) {
+  T v;
+  __atomic_load(&field, &v, __ATOMIC_RELAXED);
+  return v;
+}
+}  // namespace
+
+Geometry read_geometry(const void* base) noexcept {
+  const auto* h = static_cast<const BoardHeader*>(base);
+  Geometry g;
+  for (unsigned k = 0; k < sizeof g.magic; ++k) g.magic[k] = once(h->magic[k]);
+  g.byte_order = once(h->byte_order);
+  g.major = once(h->major), g.minor = once(h->minor);
+  g.header_size = once(h->header_size);
+  g.line_size = once(h->line_size);
+  g.segment_size = once(h->segment_size);
+  g.lanes_offset = once(h->lanes_offset);
+  g.lane_count = once(h->lane_count);
+  g.lane_header_size = once(h->lane_header_size);
+  g.data_offset = once(h->data_offset);
+  g.block_bytes = once(h->block_bytes);
+  g.clock_hz = once(h->clock_hz);
+  g.clock_kind = once(h->clock_kind);
+  g.node = once(h->node);
+  g.created_ticks = once(h->created_ticks);
+  g.created_realtime_ns = once(h->created_realtime_ns);
+  g.creator_pid = once(h->creator_pid);
+  g.config = once(h->config);
+  g.blocks_offset = once(h->blocks_offset);
+  g.block_count = once(h->block_count);
+  g.block_header_size = once(h->block_header_size);
+  g.sealed_offset = once(h->sealed_offset);
+  for (unsigned n = 0; n < kCounters; ++n) g.signals[n] = once(h->sources[n].signal);
+  return g;
+}
+
+// A timestamp clock faster than this is a scribbled rate, not a clock (it also bounds every wait the
+// probe computes from the rate: ERRATUM E123).
+inline constexpr std::uint64_t kMaxClockHz = 100'000'000'000ull;
+
+Problem validate(const Geometry& g, std::uint64_t size) noexcept {
   auto bad = [](std::uint64_t off, const char* what) { return Problem{false, off, what}; };
   if (size < sizeof(BoardHeader)) return bad(size, "segment too small for a board header");
-  const auto* h = static_cast<const BoardHeader*>(base);
-  if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0) return bad(0, "not a kron board (bad magic)");
-  if (h->byte_order != kByteOrderMark)
+  if (std::memcmp(g.magic, kMagic, sizeof kMagic) != 0) return bad(0, "not a kron board (bad magic)");
+  if (g.byte_order != kByteOrderMark)
     return bad(offsetof(BoardHeader, byte_order), "byte-order mark is not 0x01020304 (another byte order?)");
-  if (h->major != kMajor)
+  if (g.major != kMajor)
     return Problem{false, offsetof(BoardHeader, major),
-                   "board format " + std::to_string(h->major) + "." + std::to_string(h->minor) +
+                   "board format " + std::to_string(g.major) + "." + std::to_string(g.minor) +
                        " is not supported by this kron (board format " + std::to_string(kMajor) + "." +
                        std::to_string(kMinor) + "): recreate the board with this kron"};
-  if (h->header_size < sizeof(BoardHeader) || h->header_size % kLine || h->header_size > size)
+  if (g.header_size < sizeof(BoardHeader) || g.header_size % kLine || g.header_size > size)
     return bad(offsetof(BoardHeader, header_size), "header size is invalid");
-  if (h->line_size != kLine) return bad(offsetof(BoardHeader, line_size), "cache line size is not 64");
-  if (h->segment_size != size) return bad(offsetof(BoardHeader, segment_size), "segment size does not match the segment");
-  if (h->lane_count == 0 || h->lane_count > kMaxLanes) return bad(offsetof(BoardHeader, lane_count), "lane count is invalid");
-  if (h->lane_header_size < sizeof(LaneHeader) || h->lane_header_size % kLine || h->lane_header_size > 65536)
+  if (g.line_size != kLine) return bad(offsetof(BoardHeader, line_size), "cache line size is not 64");
+  if (g.segment_size != size) return bad(offsetof(BoardHeader, segment_size), "segment size does not match the segment");
+  if (g.lane_count == 0 || g.lane_count > kMaxLanes) return bad(offsetof(BoardHeader, lane_count), "lane count is invalid");
+  if (g.lane_header_size < sizeof(LaneHeader) || g.lane_header_size % kLine || g.lane_header_size > 65536)
     return bad(offsetof(BoardHeader, lane_header_size), "lane header size is invalid");
-  if (h->lanes_offset < h->header_size || h->lanes_offset % kLine || h->lanes_offset > size ||
-      std::uint64_t{h->lane_count} * h->lane_header_size > size - h->lanes_offset)
+  if (g.lanes_offset < g.header_size || g.lanes_offset % kLine || g.lanes_offset > size ||
+      std::uint64_t{g.lane_count} * g.lane_header_size > size - g.lanes_offset)
     return bad(offsetof(BoardHeader, lanes_offset), "lane table runs past the end of the segment");
-  if (!is_pow2(h->block_bytes) || h->block_bytes < kMinBlockBytes || h->block_bytes > kMaxBlockBytes)
+  if (!is_pow2(g.block_bytes) || g.block_bytes < kMinBlockBytes || g.block_bytes > kMaxBlockBytes)
     return bad(offsetof(BoardHeader, block_bytes), "block size is not a power of two from 4 KiB to 1 MiB");
-  if (h->block_count == 0 || h->block_count >= kNoBlock)
+  if (g.block_count == 0 || g.block_count >= kNoBlock)
     return bad(offsetof(BoardHeader, block_count), "block count is invalid");
-  if (h->block_header_size != sizeof(BlockHeader))
+  if (g.block_header_size != sizeof(BlockHeader))
     return bad(offsetof(BoardHeader, block_header_size), "block header size is not 64");
-  const std::uint64_t lanes_end = h->lanes_offset + std::uint64_t{h->lane_count} * h->lane_header_size;
-  if (h->blocks_offset < lanes_end || h->blocks_offset % kLine || h->blocks_offset > size ||
-      std::uint64_t{h->block_count} * sizeof(BlockHeader) > size - h->blocks_offset)
+  const std::uint64_t lanes_end = g.lanes_offset + std::uint64_t{g.lane_count} * g.lane_header_size;
+  if (g.blocks_offset < lanes_end || g.blocks_offset % kLine || g.blocks_offset > size ||
+      std::uint64_t{g.block_count} * sizeof(BlockHeader) > size - g.blocks_offset)
     return bad(offsetof(BoardHeader, blocks_offset), "block table runs past the end of the segment");
-  const std::uint64_t blocks_end = h->blocks_offset + std::uint64_t{h->block_count} * sizeof(BlockHeader);
-  if (h->sealed_offset < blocks_end || h->sealed_offset % kLine || h->sealed_offset > size ||
-      std::uint64_t{h->block_count} * sizeof(SealedCell) > size - h->sealed_offset)
+  const std::uint64_t blocks_end = g.blocks_offset + std::uint64_t{g.block_count} * sizeof(BlockHeader);
+  if (g.sealed_offset < blocks_end || g.sealed_offset % kLine || g.sealed_offset > size ||
+      std::uint64_t{g.block_count} * sizeof(SealedCell) > size - g.sealed_offset)
     return bad(offsetof(BoardHeader, sealed_offset), "sealed-block queue runs past the end of the segment");
-  const std::uint64_t sealed_end = h->sealed_offset + std::uint64_t{h->block_count} * sizeof(SealedCell);
-  if (h->data_offset < sealed_end || h->data_offset % kLine || h->data_offset > size ||
-      h->block_bytes > (size - h->data_offset) / h->block_count)
+  const std::uint64_t sealed_end = g.sealed_offset + std::uint64_t{g.block_count} * sizeof(SealedCell);
+  if (g.data_offset < sealed_end || g.data_offset % kLine || g.data_offset > size ||
+      g.block_bytes > (size - g.data_offset) / g.block_count)
     return bad(offsetof(BoardHeader, data_offset), "blocks run past the end of the segment");
-  if (h->clock_hz == 0) return bad(offsetof(BoardHeader, clock_hz), "timestamp clock rate is 0");
-  if (h->clock_kind != ClockKind::Tsc && h->clock_kind != ClockKind::Monotonic)
+  if (g.clock_hz == 0 || g.clock_hz > kMaxClockHz)
+    return bad(offsetof(BoardHeader, clock_hz), "timestamp clock rate is 0 or above 100 GHz");
+  if (g.clock_kind != ClockKind::Tsc && g.clock_kind != ClockKind::Monotonic)
     return bad(offsetof(BoardHeader, clock_kind), "unknown clock kind");
-  if (h->config & ~kCfgWrapB) return bad(offsetof(BoardHeader, config), "configuration register has unknown bits");
+  if (g.config & ~kCfgWrapB) return bad(offsetof(BoardHeader, config), "configuration register has unknown bits");
   for (unsigned n = 0; n < kCounters; ++n) {
-    const auto s = h->sources[n].signal;
+    const auto s = g.signals[n];
     if (s != Signal::None && s != Signal::Perf && s != Signal::OnCpu)
       return bad(offsetof(BoardHeader, sources) + n * sizeof(CounterSource), "counter source has an unknown signal");
   }
   return {};
 }
 
+Problem validate(const void* base, std::uint64_t size, Geometry* out) noexcept {
+  if (size < sizeof(BoardHeader)) return Problem{false, size, "segment too small for a board header"};
+  const Geometry g = read_geometry(base);
+  Problem p = validate(g, size);
+  if (p.ok && out) *out = g;
+  return p;
+}
+
+std::uint32_t Mapping::lanes_in_use() const { return board::lanes_in_use(*header(), geo_.lane_count); }
+
+namespace {
+std::atomic<bool> g_trust{false};
+}
+void set_trust_boards(bool on) { g_trust.store(on, std::memory_order_relaxed); }
+bool trust_boards() {
+  if (g_trust.load(std::memory_order_relaxed)) return true;
+  const char* e = std::getenv(kEnvTrustBoard);
+  return e && std::strcmp(e, "1") == 0;
+}
+
+std::string untrusted_owner(int fd, const std::string& name) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return "board '" + name + "' cannot be examined: " + std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "board '" + name + "' is not a regular file";
+  if (trust_boards()) return "";
+  if (st.st_uid != ::geteuid())
+    return "board '" + name + "' belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
+           std::to_string(::geteuid()) + "): another user can rewrite it under this process (--trust-board to use it anyway)";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return "board '" + name + "' has mode " + mode +
+           ": others can rewrite it under this process (--trust-board to use it anyway, or recreate it with --perms 0600)";
+  }
+  return "";
+}
+
 Mapping::~Mapping() {
   if (base_ && owned_) ::munmap(base_, size_);
 }
-Mapping::Mapping(Mapping&& o) noexcept : base_(o.base_), size_(o.size_), owned_(o.owned_) { o.base_ = nullptr; }
+Mapping::Mapping(Mapping&& o) noexcept : base_(o.base_), size_(o.size_), owned_(o.owned_), geo_(o.geo_) { o.base_ = nullptr; }
 Mapping& Mapping::operator=(Mapping&& o) noexcept {
   if (this != &o) {
     if (base_ && owned_) ::munmap(base_, size_);
-    base_ = o.base_, size_ = o.size_, owned_ = o.owned_;
+    base_ = o.base_, size_ = o.size_, owned_ = o.owned_, geo_ = o.geo_;
     o.base_ = nullptr;
   }
   return *this;
 }
-Mapping Mapping::view(void* base, std::uint64_t size) {
+Mapping Mapping::view(void* base, std::uint64_t size, Problem* problem) {
   Mapping m;
+  const Problem p = validate(base, size, &m.geo_);
+  if (problem) *problem = p;
+  if (!p.ok) return {};
   m.base_ = base, m.size_ = size, m.owned_ = false;
   return m;
 }
@@ -260,18 +362,34 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   const std::uint64_t sealed_off = blocks_off + std::uint64_t{blocks} * sizeof(BlockHeader);
   const std::uint64_t data_off = (sealed_off + std::uint64_t{blocks} * sizeof(SealedCell) + 4095) & ~std::uint64_t{4095};
   const std::uint64_t size = data_off + std::uint64_t{blocks} * block;
-  const std::string shm = shm_name(o.name);
-  if (o.replace) ::shm_unlink(shm.c_str());
-  // Created under a temporary name and renamed? POSIX shm has no rename: create exclusively with mode 0
-  // so nobody can open it until the header is complete, then fchmod to the requested permissions.
-  const int fd = ::shm_open(shm.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0);
-  if (fd < 0) return fail("cannot create board '" + o.name + "': " + std::strerror(errno));
+  const std::string path = board_path(o.name), dir = shm_dir();
+  // ERRATUM E122. The board must fit where it is made: a segment larger than the free space of its tmpfs
+  // is created and mapped without complaint and kills the first process that touches a missing page
+  // (SIGBUS, in the traced program). Refuse it here, by name and size, and commit the memory below.
+  struct statvfs fs;
+  if (::statvfs(dir.c_str(), &fs) == 0) {
+    const std::uint64_t avail = std::uint64_t{fs.f_bavail} * fs.f_frsize;
+    if (size > avail)
+      return fail("board '" + o.name + "' needs " + std::to_string((size + (1u << 20) - 1) >> 20) + " MiB but " + dir +
+                  " has " + std::to_string(avail >> 20) + " MiB free (a smaller --buffer, or --shm-dir DIR on a larger "
+                  "tmpfs)");
+  }
+  if (o.replace) ::unlink(path.c_str());
+  // Created under a temporary name and renamed? Not on every tmpfs user's terms: create exclusively with
+  // mode 0 so nobody can open it until the header is complete, then fchmod to the requested permissions.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0) return fail("cannot create board '" + o.name + "' (" + path + "): " + std::strerror(errno));
   auto undo = [&](const std::string& why) {
     ::close(fd);
-    ::shm_unlink(shm.c_str());
+    ::unlink(path.c_str());
     return fail(why);
   };
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return undo("cannot size board: " + std::string(std::strerror(errno)));
+  // Commit every page in the file system now (tmpfs reserves them): a full /dev/shm is a clear error
+  // here, never a SIGBUS later. A file system without fallocate keeps the free-space check above.
+  if (const int e = ::posix_fallocate(fd, 0, static_cast<off_t>(size)); e != 0 && e != EOPNOTSUPP && e != EINVAL)
+    return undo("cannot commit " + std::to_string(size >> 20) + " MiB for board '" + o.name + "' in " + dir + ": " +
+                std::strerror(e) + (e == ENOSPC ? " (a smaller --buffer, or --shm-dir DIR on a larger tmpfs)" : ""));
   void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (m == MAP_FAILED) return undo("cannot map board: " + std::string(std::strerror(errno)));
   // Huge pages: a hint before the pages exist (the pages are allocated by populate() just below).
@@ -335,6 +453,7 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   h->control.store(control_word(o.filter, static_cast<std::uint16_t>(o.csr & kCsrStoredMask)), std::memory_order_relaxed);
   Mapping out;
   out.base_ = m, out.size_ = size, out.owned_ = true;
+  out.geo_ = read_geometry(m);  // written just above by this process: valid
   write_counter_control(*h, 0, o.mode_reg, o.clock_reg);
   write_counter_control(*h, o.enable, 0, 0);
   // Release: everything above is visible to whoever can open the segment after the fchmod.
@@ -350,9 +469,15 @@ Mapping Mapping::open(const std::string& name, std::string* err, std::uint64_t* 
     *err = "board name '" + name + "' is invalid";
     return {};
   }
-  const int fd = ::shm_open(shm_name(name).c_str(), O_RDWR | O_CLOEXEC, 0);
+  const std::string path = board_path(name);
+  const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
-    *err = "no board '" + name + "': " + std::strerror(errno);
+    *err = "no board '" + name + "' (" + path + "): " + std::strerror(errno);
+    return {};
+  }
+  if (const std::string why = untrusted_owner(fd, name); !why.empty()) {
+    ::close(fd);
+    *err = why;
     return {};
   }
   struct stat st;
@@ -372,7 +497,7 @@ Mapping Mapping::open(const std::string& name, std::string* err, std::uint64_t* 
   out.base_ = m, out.size_ = size, out.owned_ = true;
   // Acquire: pairs with the creator's release fence before it opened the permissions.
   std::atomic_thread_fence(std::memory_order_acquire);
-  const Problem p = validate(m, size);
+  const Problem p = validate(m, size, &out.geo_);
   if (!p.ok) {
     *err = "board '" + name + "' refused: " + p.what;
     if (err_offset) *err_offset = p.offset;
@@ -385,7 +510,7 @@ Mapping Mapping::open(const std::string& name, std::string* err, std::uint64_t* 
 }
 
 bool unlink(const std::string& name, std::string* err) {
-  if (!valid_name(name) || ::shm_unlink(shm_name(name).c_str()) != 0) {
+  if (!valid_name(name) || ::unlink(board_path(name).c_str()) != 0) {
     *err = "cannot remove board '" + name + "': " + (valid_name(name) ? std::strerror(errno) : "invalid name");
     return false;
   }
@@ -413,18 +538,25 @@ void write_csr(BoardHeader& b, std::uint16_t written) {
   }
 }
 
-void write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t mode, std::uint64_t clock) {
-  // A spin lock serialises writers (tools and programs, rare); probes never take it.
-  std::uint32_t unlocked = 0;
-  while (!b.ctl_lock.compare_exchange_weak(unlocked, 1, std::memory_order_acquire)) {
-    unlocked = 0;
-    std::this_thread::yield();
-  }
+namespace {
+bool holder_gone(std::uint32_t pid) {
+  return pid && pid <= (1u << 22) && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+}  // namespace
+
+bool write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t mode, std::uint64_t clock) {
+  // ERRATUM E124. A lock word serialises writers (tools and programs, rare; probes never take it). It holds
+  // the holder's pid: a holder that died in it (killed between the two stores) is replaced, and a live
+  // holder that keeps it for a second (stopped, or a scribbled word naming a live process) makes this
+  // write fail (false) rather than hang every control call. By this process's own clock.
+  auto now_ns = [] { return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()); };
+  if (!pool::lock(b.ctl_lock, static_cast<std::uint32_t>(::getpid()), 1'000'000'000ull, now_ns, holder_gone)) return false;
   // 000 Tables B5-B7, ERRATUM E13: regs::write_mode / write_clock / write_enable decide which fields change.
   b.mode_reg.store(regs::write_mode(b.mode_reg.load(std::memory_order_relaxed), mode), std::memory_order_relaxed);
   b.clock_reg.store(regs::write_clock(b.clock_reg.load(std::memory_order_relaxed), clock), std::memory_order_relaxed);
-  const std::uint64_t now = ticks(b.clock_kind);
-  const std::uint64_t seq = b.ctr_seq.load(std::memory_order_relaxed);
+  const std::uint64_t now = ticks(b.clock_kind);  // any value of the word gives some clock: never an index
+  // Even, rounded up: a holder that died inside its update left the sequence odd.
+  const std::uint64_t seq = (b.ctr_seq.load(std::memory_order_relaxed) + 1) & ~std::uint64_t{1};
   b.ctr_seq.store(seq + 1, std::memory_order_relaxed);  // odd: stopwatch state being written
   // Release fence: readers that see a changed stopwatch below also see the odd sequence number.
   std::atomic_thread_fence(std::memory_order_release);
@@ -452,7 +584,8 @@ void write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t m
   b.ctr_seq.store(seq + 2, std::memory_order_release);  // even: consistent again
   // Release: a thread that sees the new generation re-reads the registers written above.
   b.counter_gen.store(b.counter_gen.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  b.ctl_lock.store(0, std::memory_order_release);
+  pool::unlock(b.ctl_lock);  // release
+  return true;
 }
 
 // ---- counter sources ------------------------------------------------------------------------------------

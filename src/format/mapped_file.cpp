@@ -17,7 +17,7 @@
 
 namespace kron {
 
-// ---- The SIGBUS guard (ERRATUM E87) -------------------------------------------------------------
+// ---- The SIGBUS guard (ERRATUM E127) -------------------------------------------------------------
 // A page of a mapped file that lies past the file's end, because the file shrank after it was mapped,
 // faults with SIGBUS. The guard maps anonymous zero pages over the rest of that mapping (so the read
 // goes on and sees zeros) and marks the mapping shrunk; the readers check the mark and throw an

@@ -105,7 +105,7 @@ Writer::Writer(const std::string& path, const FileHeader& header, int compress_l
     h.flags |= kFlagCompressed;
     zbuf_.resize(sizeof(ChunkHeader) + ZSTD_compressBound(kChunkRawBytes) + 8);
   }
-  // ERRATUM E89: one writer per file. The file is opened without truncating it, locked (flock, held
+  // ERRATUM E129: one writer per file. The file is opened without truncating it, locked (flock, held
   // while this Writer lives and dropped by the kernel however the process ends), and only then emptied:
   // a second writer of the same path is refused before it changes a byte of the first one's file.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
@@ -274,7 +274,7 @@ void Reader::validate(const std::string& path, const FileHeader& h, std::uint64_
     if (h.lanes_offset < h.header_size || h.lanes_offset > file_size ||
         h.lane_count > (file_size - h.lanes_offset) / h.lane_entry_size)
       throw bad(offsetof(FileHeader, lanes_offset), "lane table runs past the end of the file (truncated?)");
-    // ERRATUM E88: the writer puts the lane table right after the record area; anything else means a
+    // ERRATUM E128: the writer puts the lane table right after the record area; anything else means a
     // record area length that does not cover the records (a records_bytes of 0 would read as "no samples").
     if (h.lanes_offset != std::uint64_t{h.header_size} + h.records_bytes)
       throw bad(offsetof(FileHeader, records_bytes),
@@ -487,7 +487,7 @@ bool Reader::next(Sample& out) {
                        std::to_string(h.size));
     if (h.size > left) throw bad_record("record cut short by the end of the record area");
     if (!known) {
-      // ERRATUM E88: only a later minor version may hold kinds this reader does not know; in any other
+      // ERRATUM E128: only a later minor version may hold kinds this reader does not know; in any other
       // file the kind is damage, an error unless salvaging. Either way it is counted.
       if (header_.minor <= kMinor && !options_.salvage)
         throw bad_record("record kind " + std::to_string(static_cast<unsigned>(h.kind)) +

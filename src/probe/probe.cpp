@@ -58,8 +58,12 @@ using namespace board;
 board::Mapping* g_map = nullptr;  // never unmapped: probes may run until the last instruction
 BoardHeader* g_board = nullptr;
 std::uint32_t g_pid = 0;
+// ERRATUM E120: the board's fixed fields as validated at attach; the live header is never re-read for them.
 std::uint64_t g_slots = 0;  // slots per block (B)
 std::uint32_t g_blocks = 0;
+std::uint32_t g_lanes = 0;  // lane headers
+std::uint64_t g_hz = 1;     // timestamp ticks per second (bounds every wait below)
+std::uint32_t g_node = 0;
 BlockHeader* g_bh = nullptr;
 SealedCell* g_cells = nullptr;
 bool g_circular = false;
@@ -106,11 +110,14 @@ bool drainer_alive(std::uint64_t now) {
   if (!pid) return false;
   // Relaxed: a stale heartbeat only makes the wait give up a little early or late.
   const std::uint64_t beat = g_board->drainer_beat.load(std::memory_order_relaxed);
+  // ERRATUM E123. A beat from the future (more than a second ahead: a scribbled word, not clock skew
+  // between cores) is no heartbeat: it would keep a waiting probe waiting forever.
+  if (beat > now + g_hz) return false;
   const std::uint64_t age = now > beat ? now - beat : 0;
-  if (age < g_board->clock_hz) return true;  // beat within the last second
+  if (age < g_hz) return true;  // beat within the last second
   // Silent for a while: still waiting for it while its process exists (a loaded machine may stall it),
   // for at most ten seconds; a drainer that died is noticed at once.
-  return age < 10 * g_board->clock_hz && pid <= (1u << 22) && ::kill(static_cast<pid_t>(pid), 0) == 0;
+  return age < 10 * g_hz && pid <= (1u << 22) && ::kill(static_cast<pid_t>(pid), 0) == 0;
 }
 
 void on_thread_exit(void*) { release_lane(); }
@@ -130,7 +137,7 @@ void init_once() {
 
 // Claims a free lane for this thread (slow path: CAS allowed here). False when every lane is taken.
 bool claim(detail::ThreadLane& t) {
-  const std::uint32_t n = g_board->lane_count;
+  const std::uint32_t n = g_lanes;
   // ERRATUM E30. A free lane first; failing that, adopt a retired one (its writer is gone; records carry their own
   // source and thread, so the lane simply continues). The drainer takes Retired lanes with the same CAS.
   for (std::uint32_t k = 0; k < 2 * n; ++k) {
@@ -142,7 +149,7 @@ bool claim(detail::ThreadLane& t) {
     if (!L->state.compare_exchange_strong(s, LaneState::Claiming, std::memory_order_acquire)) continue;
     L->pid = g_pid;
     L->tid = gettid_u32();
-    L->source = source_id(g_board->node, g_pid);
+    L->source = source_id(g_node, g_pid);
     L->claim_ticks = detail::now();
     L->occupancy.fetch_add(1, std::memory_order_relaxed);
     t.lane = L;
@@ -194,7 +201,7 @@ bool process_gone(std::uint32_t pid) { return pid && pid <= (1u << 22) && ::kill
 // costs each other thread one 100 ms wait per 100 ms, never a hang. A dead holder is replaced at once.
 constinit thread_local std::uint64_t t_lock_retry = 0;  // no lock attempt before this tick
 bool lock_pool() {
-  const std::uint64_t now = detail::now(), wait = g_board->clock_hz / 10;
+  const std::uint64_t now = detail::now(), wait = g_hz / 10;
   if (now < t_lock_retry) return false;
   if (pool::lock(g_board->pool_lock, g_pid, wait, detail::now, process_gone)) return true;
   t_lock_retry = detail::now() + wait;
@@ -213,7 +220,7 @@ std::uint32_t recycle() {
     // Wait for it, at most as long as for the lock, rather than drop a sample with sealed blocks queued.
     for (const std::uint64_t t0 = detail::now();
          x >= g_blocks && g_board->sealed_enq.load(std::memory_order_relaxed) > g_board->sealed_deq.load(std::memory_order_relaxed) &&
-         detail::now() - t0 < g_board->clock_hz / 10;) {
+         detail::now() - t0 < g_hz / 10;) {
       sched_yield();
       x = pool::dequeue_sealed(g_board->sealed_deq, g_cells, g_blocks);
     }
@@ -222,7 +229,7 @@ std::uint32_t recycle() {
     BlockState s = BlockState::Sealed;
     if (!X.state.compare_exchange_strong(s, BlockState::Recycling, std::memory_order_acquire)) continue;
     const std::uint32_t m = X.lane.load(std::memory_order_relaxed);
-    if (m < g_board->lane_count) {
+    if (m < g_lanes) {
       LaneHeader* L = g_map->lane(m);
       const std::uint64_t seq = L->tail_seq.load(std::memory_order_relaxed);
       L->tail_seq.store(seq + 1, std::memory_order_relaxed);  // odd: (tail, evicted) changing
@@ -260,8 +267,14 @@ std::uint32_t simple_block(detail::ThreadLane& t) {
   LaneHeader* L = t.lane;
   const bool wait = g_board->control.load(std::memory_order_relaxed) & kCtlWait;
   const std::uint64_t lag = kWaitLagBytes / kSlot;
-  // Acquire: pairs with the drain's release store after it pushed the blocks below `returned`.
-  auto ahead = [&] { return t.head > L->returned.load(std::memory_order_acquire) + lag; };
+  // Acquire: pairs with the drain's release store after it pushed the blocks below `returned`. ERRATUM E123:
+  // a lane holds at most the whole pool, so a head further ahead of `returned` than that is a scribbled
+  // position (a head of 2^63), never a reason to wait: the drain could never catch up with it.
+  const std::uint64_t most = std::uint64_t{g_blocks + 1} * g_slots;
+  auto ahead = [&] {
+    const std::uint64_t ret = L->returned.load(std::memory_order_acquire);
+    return t.head > ret + lag && t.head - ret <= most;
+  };
   if (!wait || !ahead()) {
     const std::uint32_t y = pool::pop_free(g_board->free_top, g_bh, g_blocks);
     if (y != kNoBlock || !wait) return y;
@@ -271,7 +284,7 @@ std::uint32_t simple_block(detail::ThreadLane& t) {
   std::uint32_t y = kNoBlock;
   std::uint64_t top = g_board->free_top.load(std::memory_order_relaxed), moved = t0;
   std::uint64_t returned = L->returned.load(std::memory_order_relaxed);
-  const std::uint64_t ms = g_board->clock_hz / 1000;
+  const std::uint64_t ms = g_hz / 1000;
   // Spin briefly, then yield, then sleep: with more waiting threads than cores, spinning waiters would
   // take the CPU from the drainer they wait for.
   for (unsigned spin = 1;; ++spin) {
@@ -295,7 +308,7 @@ std::uint32_t simple_block(detail::ThreadLane& t) {
       const std::uint64_t ret1 = L->returned.load(std::memory_order_relaxed);
       if (top1 != top || ret1 != returned) {
         top = top1, returned = ret1, moved = now;  // a push, pop or give-back happened: the pool moves
-      } else if (now - moved > g_board->clock_hz) {
+      } else if (now - moved > g_hz) {
         // Still for a second: give up only if no block is sealed (every one is some thread's current
         // block, which no drain can give back); a slow drainer on a loaded machine is waited for.
         bool sealed = false;
@@ -502,7 +515,9 @@ void read_counters(std::uint64_t now, std::uint64_t out[kCounters]) {
   // The stopwatches, read under the board's seqlock (retry while a control write is in progress).
   std::uint64_t acc[kCounters], since[kCounters];  // filled for the clock counters, the only readers
   if (c.clock_mask) {
-    for (;;) {
+    // ERRATUM E123. A control writer stopped or killed inside its update leaves the sequence odd: after a
+    // few thousand tries the fields are taken as they stand (a Resource sample never hangs the program).
+    for (unsigned tries = 0; tries < 4096; ++tries) {
       const std::uint64_t s0 = g_board->ctr_seq.load(std::memory_order_acquire);  // acquire: fields after
       for (std::uint32_t m = c.clock_mask; m; m &= m - 1) {
         const unsigned n = static_cast<unsigned>(__builtin_ctz(m));
@@ -532,7 +547,7 @@ void read_counters(std::uint64_t now, std::uint64_t out[kCounters]) {
         c.perf_last[n] = r;
         v = c.value[n];
         if (c.kind[n] == kGated) {  // task-clock ns -> ticks of the selected clock
-          v = static_cast<std::uint64_t>(static_cast<double>(v) * static_cast<double>(g_board->clock_hz) / 1e9);
+          v = static_cast<std::uint64_t>(static_cast<double>(v) * static_cast<double>(g_hz) / 1e9);
           if (c.div[n] != 1) v /= c.div[n];
         }
         break;
@@ -563,12 +578,16 @@ bool attach(const char* name) noexcept {
   g_map = new board::Mapping(std::move(m));  // lives as long as the process
   g_board = g_map->header();
   g_pid = static_cast<std::uint32_t>(::getpid());
-  g_slots = g_board->block_bytes / kSlot;
-  g_blocks = g_board->block_count;
+  const board::Geometry& geo = g_map->geometry();  // validated by Mapping::open (ERRATUM E120)
+  g_slots = geo.block_slots();
+  g_blocks = geo.block_count;
+  g_lanes = geo.lane_count;
+  g_hz = geo.clock_hz;
+  g_node = geo.node;
   g_bh = g_map->blocks();
   g_cells = g_map->sealed_cells();
-  g_circular = !(g_board->config & kCfgWrapB);
-  detail::g_tsc = g_board->clock_kind == ClockKind::Tsc;
+  g_circular = geo.circular();
+  detail::g_tsc = geo.clock_kind == ClockKind::Tsc;
   g_board->attached.fetch_add(1, std::memory_order_relaxed);
   // Release: a probe that sees the board's control word also sees the globals set above.
   std::atomic_thread_fence(std::memory_order_release);

@@ -51,13 +51,52 @@ BoardReader BoardReader::open(const std::string& name) {
   std::uint64_t off = 0;
   Mapping m = Mapping::open(name, &err, &off);
   if (!m) throw InputError::at_offset("board " + name, off, err);
-  return BoardReader(std::move(m), "board " + name);
+  BoardReader r(std::move(m), "board " + name);
+  r.check_claims(true);
+  return r;
 }
 
 BoardReader BoardReader::view(void* base, std::uint64_t size, const std::string& label) {
-  const Problem p = validate(base, size);
-  if (!p.ok) throw InputError::at_offset(label, p.offset, "board refused: " + p.what);
-  return BoardReader(Mapping::view(base, size), label);
+  Problem p;
+  Mapping m = Mapping::view(base, size, &p);
+  if (!m) throw InputError::at_offset(label, p.offset, "board refused: " + p.what);
+  BoardReader r(std::move(m), label);
+  r.check_claims(true);
+  return r;
+}
+
+void BoardReader::check_claims(bool refuse) {
+  // ERRATUM E125. Lanes were claimed above the lane count: the count was changed after they were (a lane
+  // count one short would hide the last lane, its samples and its probes alike, and the figures would
+  // still balance). Refused when opened; met later, a problem naming the field (the command fails).
+  const std::uint32_t hwm = header().lane_hwm.load(std::memory_order_acquire);
+  if (hwm <= geo().lane_count) return;
+  const std::string what = "lane count " + std::to_string(geo().lane_count) + " is below the " + std::to_string(hwm) +
+                           " lanes claimed (lane_hwm): lanes above it would not be read";
+  if (refuse) throw InputError::at_offset(label_, offsetof(BoardHeader, lane_count), "board refused: " + what);
+  add_problem(label_ + ": offset " + std::to_string(offsetof(BoardHeader, lane_count)) + ": " + what);
+}
+
+void BoardReader::check_blocks() {
+  // ERRATUM E125. A block that holds records of a lane at or above the lane count (Writing or Sealed):
+  // those records would be neither read nor counted.
+  const BlockHeader* blocks = map_.blocks();
+  for (std::uint32_t x = 0; x < geo().block_count; ++x) {
+    const BlockState s = blocks[x].state.load(std::memory_order_relaxed);
+    const std::uint32_t l = blocks[x].lane.load(std::memory_order_relaxed);
+    if ((s == BlockState::Writing || s == BlockState::Sealed) && l != kNoBlock && l >= geo().lane_count) {
+      add_problem(label_ + ": offset " + std::to_string(geo().blocks_offset + std::uint64_t{x} * sizeof(BlockHeader) +
+                                                       offsetof(BlockHeader, lane)) +
+                  ": block " + std::to_string(x) + " holds records of lane " + std::to_string(l) +
+                  ", beyond the lane count " + std::to_string(geo().lane_count) + " (offset " +
+                  std::to_string(offsetof(BoardHeader, lane_count)) + "): they would be neither read nor counted");
+      return;
+    }
+  }
+}
+
+void BoardReader::add_problem(const std::string& p) {
+  if (std::find(problems_.begin(), problems_.end(), p) == problems_.end()) problems_.push_back(p);
 }
 
 void BoardReader::set_drainer(bool on) {
@@ -66,14 +105,14 @@ void BoardReader::set_drainer(bool on) {
 }
 void BoardReader::heartbeat() {
   // Relaxed: waiting probes only compare it with their clock.
-  header().drainer_beat.store(ticks(header().clock_kind), std::memory_order_relaxed);
+  header().drainer_beat.store(ticks(geo().clock_kind), std::memory_order_relaxed);
 }
 
 BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink,
                                     bool defer) {
   const LaneHeader* L = map_.lane(i);
-  const BoardHeader& b = header();
-  const std::uint64_t B = b.block_bytes / kSlot;
+  const Geometry& b = geo();  // ERRATUM E120: the validated copy, never the live header
+  const std::uint64_t B = b.block_slots();
   const std::uint32_t nb = b.block_count;
   const BlockHeader* blocks = map_.blocks();
   const std::uint64_t lane_off = b.lanes_offset + std::uint64_t{i} * b.lane_header_size;
@@ -241,13 +280,18 @@ LaneView BoardReader::view_lane(std::uint32_t i) {
   v.wait_ticks = L->wait_ticks.load(std::memory_order_relaxed);
   v.drained = L->drained.load(std::memory_order_relaxed);
   v.overwritten = L->overwritten.load(std::memory_order_relaxed);
-  v.capacity_slots = std::uint64_t{header().block_count} * (header().block_bytes / kSlot);
+  v.capacity_slots = std::uint64_t{geo().block_count} * geo().block_slots();
   return v;
 }
 
 void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* finished) {
   heartbeat();
-  const std::uint32_t n = lanes_in_use(header());
+  check_claims(false);
+  // A pool lock that could not be had is not tried again in this pass: its holder (stopped, or a scribbled
+  // word naming a live process) would cost every finishing lane the lock's timeout (thousands of lanes:
+  // minutes). Those lanes wait for the next pass (ERRATUM E123).
+  bool pool_busy = false;
+  const std::uint32_t n = map_.lanes_in_use();
   for (std::uint32_t i = 0; i < n; ++i) {
     LaneHeader* L = map_.lane(i);
     LaneView v = view_lane(i);
@@ -261,8 +305,9 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
     }
     // A circular lane is freed under the pool lock: no recycler moves its chain between the last pass and
     // the detach. A lock that cannot be had (its holder stopped) leaves the lane for a later pass.
-    const bool locked = finishing && circular() && lock_pool();
+    const bool locked = finishing && circular() && !pool_busy && lock_pool();
     if (finishing && circular() && !locked) {
+      pool_busy = true;
       ++deferred_;
       L->state.store(v.state, std::memory_order_release);  // as it was (release: as when freed)
       continue;
@@ -275,7 +320,7 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
       if (finishing) L->state.store(v.state, std::memory_order_release);  // as it was (release: as when freed)
       continue;
     }
-    if (p.corrupt && std::find(problems_.begin(), problems_.end(), p.problem) == problems_.end()) problems_.push_back(p.problem);
+    if (p.corrupt) add_problem(p.problem);
     // Relaxed stores of the reader line; `read` last, with release: the writer may reuse the slots
     // below it only after this process finished copying them.
     L->drained.store(v.drained + p.emitted, std::memory_order_relaxed);
@@ -325,7 +370,7 @@ void BoardReader::unlink_first(std::uint32_t i, std::uint32_t x, std::uint32_t n
 void BoardReader::give_back(std::uint32_t i, std::uint64_t read, bool all) {
   LaneHeader* L = map_.lane(i);
   BlockHeader* blocks = map_.blocks();
-  const std::uint32_t nb = header().block_count;
+  const std::uint32_t nb = geo().block_count;
   std::uint32_t x = L->first.load(std::memory_order_acquire);
   for (std::uint32_t steps = 0; x < nb && steps < nb; ++steps) {
     BlockHeader& X = blocks[x];
@@ -352,12 +397,12 @@ bool BoardReader::lock_pool() {
 BoardReader::PoolView BoardReader::pool() const {
   PoolView v;
   const BoardHeader& b = header();
-  v.blocks = b.block_count;
-  v.block_bytes = b.block_bytes;
+  v.blocks = geo().block_count;
+  v.block_bytes = geo().block_bytes;
   v.recycled = b.recycled.load(std::memory_order_relaxed);
   v.waits = b.pool_waits.load(std::memory_order_relaxed);
   const BlockHeader* blocks = map_.blocks();
-  for (std::uint32_t x = 0; x < b.block_count; ++x) {
+  for (std::uint32_t x = 0; x < geo().block_count; ++x) {
     switch (blocks[x].state.load(std::memory_order_relaxed)) {
       case BlockState::Free: ++v.free; break;
       case BlockState::Writing: ++v.writing; break;
@@ -370,19 +415,21 @@ BoardReader::PoolView BoardReader::pool() const {
 }
 
 void BoardReader::snapshot(const Sink& sink) {
-  const std::uint32_t n = lanes_in_use(header());
+  check_claims(false);
+  check_blocks();
+  const std::uint32_t n = map_.lanes_in_use();
   for (std::uint32_t i = 0; i < n; ++i) {
     const LaneHeader* L = map_.lane(i);
     const LaneView v = view_lane(i);
     if (v.state == LaneState::Free && L->head.load(std::memory_order_relaxed) == 0) continue;
     Pass p = pass(i, L->read.load(std::memory_order_relaxed), L->read_records.load(std::memory_order_relaxed), v, sink);
-    if (p.corrupt && std::find(problems_.begin(), problems_.end(), p.problem) == problems_.end()) problems_.push_back(p.problem);
+    if (p.corrupt) add_problem(p.problem);
   }
 }
 
 std::vector<LaneView> BoardReader::lanes() {
   std::vector<LaneView> out;
-  const std::uint32_t n = lanes_in_use(header());
+  const std::uint32_t n = map_.lanes_in_use();
   for (std::uint32_t i = 0; i < n; ++i) {
     const LaneHeader* L = map_.lane(i);
     LaneView v = view_lane(i);
@@ -404,6 +451,8 @@ std::vector<LaneView> BoardReader::lanes() {
 }
 
 Totals BoardReader::totals() {
+  check_claims(false);
+  check_blocks();
   Totals t = freed_;
   for (const LaneView& v : lanes()) {
     t.passed += v.passed;
@@ -432,7 +481,7 @@ std::uint16_t BoardReader::csr_read() {
   std::uint16_t c = csr_stored(header());
   // A simple board is full when its pool has no free block (the chip's FIFO Full: the next sample that
   // needs a block waits or is dropped).
-  if (!circular() && static_cast<std::uint32_t>(header().free_top.load(std::memory_order_relaxed)) >= header().block_count)
+  if (!circular() && static_cast<std::uint32_t>(header().free_top.load(std::memory_order_relaxed)) >= geo().block_count)
     c |= kCsrFifoFull;
   if (header().trace_overrun.load(std::memory_order_relaxed)) c |= kCsrFifoOverrun;
   if (header().resource_overrun.load(std::memory_order_relaxed)) c |= kCsrShadowOverrun;
@@ -450,10 +499,10 @@ void fill_totals(tracefile::FileHeader& h, const Totals& t) {
 tracefile::FileHeader BoardReader::file_header() {
   tracefile::FileHeader f = tracefile::make_header();
   const BoardHeader& b = header();
-  f.clock_hz = b.clock_hz;
-  f.start_ticks = b.created_ticks;
-  f.start_realtime_ns = b.created_realtime_ns;
-  f.node = b.node;
+  f.clock_hz = geo().clock_hz;
+  f.start_ticks = geo().created_ticks;
+  f.start_realtime_ns = geo().created_realtime_ns;
+  f.node = geo().node;
   f.origin = tracefile::Origin::Live;
   if (circular()) f.flags |= tracefile::kFlagCircular;
   if (csr_stored(b) & kCsrWriteWait) f.flags |= tracefile::kFlagWait;

@@ -53,7 +53,9 @@ class BoardReader {
   board::BoardHeader& header() { return *map_.header(); }
   const board::Mapping& mapping() const { return map_; }
   const std::string& label() const { return label_; }
-  bool circular() const { return !(header().config & board::kCfgWrapB); }
+  // The header's fixed fields as validated at open (ERRATUM E120); the reader uses only these.
+  const board::Geometry& geo() const { return map_.geometry(); }
+  bool circular() const { return geo().circular(); }
 
   // Receives runs of whole, validated records of one lane (trace-file record layout) and their count.
   // The span is this reader's private copy and stays valid until the next drain/snapshot/lanes call.
@@ -107,6 +109,11 @@ class BoardReader {
   // The lane's `returned` moves to the block's end.
   void unlink_first(std::uint32_t i, std::uint32_t x, std::uint32_t nx, std::uint64_t end, bool to_pool);
   bool lock_pool();  // the circular board's pool lock (include/kron/board_pool.hpp), with this pid
+  // Lanes claimed above the validated lane count: refused (InputError) or a problem (ERRATUM E125).
+  void check_claims(bool refuse);
+  // Blocks holding records of a lane beyond the lane count: a problem (ERRATUM E125).
+  void check_blocks();
+  void add_problem(const std::string& p);
 
   board::Mapping map_;
   std::string label_;

@@ -27,7 +27,7 @@ namespace {
 // kron record goes on draining until the program has ended (then finishes the file). A shell's Ctrl-C
 // reaches both (one process group) and the program gets it twice: harmless for the default action, and
 // what `kill PID` of kron record alone needs. Blocked from before fork() until g_child is set, so that a
-// signal arriving meanwhile is forwarded, not dropped. ERRATUM E95.
+// signal arriving meanwhile is forwarded, not dropped. ERRATUM E135.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 volatile sig_atomic_t g_child = 0;
 void forward(int sig) {
@@ -46,7 +46,7 @@ constexpr auto kStopGrace = std::chrono::seconds(2);
 
 // kron record cannot go on (the file cannot be written, the board is corrupt): the program must not run
 // on unrecorded as an orphan, filling a board nobody drains. SIGTERM, SIGKILL after kStopGrace, reaped,
-// and said on standard error, since the error that follows is about the file or the board. ERRATUM E95.
+// and said on standard error, since the error that follows is about the file or the board. ERRATUM E135.
 void stop_program(pid_t child, const std::string& name, const std::string& why) {
   std::fprintf(stderr, "kron record: stopping %s (pid %d) after an error: %s\n", name.c_str(), static_cast<int>(child),
                why.c_str());
@@ -88,7 +88,7 @@ void finish_recording(BoardReader& reader, Recorder& rec, const tracefile::FileH
   r.file_bytes = rec.file_bytes();
   r.late = rec.late();
   r.totals = rec.totals();
-  r.clock_hz = reader.header().clock_hz;
+  r.clock_hz = reader.geo().clock_hz;
   r.problems = reader.problems();
 }
 
@@ -115,7 +115,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   for (const auto& p : o.program) cmdline += (cmdline.empty() ? "" : " ") + p;
   tracefile::set_program(fh, cmdline);
   tracefile::Writer writer(o.output, fh, o.compress_level);
-  Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.header().clock_hz)));
+  Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
   reader.set_drainer(true);
 
   struct sigaction sa {};
@@ -133,7 +133,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     throw std::runtime_error(std::string("fork failed: ") + std::strerror(e));
   }
   if (child == 0) {
-    // The program ends with kron record however kron record ends, SIGKILL included (ERRATUM E95).
+    // The program ends with kron record however kron record ends, SIGKILL included (ERRATUM E135).
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(127);  // kron record already gone
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
@@ -202,9 +202,9 @@ SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const S
 // ---- kron record --board ----------------------------------------------------------------------------------
 
 DrainLock DrainLock::take(const std::string& name) {
-  const std::string shm = board::shm_name(name);
-  const int fd = ::shm_open(shm.c_str(), O_RDWR, 0);  // shm_open sets FD_CLOEXEC: children never hold it
-  if (fd < 0) throw std::runtime_error("board " + name + ": cannot open /dev/shm" + shm + " to lock it: " + std::strerror(errno));
+  const std::string shm = board::board_path(name);
+  const int fd = ::open(shm.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);  // children never hold it
+  if (fd < 0) throw std::runtime_error("board " + name + ": cannot open " + shm + " to lock it: " + std::strerror(errno));
   auto busy = [&](pid_t pid) {
     ::close(fd);
     return std::runtime_error("board " + name + " is already being drained by " +
@@ -218,7 +218,7 @@ DrainLock DrainLock::take(const std::string& name) {
     if (errno != EACCES && errno != EAGAIN) {
       const int e = errno;
       ::close(fd);
-      throw std::runtime_error("board " + name + ": cannot lock /dev/shm" + shm + ": " + std::strerror(e));
+      throw std::runtime_error("board " + name + ": cannot lock " + shm + ": " + std::strerror(e));
     }
     struct flock q = l;
     if (::fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK) throw busy(q.l_pid);
@@ -270,7 +270,7 @@ bool writer_attached(const board::Mapping& m, std::uint32_t& attached_seen, cons
     attached_seen = a;
     return true;
   }
-  for (std::uint32_t i = 0; i < board::lanes_in_use(h); ++i) {
+  for (std::uint32_t i = 0; i < m.lanes_in_use(); ++i) {
     const board::LaneHeader* L = m.lane(i);
     // Acquire: the owner's pid was written before the state was published.
     if (L->state.load(std::memory_order_acquire) == board::LaneState::Active && process_alive(L->pid)) return true;
@@ -289,7 +289,7 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
                              " (one drainer per board: stop that kron record first)");
   BoardRecordResult r;
   // Records earlier drainers took off the lanes: counted by the board as recorded, but not in this file.
-  for (std::uint32_t i = 0; i < board::lanes_in_use(reader.header()); ++i)
+  for (std::uint32_t i = 0; i < reader.mapping().lanes_in_use(); ++i)
     r.earlier += reader.mapping().lane(i)->drained.load(std::memory_order_relaxed);
 
   g_stop = 0;
@@ -302,10 +302,10 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
     tracefile::FileHeader fh = reader.file_header();
     tracefile::set_program(fh, "kron record --board " + o.board);
     tracefile::Writer writer(o.output, fh, o.compress_level);
-    Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.header().clock_hz)));
+    Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
     reader.set_drainer(true);
 
-    const std::string path = "/dev/shm" + board::shm_name(o.board);
+    const std::string path = board::board_path(o.board);
     std::uint32_t attached_seen = reader.header().attached.load(std::memory_order_relaxed);
     auto last_look = t0, last_writer = t0;
     drain_until(rec, progress, t0, [&] {

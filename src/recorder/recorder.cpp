@@ -196,7 +196,7 @@ std::uint64_t TimeMerge::merge(std::uint64_t w) {
 // ---- Recorder ----------------------------------------------------------------------------------------
 
 Recorder::Recorder(BoardReader& board, tracefile::Writer& out)
-    : Recorder(board, out, board.header().clock_hz / 1000 * kDefaultHoldMs) {}
+    : Recorder(board, out, board.geo().clock_hz / 1000 * kDefaultHoldMs) {}
 
 Recorder::Recorder(BoardReader& board, tracefile::Writer& out, std::uint64_t hold_ticks)
     : board_(board),
@@ -218,7 +218,7 @@ Recorder::~Recorder() {
 std::uint64_t Recorder::drain_once(bool final) {
   // The watermark's clock reading comes before this pass loads any lane's head (the lfence keeps the
   // loads below from running ahead of rdtsc, which does not wait for them).
-  const std::uint64_t now = board::ticks(board_.header().clock_kind);
+  const std::uint64_t now = board::ticks(board_.geo().clock_kind);
 #if defined(__x86_64__) || defined(__i386__)
   _mm_lfence();
 #endif

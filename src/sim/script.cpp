@@ -134,10 +134,10 @@ std::optional<Command> parse_line(std::string_view text, const std::string& file
     case Op::WaitStates:
     case Op::NetRdy: c.num = {syn.choice(arg(0), "0", "1")}; break;
     case Op::Ext: c.num = {syn.number(arg(0), kResourceCounters - 1), syn.choice(arg(1), "0", "1")}; break;
-    case Op::Tick:  // ERRATUM E94: no model's clock goes past kMaxClock; say so before anything runs
+    case Op::Tick:  // ERRATUM E134: no model's clock goes past kMaxClock; say so before anything runs
       c.num = {syn.number(arg(0))};
       if (c.num[0] > kMaxClock)
-        syn.fail(arg(0).column, fmt::format("tick {} is more than a model's clock reaches (2^62 node clocks, ERRATUM E94)",
+        syn.fail(arg(0).column, fmt::format("tick {} is more than a model's clock reaches (2^62 node clocks, ERRATUM E134)",
                                             arg(0).text));
       break;
     case Op::Write:

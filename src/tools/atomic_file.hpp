@@ -1,7 +1,7 @@
 // Writes a file whole or not at all: into a temporary file beside PATH, renamed over PATH only when the
 // writer succeeded. A tool that fails half way leaves no half-written report or export behind.
 //
-// ERRATUM E89: the temporary file is PATH.tmp.XXXXXX with a random suffix, created with O_CREAT|O_EXCL
+// ERRATUM E129: the temporary file is PATH.tmp.XXXXXX with a random suffix, created with O_CREAT|O_EXCL
 // (mkostemp), mode 0666 less the umask: it never opens a file or symlink that is already there, so
 // nobody who can write the directory can make the tool write through a symlink planted in advance.
 #pragma once

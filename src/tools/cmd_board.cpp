@@ -48,8 +48,9 @@ int create(const CreateArgs& a) {
 }
 
 int list() {
-  DIR* d = ::opendir("/dev/shm");
-  if (!d) throw std::runtime_error("cannot list /dev/shm");
+  const std::string dir = board::shm_dir();
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) throw std::runtime_error("cannot list " + dir);
   int n = 0;
   fmt::print("{:<24} {:>12} {:>6} {:>9} {:>12} {:>8}\n", "board", "bytes", "lanes", "mode", "samples", "creator");
   while (dirent* e = ::readdir(d)) {
@@ -59,8 +60,8 @@ int list() {
     try {
       auto r = recorder::BoardReader::open(name);
       const auto t = r.totals();
-      fmt::print("{:<24} {:>12} {:>6} {:>9} {:>12} {:>8}\n", name, r.header().segment_size, r.header().lane_count,
-                 r.circular() ? "circular" : "simple", t.recorded, r.header().creator_pid);
+      fmt::print("{:<24} {:>12} {:>6} {:>9} {:>12} {:>8}\n", name, r.geo().segment_size, r.geo().lane_count,
+                 r.circular() ? "circular" : "simple", t.recorded, r.geo().creator_pid);
     } catch (const std::exception& ex) {
       fmt::print("{:<24} refused: {}\n", name, ex.what());
     }
@@ -90,10 +91,13 @@ KRON_COMMAND("board", "create, list or remove boards (shared memory that outlive
   cr->add_option("--perms", c->perms, "permissions (octal)")->capture_default_str();
   cr->add_flag("--replace", c->replace, "replace a board of that name");
   cr->add_flag("--huge-pages", c->huge_pages, "back the board with 2 MiB pages where the kernel allows (else says why not)");
+  add_board_access_options(*cr);
   auto* ls = app.add_subcommand("ls", "list boards");
+  add_board_access_options(*ls);
   auto rm_name = std::make_shared<std::vector<std::string>>();
   auto* rm = app.add_subcommand("rm", "remove boards");
   rm->add_option("name", *rm_name, "board names")->required();
+  add_board_access_options(*rm);
   return [=] {
     if (cr->parsed()) return create(*c);
     if (ls->parsed()) return list();

@@ -137,7 +137,9 @@ int run(const Args& a) {
   auto r = recorder::BoardReader::open(a.board);
   board::BoardHeader& h = r.header();
   // One write of the three (Mode and Clock Select first, then Enable), under the board's control lock.
-  if (en || mode || clk) board::write_counter_control(h, en, mode, clk);
+  if ((en || mode || clk) && !board::write_counter_control(h, en, mode, clk))
+    throw std::runtime_error("board " + a.board + ": its control lock is held by live pid " +
+                             std::to_string(h.ctl_lock.load()) + " for more than a second; nothing written");
   const std::uint64_t e = h.enable_reg.load(), m = h.mode_reg.load(), c = h.clock_reg.load();
   fmt::print("Enable Register 0x{:016x}  Mode Register 0x{:016x}  Clock Select Register 0x{:016x}\n", e, m, c);
   fmt::print("{:>7}  {:<15} {:<6} {:<11} {:<15} {}\n", "counter", "mode", "prec.", "clock", "enable", "pin wired to");
@@ -156,6 +158,7 @@ KRON_COMMAND("counters", "show or set a board's counter Mode, Clock Select and E
              [](CLI::App& app) {
                auto a = std::make_shared<Args>();
                app.add_option("--board", a->board, "board name")->required();
+  add_board_access_options(app);
                app.add_option("--mode", a->mode, "N=VALUE[,...] (N 0-15, a range 0-3, all): clk, software, "
                                                  "external-enable, external-signal (Table B5)");
                app.add_option("--clock", a->clock, "N=VALUE[,...]: nodeclk, nodeclk/10, nodeclk/100, tsclk (Table B6)");

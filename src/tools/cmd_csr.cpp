@@ -37,6 +37,7 @@ int run(const Args& a) {
 KRON_COMMAND("csr", "write or read a board's CSR (000 Table B1)", 36, [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("--board", a->board, "board name")->required();
+  add_board_access_options(app);
   app.add_option("value", a->value, "value written (write 1 to act, Table B1)");
   app.add_flag("--enable", a->enable, "Enable Sampling (bit 0)");
   app.add_flag("--disable", a->disable, "Disable Sampling (bit 1)");

@@ -25,6 +25,7 @@ int run(const Args& a) {
 KRON_COMMAND("filter", "read or write a board's Filter Register", 35, [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("--board", a->board, "board name")->required();
+  add_board_access_options(app);
   app.add_option("mask", a->mask, "new Filter Register value (bit n = group n)");
   return [a] { return run(*a); };
 });

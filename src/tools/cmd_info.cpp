@@ -38,7 +38,7 @@ int run(const Args& a) {
   const char* origin = static_cast<unsigned>(h.origin) < 4 ? kOrigins[static_cast<unsigned>(h.origin)] : "unknown";
   if (a.json) {
     nlohmann::json j;
-    j["file"] = text::utf8_safe(a.file);  // ERRATUM E91: text is bytes
+    j["file"] = text::utf8_safe(a.file);  // ERRATUM E131: text is bytes
     j["format"] = fmt::format("{}.{}", h.major, h.minor);
     j["complete"] = r.complete();
     j["origin"] = origin;

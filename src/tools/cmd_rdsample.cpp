@@ -41,7 +41,7 @@ struct Args {
 int run_pci(const Args& a) {
   std::optional<std::uint32_t> config = a.config;
   try {
-    // ERRATUM E90: a regular file (a FIFO or a device such as /dev/zero is refused), no larger than the
+    // ERRATUM E130: a regular file (a FIFO or a device such as /dev/zero is refused), no larger than the
     // largest image: the header and the 4M-word memory.
     const MappedFile file(a.dump, MappedFile::Require::Regular);
     constexpr std::uint64_t kMaxDump = pcib::kImageHeaderSize + 4ull * pcib::kMemoryWords;
@@ -109,6 +109,7 @@ int run(const Args& a) {
 KRON_COMMAND("rdsample", "take the samples on a board into a trace file (003's mk_rdsample)", 33, [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* board = app.add_option("--board", a->board, "board name (the live recorder's board)");
+  add_board_access_options(app);
   auto* dump = app.add_option("--pci-memory", a->dump,
                               "a PCI toolkit board's local memory: a memory image (memimage) or a raw dump from word 0 "
                               "(memdump, with --pointer); writes the raw MultiKron II stream");

@@ -101,8 +101,8 @@ int run(const Args& a) {
   if (a.until_idle_opt->count())
     throw InputError::at_offset("--until-idle", 0, "applies to --board NAME (a program's recording ends with it)");
   recorder::RecordOptions o;
-  o.board.name = "record-" + std::to_string(::getpid());
-  o.board.replace = true;
+  // Unique in every PID namespace, created O_EXCL: never another kron record's board (ERRATUM E122).
+  o.board.name = board::unique_name("record");
   recorder::apply_board_options(a.buffer, a.lanes, a.block, a.mode, a.filter, o.board);
   o.board.csr = board::kCsrSamplingEnabled | (a.wait ? board::kCsrWriteWait : 0);
   o.board.node = a.node;
@@ -151,6 +151,7 @@ KRON_COMMAND("record", "run a program on a new board (or drain an existing one l
            ->check(field_range(recorder::kMaxNode, recorder::kNodeField)));
   app.add_option("--board", a->board,
                  "drain this existing board live (kron board create; writers: kron run --board) until SIGINT/SIGTERM");
+  add_board_access_options(app);
   a->until_idle_opt = app.add_option("--until-idle", a->until_idle,
                                      "with --board: end once no writer has been attached for SECONDS");
   app.add_option("--hold-back", a->hold_ms,

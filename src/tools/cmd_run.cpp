@@ -28,6 +28,7 @@ int run(const Args& a) {
 KRON_COMMAND("run", "run a program on an existing board, leaving the samples on the board", 32, [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("--board", a->board, "board name")->required();
+  add_board_access_options(app);
   app.add_option("program", a->program, "-- PROGRAM ARGS")->required();
   return [a] { return run(*a); };
 });

@@ -37,7 +37,7 @@ int run_sim(const SimArgs& a) {
   }
   std::vector<sim::Command> commands;
   {
-    // ERRATUM E90: the script is read whole within kSimScriptLimits (a named file: a regular file only).
+    // ERRATUM E130: the script is read whole within kSimScriptLimits (a named file: a regular file only).
     std::istringstream in(a.script == "-" ? read_text_stream(std::cin, "<stdin>", kSimScriptLimits)
                                           : read_text_file(a.script, kSimScriptLimits));
     commands = sim::parse_script(in, a.script == "-" ? "<stdin>" : a.script);

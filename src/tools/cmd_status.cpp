@@ -19,11 +19,12 @@ struct Args {
 int run(const Args& a) {
   auto r = recorder::BoardReader::open(a.board);
   const BoardHeader& h = r.header();
-  fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} processes attached\n", a.board, h.major, h.minor,
-             h.segment_size, h.creator_pid, h.attached.load());
-  fmt::print("Configuration Register 0x{:06x}: WRAPB={} ({} buffer)\n", h.config, (h.config & kCfgWrapB) ? 1 : 0,
+  const Geometry& g = r.geo();  // the fixed fields as validated at open (ERRATUM E120)
+  fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} processes attached\n", a.board, g.major, g.minor,
+             g.segment_size, g.creator_pid, h.attached.load());
+  fmt::print("Configuration Register 0x{:06x}: WRAPB={} ({} buffer)\n", g.config, (g.config & kCfgWrapB) ? 1 : 0,
              r.circular() ? "circular" : "simple");
-  fmt::print("timestamp clock: {} Hz ({}), node {}\n", h.clock_hz, h.clock_kind == ClockKind::Tsc ? "TSC" : "CLOCK_MONOTONIC", h.node);
+  fmt::print("timestamp clock: {} Hz ({}), node {}\n", g.clock_hz, g.clock_kind == ClockKind::Tsc ? "TSC" : "CLOCK_MONOTONIC", g.node);
   const std::uint16_t csr = r.csr_read();
   fmt::print("CSR 0x{:04x}\n", csr);
   // 000 Table B1, status column, for every bit a board's read can show.
@@ -62,11 +63,13 @@ int run(const Args& a) {
   }
   fmt::print("accounting: passed {} {} recorded {} + overruns {} + overwritten {}\n", t.passed, t.exact() ? "=" : "!=",
              t.recorded, t.overruns, t.overwritten);
-  return kExitOk;
+  for (const auto& p : r.problems()) fmt::print(stderr, "kron status: {}\n", p);
+  return r.problems().empty() ? kExitOk : kExitFailed;
 }
 KRON_COMMAND("status", "show a board's registers, fill level, lanes and counts (003's mk_status)", 34, [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("--board", a->board, "board name")->required();
+  add_board_access_options(app);
   return [a] { return run(*a); };
 });
 }  // namespace

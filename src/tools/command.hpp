@@ -2,12 +2,16 @@
 // KRON_COMMAND(...) at namespace scope: an Args struct filled by CLI11, a run function doing the work
 // through the library. main.cpp knows no subcommand by name.
 #pragma once
+#include <stdlib.h>
+
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "kron/board_ops.hpp"
 
 namespace kron::tools {
 
@@ -47,6 +51,19 @@ inline CLI::Validator field_range(std::uint64_t max, std::string field) {
         return std::string();
       },
       "0-" + std::to_string(max));
+}
+
+// The options of every command that opens or creates a board (docs/board-format.md "Trust model"):
+// --trust-board accepts a board that belongs to another user or that others may write (ERRATUM E121);
+// --shm-dir the directory boards live in (ERRATUM E122). Both are exported (KRON_TRUST_BOARD, KRON_SHM_DIR)
+// so that the program kron record or kron run starts attaches to the same board on the same terms.
+inline void add_board_access_options(CLI::App& app) {
+  app.add_flag_callback("--trust-board", [] { board::set_trust_boards(true), ::setenv(board::kEnvTrustBoard, "1", 1); },
+                        "use a board that belongs to another user or that others may write (it can crash or "
+                        "mislead this command)");
+  app.add_option_function<std::string>(
+      "--shm-dir", [](const std::string& d) { ::setenv(board::kEnvShmDir, d.c_str(), 1); },
+      "directory of the boards (default /dev/shm, or $KRON_SHM_DIR)");
 }
 
 // Exit statuses shared by every subcommand.

@@ -83,7 +83,7 @@ TEST(MappedFile, FifoIsRefusedWithoutWaitingForAWriter) {
             std::string::npos);
 }
 
-// Issue 16 row 12 (ERRATUM E87): pages past the end of a file that shrank read as zeros, not SIGBUS;
+// Issue 16 row 12 (ERRATUM E127): pages past the end of a file that shrank read as zeros, not SIGBUS;
 // shrunk() says so and check() throws naming the file and its size now.
 TEST(MappedFile, ShrinkingFileReadsZerosAndIsReported) {
   const fs::path p = temp_dir() / "shrink.bin";

@@ -172,7 +172,7 @@ TEST(TraceFile, UnknownRecordKindOfLaterMinorIsSkipped) {
   const auto p = temp_path("unknown");
   FileHeader h = make_header();
   h.clock_hz = 1;
-  h.minor = kMinor + 1;  // a later minor may add kinds (E88)
+  h.minor = kMinor + 1;  // a later minor may add kinds (E128)
   Writer w(p.string(), h);
   std::vector<std::uint8_t> rec(16, 0);
   rec[0] = 77;  // kind 77
@@ -246,7 +246,7 @@ TEST(TraceFile, NextBatchStopsBeforeABadRecordThenThrows) {
   }
 }
 
-// ---- Issue 16: nothing silent, nothing hangs, nothing crashes (ERRATA E87-E89) -------------------
+// ---- Issue 16: nothing silent, nothing hangs, nothing crashes (ERRATA E127-E129) -------------------
 
 namespace {
 using kron::testing::error_of;

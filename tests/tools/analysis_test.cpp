@@ -334,7 +334,7 @@ TEST_F(Tools, IncompleteAndLossyRecordingsAreReported) {
       << l.out;
 }
 
-// ---- Issue 16: hostile inputs and outputs (ERRATA E88-E91) ------------------------------------------
+// ---- Issue 16: hostile inputs and outputs (ERRATA E128-E131) ------------------------------------------
 
 // Row 5: a symlink planted at OUT.tmp.PID made `kron export -o OUT` write through it. The shell execs
 // kron, so $$ is kron's pid: the name the old code would have used.
@@ -350,7 +350,7 @@ TEST_F(Tools, ExportNeverWritesThroughAPlantedSymlink) {
 }
 
 // Row 10: a program name, counter name and path that are not UTF-8 made info --json and rpt --json
-// exit 1 (nlohmann type_error 316) and the Perfetto export write invalid UTF-8. Now \xNN (E91).
+// exit 1 (nlohmann type_error 316) and the Perfetto export write invalid UTF-8. Now \xNN (E131).
 TEST_F(Tools, TextThatIsNotUtf8IsEscapedInJson) {
   {
     auto h = tracefile::make_header();
@@ -426,7 +426,7 @@ TEST_F(Tools, UnboundedInputsAreRefused) {
 
 // Row 6: two `kron record -o same.trace` at once both exited 0 with their records interleaved in one
 // file. The second is refused (exit 1) before it runs its program; the first's file is whole. (Kept here
-// rather than in tests/recorder/ because the lock is the trace Writer's, E89.) Readiness is the lock
+// rather than in tests/recorder/ because the lock is the trace Writer's, E129.) Readiness is the lock
 // itself (flock -n fails while the first holds it), not a sleep.
 TEST_F(Tools, SecondRecordingToTheSameFileIsRefused) {
   const std::string k = "'" + kron_bin + "'";

@@ -1,4 +1,4 @@
-// Text from files and programs is bytes (ERRATUM E91): a program's command line, a path, a counter or
+// Text from files and programs is bytes (ERRATUM E131): a program's command line, a path, a counter or
 // probe name may hold bytes that are not UTF-8. Where kron writes such text into JSON (kron info --json,
 // kron rpt --json, the Perfetto export) or HTML, which must be UTF-8, it goes through utf8_safe():
 // valid UTF-8 is kept as it is, and each byte of an invalid sequence becomes the four characters \xNN

@@ -7,7 +7,7 @@
 // size() 0). The descriptor is closed once the file is mapped; the map is private, so pages given back
 // with discard() are simply read again from the file if touched.
 //
-// A file that shrinks while mapped (ERRATUM E87): the pages past its new end read as zeros instead of
+// A file that shrinks while mapped (ERRATUM E127): the pages past its new end read as zeros instead of
 // killing the process with SIGBUS (a process-wide SIGBUS handler, installed with the first map, covers
 // every live MappedFile of a regular file), and shrunk() turns true. Readers call check() where what they
 // decoded ends or looks wrong: it throws "FILE: offset NOW: the file shrank while it was read".

@@ -1,4 +1,4 @@
-// Bounded text inputs (ERRATUM E90): interval.info and simulator scripts are read whole, but never more
+// Bounded text inputs (ERRATUM E130): interval.info and simulator scripts are read whole, but never more
 // than a named limit, and no line longer than another: /dev/zero, a huge file or a file without line
 // ends is refused at once, with the limit in the message, instead of growing memory without end.
 //

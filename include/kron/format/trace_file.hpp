@@ -31,7 +31,7 @@ namespace kron::tracefile {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 2;  // a reader accepts any minor; skips unknown kinds only of a later one (E88)
+inline constexpr std::uint16_t kMinor = 2;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
 // Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
 // 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
 // 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
@@ -174,7 +174,7 @@ class Writer {
   std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
 };
 
-// How a Reader treats a file that does not hold what its header says (ERRATUM E88).
+// How a Reader treats a file that does not hold what its header says (ERRATUM E128).
 struct ReadOptions {
   // false: an unknown record kind (in a file of this reader's minor version or older), a complete file
   // whose record count differs from its header's `samples`, are InputErrors. true (`--salvage`): such
@@ -183,7 +183,7 @@ struct ReadOptions {
 };
 
 // Memory-maps a trace file, validates its header, and iterates its records without copying them.
-// Nothing is dropped silently (ERRATUM E88): a record of a kind this reader does not know is an error
+// Nothing is dropped silently (ERRATUM E128): a record of a kind this reader does not know is an error
 // unless the file is of a later minor version (which may add kinds: skipped and counted) or salvaging;
 // at the end of a complete file the records read (and skipped) must be the header's `samples`.
 class Reader {

@@ -45,7 +45,7 @@ class HangError : public std::runtime_error {
 // The furthest node clock a model goes to: 2^62, about 2,900 years at 50 MHz. A call that would take a
 // device's clock past it (a `tick`, an access, a `drain`) throws ConfigError (a tick or an access before
 // it acts; a held access or a drain when its wait would end past the limit), so a clock plus what a model looks ahead (a sample's bytes on the network, a held access) never wraps 64
-// bits: no model wraps time silently or spins on a wrapped comparison. ERRATUM E94.
+// bits: no model wraps time silently or spins on a wrapped comparison. ERRATUM E134.
 inline constexpr std::uint64_t kMaxClock = std::uint64_t{1} << 62;
 
 // `now + n` node clocks, or ConfigError ("WHAT: ...") when that passes kMaxClock. Every model advances
@@ -53,7 +53,7 @@ inline constexpr std::uint64_t kMaxClock = std::uint64_t{1} << 62;
 inline std::uint64_t clock_after(std::uint64_t now, std::uint64_t n, const char* what) {
   if (now > kMaxClock || n > kMaxClock - now)
     throw ConfigError(std::string(what) + ": " + std::to_string(n) + " node clocks from clock " + std::to_string(now) +
-                      " would pass the model's limit of 2^62 node clocks (ERRATUM E94)");
+                      " would pass the model's limit of 2^62 node clocks (ERRATUM E134)");
   return now + n;
 }
 

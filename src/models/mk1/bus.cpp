@@ -18,7 +18,7 @@ Mk1::Mk1() { hardware_reset(); }
 void Mk1::access_done() { advance(kAccessClocks + wait_states_); }
 
 void Mk1::write(std::uint32_t address, std::uint64_t data) {
-  sim::clock_after(now_, kAccessClocks + wait_states_, "write");  // ERRATUM E94: refused before it acts
+  sim::clock_after(now_, kAccessClocks + wait_states_, "write");  // ERRATUM E134: refused before it acts
   const unsigned a = address & kAddressMask;
   const RegisterInfo* r = find_register(a);
   // "-" / N/A rows, and test-only registers outside test mode: the write is ignored (001 Table A-1).
@@ -85,7 +85,7 @@ std::uint64_t Mk1::read_counter(unsigned i) {
 }
 
 std::uint64_t Mk1::read(std::uint32_t address) {
-  sim::clock_after(now_, kAccessClocks + wait_states_, "read");  // ERRATUM E94: refused before it acts
+  sim::clock_after(now_, kAccessClocks + wait_states_, "read");  // ERRATUM E134: refused before it acts
   const unsigned a = address & kAddressMask;
   const RegisterInfo* r = find_register(a);
   std::uint64_t v = 0;  // "On a read ... any unused bit positions return a logical 0" (ERRATUM E64)

@@ -70,7 +70,7 @@ void Mk1::count_to(std::uint64_t t) {
 }
 
 void Mk1::advance(std::uint64_t dt) {
-  const std::uint64_t end = sim::clock_after(now_, dt, "node clock");  // ERRATUM E94: never wraps
+  const std::uint64_t end = sim::clock_after(now_, dt, "node clock");  // ERRATUM E134: never wraps
   // The output never depends on the counters (a Resource sample's counters were copied to the shadow
   // registers when it was taken), so the bytes due go out first, each stamped with its own clock, and
   // the counters then move once to `end`.
@@ -79,7 +79,7 @@ void Mk1::advance(std::uint64_t dt) {
 }
 
 void Mk1::tick(std::uint64_t node_clocks) {
-  sim::clock_after(now_, node_clocks, "tick");  // ERRATUM E94: a tick past the limit is refused, not wrapped
+  sim::clock_after(now_, node_clocks, "tick");  // ERRATUM E134: a tick past the limit is refused, not wrapped
   advance(node_clocks);
 }
 

@@ -16,7 +16,7 @@ constexpr std::uint64_t kLow32 = 0xffff'ffff;
 // ERRATUM E7: an access that is not held takes 2 + W node clocks: the strobe clock, W latched wait
 // states (CSR bit 12), and the ACKB clock at which the chip acts (takes data, drives read data).
 std::uint64_t Mk2::begin_access() {
-  // ERRATUM E94: an access that would end past the clock limit is refused before it acts.
+  // ERRATUM E134: an access that would end past the clock limit is refused before it acts.
   const std::uint64_t t = sim::clock_after(now_, access_clocks(), "access") - 1;
   run_network(t);
   return t;

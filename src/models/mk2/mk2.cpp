@@ -102,13 +102,13 @@ void Mk2::set_external(unsigned counter, bool level) {
 // ---- time ---------------------------------------------------------------------------------------------
 
 void Mk2::advance(std::uint64_t t) {
-  sim::clock_after(now_, t - now_, "node clock");  // t >= now_; ERRATUM E94: never past kMaxClock
+  sim::clock_after(now_, t - now_, "node clock");  // t >= now_; ERRATUM E134: never past kMaxClock
   run_network(t);
   now_ = t;
 }
 
 void Mk2::tick(std::uint64_t node_clocks) {
-  advance(sim::clock_after(now_, node_clocks, "tick"));  // ERRATUM E94
+  advance(sim::clock_after(now_, node_clocks, "tick"));  // ERRATUM E134
 }
 
 void Mk2::drain() {
