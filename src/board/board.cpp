@@ -384,14 +384,18 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
     ::unlink(path.c_str());
     return fail(why);
   };
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return undo("cannot size board: " + std::string(std::strerror(errno)));
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    const int e = errno;  // EFBIG: the file-size limit (ulimit -f) is below the board's size
+    return undo("cannot size board '" + o.name + "' (" + path + ") to " + std::to_string((size + (1u << 20) - 1) >> 20) +
+                " MiB: " + std::strerror(e) + (e == EFBIG ? " (the file-size limit, ulimit -f, is lower)" : ""));
+  }
   // Commit every page in the file system now (tmpfs reserves them): a full /dev/shm is a clear error
   // here, never a SIGBUS later. A file system without fallocate keeps the free-space check above.
   if (const int e = ::posix_fallocate(fd, 0, static_cast<off_t>(size)); e != 0 && e != EOPNOTSUPP && e != EINVAL)
     return undo("cannot commit " + std::to_string(size >> 20) + " MiB for board '" + o.name + "' in " + dir + ": " +
                 std::strerror(e) + (e == ENOSPC ? " (a smaller --buffer, or --shm-dir DIR on a larger tmpfs)" : ""));
   void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (m == MAP_FAILED) return undo("cannot map board: " + std::string(std::strerror(errno)));
+  if (m == MAP_FAILED) return undo("cannot map board '" + o.name + "' (" + path + "): " + std::strerror(errno));
   // Huge pages: a hint before the pages exist (the pages are allocated by populate() just below).
   std::string huge_why;
   if (o.huge_pages) {

@@ -44,6 +44,13 @@ if out=$("$kron" board create "$board" --buffer 900G --block-size 1M 2>&1); then
 else
   grep -q "MiB free" <<<"$out" || fail "too large: $out"
 fi
+# A file-size limit below the board's size: refused naming the board, its path and the limit.
+if out=$(ulimit -f 1024; trap '' XFSZ; "$kron" board create "$board" --buffer 4M --lanes 4 --shm-dir "$tmp" 2>&1); then
+  fail "a board larger than ulimit -f was created"
+fi
+grep -q "cannot size board '$board' ($tmp/kron.$board) to .* MiB: File too large (the file-size limit, ulimit -f, is lower)" \
+  <<<"$out" || fail "ulimit -f: $out"
+[[ ! -e $tmp/kron.$board ]] || fail "ulimit -f: the half-made board was left behind"
 
 # ERRATUM E121: a board others may write is refused by status and rdsample unless --trust-board.
 "$kron" board create "$board" --buffer 64K --lanes 4 --perms 0666 >/dev/null
