@@ -36,7 +36,7 @@ TEST_P(Table44, RowNameWidthAndReset) {  // 004 Table 4.4; reset values ERRATUM 
   EXPECT_EQ(m.peek(r.address), 0u);
 }
 INSTANTIATE_TEST_SUITE_P(Rows, Table44, ::testing::ValuesIn(kTable44),
-                         [](const auto& info) { return std::string(info.param.acronym == std::string("D") ? "Reserved" : info.param.acronym); });
+                         [](const auto& row) { return std::string(row.param.acronym == std::string("D") ? "Reserved" : row.param.acronym); });
 
 TEST_F(NumachineTest, AddressWatchDoublewordIsBigEndian) {  // 004 4.4.3
   m.write(static_cast<std::uint32_t>(Reg::AWhi), 0x000000ab'cdef0123);
