@@ -102,6 +102,7 @@ void Numachine::write_word(std::uint32_t addr, std::uint32_t data) {
 
 void Numachine::write(std::uint32_t addr, std::uint64_t data) {
   if (data >> 32) return write_doubleword(addr, data);
+  sim::clock_after(now_, kAccessCycles, "monitor access");  // refused before it acts (ERRATUM E134)
   write_word(addr, static_cast<std::uint32_t>(data));
   access();
 }
@@ -110,6 +111,7 @@ void Numachine::write(std::uint32_t addr, std::uint64_t data) {
 // to the even one ("big-endian data-word order", 004 4.4.3): AWhi:AWlo, AFhi:AFlo, GPCE:SRAMCE.
 void Numachine::write_doubleword(std::uint32_t addr, std::uint64_t data) {
   const std::uint32_t even = addr & ~1u;
+  sim::clock_after(now_, kAccessCycles, "monitor access");
   write_word(even, static_cast<std::uint32_t>(data >> 32));
   write_word(even + 1, static_cast<std::uint32_t>(data));
   access();
@@ -124,6 +126,7 @@ std::uint64_t Numachine::peek(std::uint32_t addr) const {
 }
 
 std::uint64_t Numachine::read(std::uint32_t addr) {
+  sim::clock_after(now_, kAccessCycles, "monitor access");
   const std::uint64_t v = peek(addr);
   if (addr >= kGpcResetBase && addr < kGpcResetBase + kGpcs) {
     gpc_[addr - kGpcResetBase] = 0;  // 004 4.3.3: "automatically reset if read from a specific address"

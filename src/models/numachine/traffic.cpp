@@ -20,6 +20,7 @@ void check_address(std::uint64_t a) {
 // upgrade packet, request or response (ERRATUM E89).
 void Numachine::send_packet(bool send, std::uint16_t command, std::uint64_t addr, std::uint16_t extra_gpc) {
   check_address(addr);
+  sim::clock_after(now_, kPacketCycles, "packet");  // every traffic command is refused before it acts (E134)
   cr_ = command & cmd::kMask;
   ar_ = addr;
   compare();
@@ -70,6 +71,7 @@ std::uint64_t checked_latency(std::uint64_t n, const char* what) {
 void Numachine::read_miss(const Miss& m) {
   check_address(m.addr);
   const std::uint64_t wait = checked_latency(m.latency, "read-miss");
+  sim::clock_after(now_, wait + kPacketCycles, "read-miss");
   std::uint16_t level = bit(GpcEvent::LastRequest) | bit(GpcEvent::ReadOrReadEx) |
                         bit(m.exclusive ? GpcEvent::ReadEx : GpcEvent::Read);
   if (inval_armed_) level |= bit(GpcEvent::InvalMiss);  // Figure 4.8b: the next read maps to the line (ERRATUM E91)
@@ -91,6 +93,7 @@ void Numachine::ownership_miss(std::uint64_t latency, bool cancelled, std::optio
   const std::uint64_t a = addr ? *addr : ar_;
   check_address(a);
   const std::uint64_t wait = checked_latency(latency, "ownership-miss");
+  sim::clock_after(now_, wait + kPacketCycles, "ownership-miss");
   const std::uint16_t level =
       bit(GpcEvent::LastRequest) | bit(cancelled ? GpcEvent::OwnershipCancel : GpcEvent::Ownership);
   mtr_ = static_cast<std::uint8_t>(cancelled ? MissType::OwnershipCancelled : MissType::Ownership);
@@ -132,6 +135,7 @@ void check_level(std::uint64_t n, const char* what) {
 
 void Numachine::interrupt_request(std::uint64_t latency) {  // Table 4.5 event 3
   check_level(latency, "interrupt");
+  sim::clock_after(now_, latency, "interrupt");
   sig_.gpc |= bit(GpcEvent::Interrupt);
   run(latency, "interrupt");
   sig_.gpc &= static_cast<std::uint16_t>(~bit(GpcEvent::Interrupt));
@@ -139,6 +143,7 @@ void Numachine::interrupt_request(std::uint64_t latency) {  // Table 4.5 event 3
 
 void Numachine::bus_request(std::uint64_t latency) {  // Table 4.5 event D: "until a bus grant is given"
   check_level(latency, "bus-request");
+  sim::clock_after(now_, latency, "bus-request");
   sig_.gpc |= bit(GpcEvent::BusRequest);
   run(latency, "bus-request");
   sig_.gpc &= static_cast<std::uint16_t>(~bit(GpcEvent::BusRequest));
@@ -156,6 +161,7 @@ void Numachine::inval_miss() { inval_armed_ = true; }
 // SCAddr17, set for instructions when the cache is split, 004 4.4.5), Table 4.6 events 2-5 for one cycle.
 void Numachine::l2_access(bool write, std::uint32_t index, bool miss, bool instr) {
   if (index >= kSramWords) throw sim::ConfigError(fmt::format("l2: index {} is wider than 16 bits", index));
+  sim::clock_after(now_, kL2Cycles, "l2");
   l2_index_ = static_cast<std::uint16_t>(index | (instr ? 0x8000u : 0u));
   const std::uint16_t ev = bit(SramEvent::L2Access) | bit(write ? SramEvent::L2Write : SramEvent::L2Read) |
                            (miss ? bit(SramEvent::L2Miss) : 0);

@@ -81,5 +81,18 @@ TEST_F(NumachineTest, MonitorAccessTakesTwoCycles) {  // ERRATUM E87
   EXPECT_EQ(m.now(), t + 2 * kAccessCycles);
 }
 
+TEST_F(NumachineTest, NothingActsPastTheClockLimit) {  // ERRATUM E134: refused before it acts
+  m.write(kGpcBase, 7);
+  m.tick(sim::kMaxClock - m.now());
+  EXPECT_THROW((void)m.read(kGpcResetBase), sim::ConfigError);
+  EXPECT_EQ(m.peek(kGpcBase), 7u) << "the refused read did not clear the counter";
+  EXPECT_THROW(w(Reg::PR, 1), sim::ConfigError);
+  EXPECT_EQ(m.reg(Reg::PR), 0u);
+  EXPECT_THROW(miss(0x40, 10), sim::ConfigError);
+  EXPECT_EQ(m.ar(), 0u) << "the refused miss sent no request";
+  EXPECT_THROW(m.l2_access(false, 1, false, false), sim::ConfigError);
+  EXPECT_EQ(m.now(), sim::kMaxClock);
+}
+
 }  // namespace
 }  // namespace kron::numachine::test
