@@ -2,10 +2,13 @@
 // cycle (25 million packets through the External Agent, each 2 cycles), every counter configured: GPC0 bus
 // cycles, GPC1 transactions under a command watch, GPC2 reads in an address region, GPC3 cycles of one
 // phase, and the SRAM counting every response in the Address Mode. Issue: "well under a second".
-// Figures: BUILD/bench-numachine.json (numachine_second_ms, numachine_ns_per_packet), merged by scripts/bench.sh.
+// Figures: BUILD/bench-numachine.json (numachine_second_ms wall, numachine_second_cpu_ms, numachine_ns_per_packet
+// from the CPU time), merged by scripts/bench.sh.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -74,20 +77,27 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   // The project figure, measured once more outside the framework: best of three simulated seconds.
+  // Wall time, and the process's CPU time beside it: on a shared machine the wall figure includes the time
+  // other processes held the CPU.
   Numachine m;
-  double best_ms = 1e99;
+  double best_ms = 1e99, best_cpu_ms = 1e99;
+  const auto cpu_now = [] { return static_cast<double>(std::clock()) * 1000.0 / CLOCKS_PER_SEC; };
   for (int i = 0; i < 3; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = cpu_now();
     const std::uint64_t cycles = one_second(m);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (cycles == kPackets * kPacketCycles && ms < best_ms) best_ms = ms;
+    const double cpu_ms = cpu_now() - c0;
+    if (cycles != kPackets * kPacketCycles) continue;
+    best_ms = std::min(best_ms, ms);
+    best_cpu_ms = std::min(best_cpu_ms, cpu_ms);
   }
   // The binary is BUILD/bench/kron_bench_numachine; the figure goes to BUILD/bench-numachine.json.
   const std::string out =
       (std::filesystem::absolute(argv[0]).lexically_normal().parent_path().parent_path() / "bench-numachine.json").string();
-  std::ofstream(out) << "{\"numachine_second_ms\": " << best_ms << ", \"numachine_ns_per_packet\": "
-                     << best_ms * 1e6 / kPackets << "}\n";
-  std::printf("one simulated second of a busy card (50 MHz, %llu packets): %.1f ms -> %s\n",
-              static_cast<unsigned long long>(kPackets), best_ms, out.c_str());
+  std::ofstream(out) << "{\"numachine_second_ms\": " << best_ms << ", \"numachine_second_cpu_ms\": " << best_cpu_ms
+                     << ", \"numachine_ns_per_packet\": " << best_cpu_ms * 1e6 / kPackets << "}\n";
+  std::printf("one simulated second of a busy card (50 MHz, %llu packets): %.1f ms (%.1f ms CPU) -> %s\n",
+              static_cast<unsigned long long>(kPackets), best_ms, best_cpu_ms, out.c_str());
   return 0;
 }

@@ -35,11 +35,16 @@ CounterConfig decode_counter(std::uint32_t m, bool has_enable_bit, unsigned irq_
 // 004 4.4.1: PW == PR; 4.4.3: (AR & AF) == AW over 40 bits; 4.4.2: (CR & CF) == CW over 13 bits.
 void Numachine::compare() {
   const auto r = [this](Reg x) { return regs_[static_cast<unsigned>(x)]; };
-  const std::uint64_t aw = std::uint64_t{r(Reg::AWhi)} << 32 | r(Reg::AWlo);
-  const std::uint64_t af = std::uint64_t{r(Reg::AFhi)} << 32 | r(Reg::AFlo);
+  aw_ = std::uint64_t{r(Reg::AWhi)} << 32 | r(Reg::AWlo);
+  af_ = std::uint64_t{r(Reg::AFhi)} << 32 | r(Reg::AFlo);
   pw_eq_ = r(Reg::PW) == r(Reg::PR);
-  aw_eq_ = (ar_ & af) == aw;
-  cw_eq_ = (cr_ & r(Reg::CF)) == r(Reg::CW);
+  compare_traffic();
+}
+
+// The comparators that change with every packet (CR, AR), against the cached watches.
+void Numachine::compare_traffic() {
+  aw_eq_ = (ar_ & af_) == aw_;
+  cw_eq_ = (cr_ & regs_[static_cast<unsigned>(Reg::CF)]) == regs_[static_cast<unsigned>(Reg::CW)];
 }
 
 std::uint32_t Numachine::latency_timer() const {
@@ -118,7 +123,8 @@ void Numachine::count_sram(std::uint16_t addr, std::uint64_t add, std::uint64_t 
 // only the first cycle of each run of them, a low-to-high transition (ERRATUM E83).
 void Numachine::run(std::uint64_t n, const char* what) {
   if (n == 0) return;
-  const std::uint64_t end = sim::clock_after(now_, n, what);
+  if (n > sim::kMaxClock - std::min(now_, sim::kMaxClock)) sim::clock_after(now_, n, what);  // throws (E134)
+  const std::uint64_t end = now_ + n;
   const unsigned in = unsigned{sig_.sending} | unsigned{sig_.receiving} << 1 | unsigned{pw_eq_} << 2 |
                       unsigned{aw_eq_} << 3 | unsigned{cw_eq_} << 4;
   const bool gpce = regs_[static_cast<unsigned>(Reg::GPCE)] & 1;
@@ -135,8 +141,7 @@ void Numachine::run(std::uint64_t n, const char* what) {
   const bool gated = (regs_[static_cast<unsigned>(Reg::SRAMCE)] & 1) && (sig_.sram >> s.event & 1) &&
                      (s.ce_table >> in & 1);
   if (gated) {
-    const auto mode = static_cast<SramMode>(scm::kMode.get(regs_[static_cast<unsigned>(Reg::SCM)]));
-    const bool follows_lt = lt_running_ && (mode == SramMode::LatencyTimer || mode == SramMode::LatencyCompact);
+    const bool follows_lt = lt_running_ && (sram_mode_ == SramMode::LatencyTimer || sram_mode_ == SramMode::LatencyCompact);
     if (s.edge) {
       if (!sram_prev_) count_sram(sram_address(), 1, now_);
     } else if (!follows_lt) {

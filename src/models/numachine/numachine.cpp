@@ -37,6 +37,7 @@ void Numachine::hardware_reset() {
   regs_.fill(0);
   for (unsigned k = 0; k < kGpcs; ++k) gpc_cfg_[k] = decode_counter(0, true, gpcm::kIrq.lo);
   sram_cfg_ = decode_counter(0, false, scm::kIrq.lo);
+  sram_mode_ = SramMode::SecondaryCache;
   gpc_.fill(0);
   gpc_prev_.fill(false);
   sram_prev_ = false;
@@ -77,6 +78,7 @@ void Numachine::store_register(unsigned a, std::uint32_t data) {
     }
     case Reg::SCM:
       sram_cfg_ = decode_counter(regs_[a], false, scm::kIrq.lo);
+      sram_mode_ = static_cast<SramMode>(scm::kMode.get(regs_[a]));
       sram_pending_ = false;
       break;
     default: break;

@@ -140,7 +140,8 @@ class Numachine final : public sim::Device {
   void store_register(unsigned a, std::uint32_t data);
   void access();               // the cycles of one monitor-bus access
   // ---- counting.cpp ----
-  void compare();              // the three comparators of 004 4.4.1-4.4.3
+  void compare();              // the three comparators of 004 4.4.1-4.4.3, after a register write
+  void compare_traffic();      // the two that follow CR and AR, after a packet
   void run(std::uint64_t n, const char* what);  // n cycles with sig_ constant
   void count_gpc(unsigned k, std::uint64_t add, std::uint64_t start);
   void count_sram(std::uint16_t addr, std::uint64_t add, std::uint64_t start);
@@ -170,6 +171,8 @@ class Numachine final : public sim::Device {
   std::uint16_t cr_ = 0;                              // Command Register (4.4.2)
   std::uint64_t ar_ = 0;                              // Address Register, 40 bits (4.4.3)
   bool pw_eq_ = true, aw_eq_ = true, cw_eq_ = true;   // comparator outputs
+  std::uint64_t aw_ = 0, af_ = 0;                     // AWhi:AWlo and AFhi:AFlo, 40 bits
+  SramMode sram_mode_ = SramMode::SecondaryCache;     // SCM[21..20]
   std::uint8_t mtr_ = 0, rsr_ = 0;                    // Tables 4.8, 4.9
   std::uint16_t l2_index_ = 0;                        // the secondary cache index buffer (Figure 4.5)
   bool lt_running_ = false;

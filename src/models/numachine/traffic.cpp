@@ -20,10 +20,11 @@ void check_address(std::uint64_t a) {
 // upgrade packet, request or response (ERRATUM E89).
 void Numachine::send_packet(bool send, std::uint16_t command, std::uint64_t addr, std::uint16_t extra_gpc) {
   check_address(addr);
-  sim::clock_after(now_, kPacketCycles, "packet");  // every traffic command is refused before it acts (E134)
+  // Every traffic command is refused before it acts (ERRATUM E134).
+  if (now_ >= sim::kMaxClock - kPacketCycles) sim::clock_after(now_, kPacketCycles, "packet");
   cr_ = command & cmd::kMask;
   ar_ = addr;
-  compare();
+  compare_traffic();
   const Signals before = sig_;
   sig_.sending = send;
   sig_.receiving = !send;
