@@ -34,10 +34,7 @@ void Numachine::set_external(unsigned, bool) { no_pin("ext"); }
 // Power-on: every register, counter and SRAM word 0 (ERRATUM E82), the clock back to 0.
 void Numachine::hardware_reset() {
   now_ = 0;
-  regs_.fill(0);
-  for (unsigned k = 0; k < kGpcs; ++k) gpc_cfg_[k] = decode_counter(0, true, gpcm::kIrq.lo);
-  sram_cfg_ = decode_counter(0, false, scm::kIrq.lo);
-  sram_mode_ = SramMode::SecondaryCache;
+  for (const RegisterInfo& r : kRegisters) store_register(r.address, r.reset);  // Table 4.4's reset column
   gpc_.fill(0);
   gpc_prev_.fill(false);
   sram_prev_ = false;

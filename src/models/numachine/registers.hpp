@@ -74,6 +74,7 @@ struct RegisterInfo {
   std::string_view acronym;      // Table 4.4 "Acronym"
   std::string_view name;         // Table 4.4 "Name"
   std::uint8_t width;            // Table 4.4 "Bits": bits hi..0 are stored; a word write keeps only these
+  std::uint32_t reset;           // power-on value (Table 4.4 gives none: 0, ERRATUM E82)
   std::span<const Field> fields; // printed by `regs`; empty: the value alone
 };
 
@@ -87,23 +88,23 @@ inline constexpr std::array<Field, 1> kEnableFields{kBit0};
 // ---- 004 Table 4.4 ----------------------------------------------------------------------------------
 // clang-format off
 inline constexpr std::array<RegisterInfo, 16> kRegisters{{
-  // reg            addr acronym   name                                     width fields
-  {Reg::PR,          0x0, "PR",     "PhaseID Register",                        16, {}},
-  {Reg::PW,          0x1, "PW",     "PhaseID Watch",                           16, {}},
-  {Reg::CW,          0x2, "CW",     "Command Watch",                           13, {}},
-  {Reg::CF,          0x3, "CF",     "Command Filter",                          13, {}},
-  {Reg::AWhi,        0x4, "AWhi",   "Address Watch High",                       8, {}},
-  {Reg::AWlo,        0x5, "AWlo",   "Address Watch Low",                       32, {}},
-  {Reg::AFhi,        0x6, "AFhi",   "Address Filter High",                      8, {}},
-  {Reg::AFlo,        0x7, "AFlo",   "Address Filter Low",                      32, {}},
-  {Reg::GPCM0,       0x8, "GPCM0",  "General-Purpose Counter 0 Mode",          24, gpcm::kFields},
-  {Reg::GPCM1,       0x9, "GPCM1",  "General-Purpose Counter 1 Mode",          24, gpcm::kFields},
-  {Reg::GPCM2,       0xA, "GPCM2",  "General-Purpose Counter 2 Mode",          24, gpcm::kFields},
-  {Reg::GPCM3,       0xB, "GPCM3",  "General-Purpose Counter 3 Mode",          24, gpcm::kFields},
-  {Reg::SCM,         0xC, "SCM",    "SRAM Counter Mode",                       23, kScmFields},
-  {Reg::Reserved,    0xD, "D",      "reserved",                                 0, {}},
-  {Reg::GPCE,        0xE, "GPCE",   "Master General-Purpose Counter Enable",    1, kEnableFields},
-  {Reg::SRAMCE,      0xF, "SRAMCE", "Master SRAM Counter Enable",               1, kEnableFields},
+  // reg            addr acronym   name                                     width reset fields
+  {Reg::PR,          0x0, "PR",     "PhaseID Register",                        16, 0, {}},
+  {Reg::PW,          0x1, "PW",     "PhaseID Watch",                           16, 0, {}},
+  {Reg::CW,          0x2, "CW",     "Command Watch",                           13, 0, {}},
+  {Reg::CF,          0x3, "CF",     "Command Filter",                          13, 0, {}},
+  {Reg::AWhi,        0x4, "AWhi",   "Address Watch High",                       8, 0, {}},
+  {Reg::AWlo,        0x5, "AWlo",   "Address Watch Low",                       32, 0, {}},
+  {Reg::AFhi,        0x6, "AFhi",   "Address Filter High",                      8, 0, {}},
+  {Reg::AFlo,        0x7, "AFlo",   "Address Filter Low",                      32, 0, {}},
+  {Reg::GPCM0,       0x8, "GPCM0",  "General-Purpose Counter 0 Mode",          24, 0, gpcm::kFields},
+  {Reg::GPCM1,       0x9, "GPCM1",  "General-Purpose Counter 1 Mode",          24, 0, gpcm::kFields},
+  {Reg::GPCM2,       0xA, "GPCM2",  "General-Purpose Counter 2 Mode",          24, 0, gpcm::kFields},
+  {Reg::GPCM3,       0xB, "GPCM3",  "General-Purpose Counter 3 Mode",          24, 0, gpcm::kFields},
+  {Reg::SCM,         0xC, "SCM",    "SRAM Counter Mode",                       23, 0, kScmFields},
+  {Reg::Reserved,    0xD, "D",      "reserved",                                 0, 0, {}},
+  {Reg::GPCE,        0xE, "GPCE",   "Master General-Purpose Counter Enable",    1, 0, kEnableFields},
+  {Reg::SRAMCE,      0xF, "SRAMCE", "Master SRAM Counter Enable",               1, 0, kEnableFields},
 }};
 // clang-format on
 static_assert([] {

@@ -205,5 +205,31 @@ TEST_F(NumachineTest, Table46AlwaysCountsInAnyMode) {  // 004 Table 4.6 row 1 "a
   }
 }
 
+TEST_F(NumachineTest, Table46NothingAndReservedEventsCountNothing) {  // 004 Table 4.6 rows 0 and "7 to F"
+  for (unsigned e : {0u, 7u, 8u, 0xfu}) {
+    m.hardware_reset();
+    w(Reg::SCM, mode(2) | ev(e));
+    w(Reg::SRAMCE, 1);
+    m.l2_access(false, 1, true, false);
+    miss(0x40, 30);
+    m.tick(100);
+    for (std::uint32_t a = 0; a < kSramWords; ++a) ASSERT_EQ(m.sram(a), 0u) << "event " << e << " word " << a;
+  }
+}
+
+TEST_F(NumachineTest, ResponseStateRegisterArrivesWithTheResponse) {  // 004 Table 4.9, 4.4.5
+  miss(0x40, 30, true);
+  EXPECT_EQ(m.rsr(), rsr::kExclusive) << "RSR[0] = 1: read exclusive or upgrade (the rest default 0, E91)";
+  miss(0x40, 30);
+  EXPECT_EQ(m.rsr(), 0u) << "RSR[0] = 0: read";
+  Numachine::Miss x;
+  x.addr = 0x40;
+  x.latency = 30;
+  x.rsr = rsr::kNetworkCacheHit | rsr::kGlobal | rsr::kValid | rsr::kRemote;
+  m.read_miss(x);
+  EXPECT_EQ(m.rsr(), 0x1eu);
+  EXPECT_EQ(m.mtr(), static_cast<std::uint8_t>(MissType::Other)) << "Table 4.8 value 3";
+}
+
 }  // namespace
 }  // namespace kron::numachine::test
