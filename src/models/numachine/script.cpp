@@ -16,7 +16,7 @@ struct Args {
   std::map<std::string, bool, std::less<>> flag;
   std::string error;
 
-  Args(std::string_view cmd, const std::vector<std::string>& args, std::size_t first,
+  Args(std::string_view word, const std::vector<std::string>& args, std::size_t first,
        std::initializer_list<std::pair<std::string_view, std::uint64_t>> keys,
        std::initializer_list<std::string_view> flags) {
     for (std::size_t i = first; i < args.size() && error.empty(); ++i) {
@@ -25,8 +25,8 @@ struct Args {
       if (eq == std::string::npos) {
         bool known = false;
         for (std::string_view f : flags) known |= f == a;
-        if (!known) error = fmt::format("{}: unknown argument '{}'", cmd, a);
-        else if (flag.count(a)) error = fmt::format("{}: '{}' given twice", cmd, a);
+        if (!known) error = fmt::format("{}: unknown argument '{}'", word, a);
+        else if (flag.count(a)) error = fmt::format("{}: '{}' given twice", word, a);
         else flag[a] = true;
         continue;
       }
@@ -35,21 +35,21 @@ struct Args {
       for (const auto& k : keys)
         if (k.first == key) max = &k.second;
       if (!max) {
-        error = fmt::format("{}: unknown argument '{}'", cmd, a);
+        error = fmt::format("{}: unknown argument '{}'", word, a);
       } else if (num.count(key)) {
-        error = fmt::format("{}: {} given twice", cmd, key);
+        error = fmt::format("{}: {} given twice", word, key);
       } else if (const auto v = sim::parse_number(std::string_view(a).substr(eq + 1)); !v) {
-        error = fmt::format("{}: '{}' is not a number (decimal or 0x-hex)", cmd, a.substr(eq + 1));
+        error = fmt::format("{}: '{}' is not a number (decimal or 0x-hex)", word, a.substr(eq + 1));
       } else if (*v > *max) {
-        error = fmt::format("{}: {} out of range 0-{}", cmd, a, *max);
+        error = fmt::format("{}: {} out of range 0-{}", word, a, *max);
       } else {
         num.emplace(std::string(key), *v);
       }
     }
   }
-  bool need(std::string_view cmd, std::initializer_list<std::string_view> keys) {
+  bool need(std::string_view word, std::initializer_list<std::string_view> keys) {
     for (std::string_view k : keys)
-      if (error.empty() && !num.count(k)) error = fmt::format("{}: {}= is required", cmd, k);
+      if (error.empty() && !num.count(k)) error = fmt::format("{}: {}= is required", word, k);
     return error.empty();
   }
   std::optional<std::uint64_t> opt(std::string_view k) const {
@@ -68,7 +68,7 @@ std::optional<std::uint32_t> Numachine::address_named(std::string_view name) con
   return numachine::address_named(name);
 }
 
-bool Numachine::command(std::string_view cmd, const std::vector<std::string>& args, std::string& error) {
+bool Numachine::command(std::string_view word, const std::vector<std::string>& args, std::string& error) {
   const auto usage = [&](std::string_view text) {
     error = fmt::format("usage: {}", text);
     return true;
@@ -76,7 +76,7 @@ bool Numachine::command(std::string_view cmd, const std::vector<std::string>& ar
   const auto line = [&](const std::string& s) {
     if (on_line) on_line(s);
   };
-  if (cmd == "readclear") {  // 004 4.3.3: "automatically reset if read from a specific address"
+  if (word == "readclear") {  // 004 4.3.3: "automatically reset if read from a specific address"
     const auto a = args.size() == 1 ? numachine::address_named(args[0]) : std::nullopt;
     if (!a || *a < kGpcBase || *a >= kGpcBase + kGpcs) return usage("readclear GPC0|GPC1|GPC2|GPC3");
     const std::uint32_t k = *a - kGpcBase;
@@ -84,7 +84,7 @@ bool Numachine::command(std::string_view cmd, const std::vector<std::string>& ar
     line(fmt::format("readclear GPC{} = 0x{:08x}", k, v));
     return true;
   }
-  if (cmd == "dwrite") {  // an explicit doubleword write (ERRATUM E81)
+  if (word == "dwrite") {  // an explicit doubleword write (ERRATUM E81)
     if (args.size() != 2) return usage("dwrite REG VALUE");
     std::optional<std::uint64_t> a = sim::parse_number(args[0]);
     if (!a) a = numachine::address_named(args[0]);
@@ -93,28 +93,28 @@ bool Numachine::command(std::string_view cmd, const std::vector<std::string>& ar
     write_doubleword(static_cast<std::uint32_t>(*a), *v);
     return true;
   }
-  if (cmd == "regs") {  // every Table 4.4 register, decoded by its fields
+  if (word == "regs") {  // every Table 4.4 register, decoded by its fields
     if (!args.empty()) return usage("regs");
     for (const RegisterInfo& r : kRegisters) line(describe(r, regs_[r.address]));
     return true;
   }
-  if (cmd == "sram") {
+  if (word == "sram") {
     if (!args.empty()) return usage("sram");
     for (std::uint32_t a = 0; a < kSramWords; ++a)
       if (sram_[a]) line(sram_line(static_cast<std::uint16_t>(a)));
     return true;
   }
-  if (cmd == "packet") {
-    if (args.empty() || (args[0] != "send" && args[0] != "recv")) return usage("packet send|recv cmd=C addr=A");
-    Args p(cmd, args, 1, {{"cmd", cmd::kMask}, {"addr", kAddressMask}}, {});
-    if (p.need(cmd, {"cmd", "addr"})) packet(args[0] == "send", static_cast<std::uint16_t>(p.num["cmd"]), p.num["addr"]);
+  if (word == "packet") {
+    if (args.empty() || (args[0] != "send" && args[0] != "recv")) return usage("packet send|recv word=C addr=A");
+    Args p(word, args, 1, {{"cmd", cmd::kMask}, {"addr", kAddressMask}}, {});
+    if (p.need(word, {"cmd", "addr"})) packet(args[0] == "send", static_cast<std::uint16_t>(p.num["cmd"]), p.num["addr"]);
     error = p.error;
     return true;
   }
-  if (cmd == "read-miss") {
-    Args p(cmd, args, 0, {{"addr", kAddressMask}, {"latency", kLatencyMax}, {"mtr", 3}, {"rsr", rsr::kMask}},
+  if (word == "read-miss") {
+    Args p(word, args, 0, {{"addr", kAddressMask}, {"latency", kLatencyMax}, {"mtr", 3}, {"rsr", rsr::kMask}},
            {"exclusive"});
-    if (p.need(cmd, {"addr", "latency"})) {
+    if (p.need(word, {"addr", "latency"})) {
       Miss m;
       m.addr = p.num["addr"];
       m.latency = p.num["latency"];
@@ -126,47 +126,47 @@ bool Numachine::command(std::string_view cmd, const std::vector<std::string>& ar
     error = p.error;
     return true;
   }
-  if (cmd == "ownership-miss") {
-    Args p(cmd, args, 0, {{"latency", kLatencyMax}, {"addr", kAddressMask}}, {"cancelled"});
-    if (p.need(cmd, {"latency"})) ownership_miss(p.num["latency"], p.has("cancelled"), p.opt("addr"));
+  if (word == "ownership-miss") {
+    Args p(word, args, 0, {{"latency", kLatencyMax}, {"addr", kAddressMask}}, {"cancelled"});
+    if (p.need(word, {"latency"})) ownership_miss(p.num["latency"], p.has("cancelled"), p.opt("addr"));
     error = p.error;
     return true;
   }
-  if (cmd == "nack") {
-    Args p(cmd, args, 0, {{"retries", kAny}, {"cycles", kLatencyMax}}, {});
-    if (p.need(cmd, {"retries", "cycles"})) nack(p.num["retries"], p.num["cycles"]);
+  if (word == "nack") {
+    Args p(word, args, 0, {{"retries", kAny}, {"cycles", kLatencyMax}}, {});
+    if (p.need(word, {"retries", "cycles"})) nack(p.num["retries"], p.num["cycles"]);
     error = p.error;
     return true;
   }
-  if (cmd == "interrupt" || cmd == "bus-request") {
-    Args p(cmd, args, 0, {{"latency", kLatencyMax}}, {});
-    if (p.need(cmd, {"latency"})) {
-      if (cmd == "interrupt") interrupt_request(p.num["latency"]);
+  if (word == "interrupt" || word == "bus-request") {
+    Args p(word, args, 0, {{"latency", kLatencyMax}}, {});
+    if (p.need(word, {"latency"})) {
+      if (word == "interrupt") interrupt_request(p.num["latency"]);
       else bus_request(p.num["latency"]);
     }
     error = p.error;
     return true;
   }
-  if (cmd == "inval-hit") {
-    Args p(cmd, args, 0, {{"addr", kAddressMask}}, {});
+  if (word == "inval-hit") {
+    Args p(word, args, 0, {{"addr", kAddressMask}}, {});
     if (p.error.empty()) inval_hit(p.opt("addr"));
     error = p.error;
     return true;
   }
-  if (cmd == "inval-miss") {
+  if (word == "inval-miss") {
     if (!args.empty()) return usage("inval-miss");
     inval_miss();
     return true;
   }
-  if (cmd == "l2") {
+  if (word == "l2") {
     if (args.empty() || (args[0] != "read" && args[0] != "write")) return usage("l2 read|write index=I [miss] [instr]");
-    Args p(cmd, args, 1, {{"index", kSramWords - 1}}, {"miss", "instr"});
-    if (p.need(cmd, {"index"}))
+    Args p(word, args, 1, {{"index", kSramWords - 1}}, {"miss", "instr"});
+    if (p.need(word, {"index"}))
       l2_access(args[0] == "write", static_cast<std::uint32_t>(p.num["index"]), p.has("miss"), p.has("instr"));
     error = p.error;
     return true;
   }
-  if (cmd == "pipeline") {
+  if (word == "pipeline") {
     if (args.size() != 2) return usage("pipeline E1 E2 (pipeline states: a name or 0-15)");
     const auto s1 = pipeline_state(args[0]), s2 = pipeline_state(args[1]);
     if (!s1 || !s2) {
