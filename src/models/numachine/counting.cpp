@@ -80,7 +80,8 @@ std::uint16_t Numachine::sram_address() const {
     case SramMode::LatencyCompact:  // [15..11] hi group, [10..7] lo group, [6..0] the compact LT
       return static_cast<std::uint16_t>(hi_group(0) << 11 | lo_group(0) << 7 | compact(latency_timer()));
     case SramMode::Mcc: {
-      // All mux controls 0: the 'Address Mode', AR[39..32] in [15..8] and AR[26..19] in [7..0] (004 4.4.5).
+      // All mux controls 0: the 'Address Mode', AR[39..32] in [15..8] and AR[26..19] in [7..0] (004 4.4.5;
+      // ERRATUM E93: the bits as printed, 512 KB blocks).
       const std::uint32_t a = static_cast<std::uint32_t>((ar_ >> 32 & 0xff) << 8 | (ar_ >> 19 & 0xff));
       const std::uint32_t hi = hi_group((a & kHi) >> 11) << 11;
       const std::uint32_t mid = scm::kMuxPrMid.get(m) ? (pr & kMid) : (a & kMid);
