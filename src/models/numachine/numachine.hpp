@@ -20,7 +20,7 @@
 //   cycles at once. The processor is blocked while a miss is outstanding (the R4400 has blocking caches),
 //   so the card's traffic is a sequence: each traffic command runs to its end before the next.
 // Not modelled: the barrier and NUMAchine interrupt registers of Counters & Interrupts (4.3.3: "not essential
-//   for monitor operation"); the Local I/O bus (boot ROM, UART); hard reconfiguration; the accumulate mode
+//   for monitor operation"); PR[3..0] on outgoing transactions (4.4.1, for other cards' monitors); the Local I/O bus (boot ROM, UART); hard reconfiguration; the accumulate mode
 //   of Count & Increment (4.3.5: "not yet implemented in the current design"); PhaseID changes encoded in
 //   addresses (4.4.1 note 2: "not yet implemented"); the cache tags the invalidation state machines of
 //   Figure 4.8 cannot see (their outcome is given by the script, ERRATUM E91).

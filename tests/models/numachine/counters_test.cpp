@@ -154,6 +154,16 @@ TEST_F(NumachineTest, OverflowCycleIsExactInsideALongSegment) {  // 004 4.3.3 "i
   EXPECT_EQ(m.gpc(1), 1002u - 256u);
 }
 
+TEST_F(NumachineTest, CycleCounterOverflowsEveryOnePointFourMinutes) {  // 004 4.3.3 footnote 1
+  gpcm(0, kEn | kIrq | ev(1));
+  const std::uint64_t t = m.now();
+  enable_gpcs();
+  m.tick(std::uint64_t{1} << 33);
+  ASSERT_EQ(m.irqs.size(), 1u);
+  const double seconds = static_cast<double>(m.irqs[0].cycle - t + 1) / static_cast<double>(kCardHz);
+  EXPECT_NEAR(seconds / 60.0, 1.4, 0.05) << "2^32 cycles at 50 MHz: 85.9 s";
+}
+
 TEST_F(NumachineTest, NoInterruptWithoutBit15) {  // 004 Table 4.4 GPCM bit 15
   gpcm(0, kEn | ev(1));
   m.write(kGpcBase, 0xfffffff0);
