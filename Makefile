@@ -105,6 +105,7 @@ tsan: tsan-build
 fuzz-smoke: san-build
 	ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) -L fuzz
 
+# make demo: scripts/demo.sh (the live recorder, then the MultiKron II and NUMAchine simulator sessions).
 demo: build
 	@scripts/demo.sh $(BUILD)
 

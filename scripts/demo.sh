@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: kron's main job. First the live recorder: an instrumented multithreaded program (after the
 # toolkit's sample1.c, 003 section 3.6) recorded on a board, and what was recorded; then a MultiKron II
-# simulator session (000).
+# simulator session (000) and a NUMAchine monitor session (004): a read-latency histogram per phase.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,4 +29,15 @@ echo "   samples:     $out/sample1.csv"
 if [ -f "$here/examples/mk2/demo.sim" ]; then
   echo "== kron sim: examples/mk2/demo.sim (MultiKron II, 000)"
   "$kron" sim "$here/examples/mk2/demo.sim"
+fi
+if [ -f "$here/examples/numachine/demo.sim" ]; then
+  echo "== kron sim --chip numachine: examples/numachine/demo.sim (NUMAchine monitor, 004: read latencies per phase, histogrammed in SRAM)"
+  # The `sram` lines drawn as bars: phase (PR[3..0]), compact-latency bucket, count.
+  "$kron" sim --chip numachine "$here/examples/numachine/demo.sim" | awk '
+    /^sram / { split($0, f, " "); n = lat = pr = "";
+               for (i = 3; i <= NF; i++) { split(f[i], kv, "="); if (kv[1] == "count") n = kv[2];
+                 else if (kv[1] == "lat") lat = kv[2]; else if (kv[1] == "pr") pr = kv[2] }
+               bar = ""; for (i = 0; i < n; i++) bar = bar "#";
+               printf "   phase %s  %9s cycles  %-6s %d\n", substr(pr, length(pr)), lat, bar, n; next }
+    { print "   " $0 }'
 fi

@@ -36,6 +36,12 @@ struct Syntax {
   [[noreturn]] void fail(unsigned column, const std::string& what) const {
     throw InputError::at_line(file, line, column, what);
   }
+  // An address: a number, or a name the device gives (Device::address_named).
+  std::uint64_t address(const Token& t, const Device* names) const {
+    if (names && !parse_number(t.text))
+      if (const auto a = names->address_named(t.text)) return *a;
+    return number(t);
+  }
   std::uint64_t number(const Token& t, std::uint64_t max = ~std::uint64_t{0}) const {
     std::string_view s = t.text;
     int base = 10;
@@ -105,7 +111,19 @@ std::string flag_names(std::uint8_t flags) {
 
 }  // namespace
 
-std::optional<Command> parse_line(std::string_view text, const std::string& file, unsigned line) {
+std::optional<std::uint64_t> parse_number(std::string_view s) {
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    s.remove_prefix(2);
+    base = 16;
+  }
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<Command> parse_line(std::string_view text, const std::string& file, unsigned line, const Device* names) {
   const std::vector<Token> tok = tokenize(text);
   if (tok.empty()) return std::nullopt;
   const Syntax syn{file, line};
@@ -142,10 +160,11 @@ std::optional<Command> parse_line(std::string_view text, const std::string& file
       break;
     case Op::Write:
     case Op::Read:
-      for (std::size_t i = 0; i < nargs; ++i) c.num.push_back(syn.number(arg(i)));
+      c.num.push_back(syn.address(arg(0), names));
+      for (std::size_t i = 1; i < nargs; ++i) c.num.push_back(syn.number(arg(i)));
       break;
     case Op::Expect:
-      c.num = {syn.number(arg(0)), syn.number(arg(1))};
+      c.num = {syn.address(arg(0), names), syn.number(arg(1))};
       if (nargs == 3) c.mask = syn.number(arg(2));
       break;
     case Op::Reset:
@@ -155,12 +174,12 @@ std::optional<Command> parse_line(std::string_view text, const std::string& file
   return c;
 }
 
-std::vector<Command> parse_script(std::istream& in, const std::string& file) {
+std::vector<Command> parse_script(std::istream& in, const std::string& file, const Device* names) {
   std::vector<Command> out;
   std::string text;
   unsigned line = 0;
   while (std::getline(in, text))
-    if (auto c = parse_line(text, file, ++line)) out.push_back(std::move(*c));
+    if (auto c = parse_line(text, file, ++line, names)) out.push_back(std::move(*c));
   if (in.bad()) throw InputError::at_line(file, line + 1, 0, "read error");
   return out;
 }
@@ -191,7 +210,6 @@ std::string format_element(std::uint64_t clock, classic::NetElement e) {
 
 unsigned run_script(const std::vector<Command>& commands, const std::string& file, Device& device, std::ostream& out,
                     const RunOptions& options) {
-  const classic::Chip chip = device.chip();
   // The observers capture this frame: remove them however the run ends (a script error throws), so a
   // device that outlives the run never calls into a dead frame.
   struct ObserverGuard {
@@ -199,9 +217,11 @@ unsigned run_script(const std::vector<Command>& commands, const std::string& fil
     ~ObserverGuard() {
       d.on_sample = nullptr;
       d.on_element = nullptr;
+      d.on_line = nullptr;
     }
   } guard{device};
-  device.on_sample = [&](const SampleOut& s) { out << format_sample(chip, s) << '\n'; };
+  device.on_sample = [&](const SampleOut& s) { out << format_sample(device.chip(), s) << '\n'; };
+  device.on_line = [&](std::string_view line) { out << line << '\n'; };
   if (options.net_bits || options.net)
     device.on_element = [&](std::uint64_t clock, classic::NetElement e) {
       if (options.net_bits) out << format_element(clock, e) << '\n';
@@ -231,7 +251,8 @@ unsigned run_script(const std::vector<Command>& commands, const std::string& fil
         case Op::Write: device.write(address(c.num[0]), c.num[1]); break;
         case Op::Read: {
           const std::uint32_t a = address(c.num[0]);
-          out << fmt::format("read {} = 0x{:016x}\n", a, device.read(a));
+          const std::uint64_t v = device.read(a);
+          out << fmt::format("read {} = 0x{:0{}x}\n", device.address_text(a), v, device.data_digits());
           break;
         }
         case Op::Expect: {
@@ -239,8 +260,10 @@ unsigned run_script(const std::vector<Command>& commands, const std::string& fil
           const std::uint64_t got = device.read(a);
           if ((got & c.mask) != (c.num[1] & c.mask)) {
             ++failures;
-            out << fmt::format("{}:{}: expect failed: read {} = 0x{:016x}, expected 0x{:016x}", file, c.line, a, got, c.num[1]);
-            if (c.mask != ~std::uint64_t{0}) out << fmt::format(" under mask 0x{:016x}", c.mask);
+            const unsigned digits = device.data_digits();
+            out << fmt::format("{}:{}: expect failed: read {} = 0x{:0{}x}, expected 0x{:0{}x}", file, c.line,
+                               device.address_text(a), got, digits, c.num[1], digits);
+            if (c.mask != ~std::uint64_t{0}) out << fmt::format(" under mask 0x{:0{}x}", c.mask, digits);
             out << '\n';
           }
           break;

@@ -8,12 +8,13 @@
 //   waitstates 0|1           the wait-state pin, latched at the next reset
 //   netrdy 0|1               the NETRDY input
 //   ext C 0|1                level of counter C's external input (0-15)
-//   write ADDR DATA          a processor write
-//   read ADDR                a processor read: prints `read ADDR = 0xHHHHHHHHHHHHHHHH`
+//   write ADDR DATA          a processor write (ADDR: a number, or a name the device knows: NUMAchine PR, GPC0, SRAM[5])
+//   read ADDR                a processor read: prints `read ADDR = 0xHHHHHHHHHHHHHHHH` (the device's width)
 //   expect ADDR VALUE [MASK] a read compared with VALUE under MASK; a mismatch is reported, exit status 1
 //   tick N                   advance N node clocks (a device's clock stops at 2^62: sim::kMaxClock)
 //   drain                    advance until nothing is left to send
-// Any other word is offered to Device::command (a board's own commands).
+// Any other word is offered to Device::command (a board's or the NUMAchine monitor's own commands), which
+// prints through Device::on_line (the NUMAchine monitor's `irq @CYCLE GPCn`).
 //
 // Output lines (docs: README "kron sim"):
 //   sample @CLOCK type=trace|resource cpu=N ts=T src=0xSSSSSSSS data=0xDD..DD flags=-|fifo,shadow[ counters=C0,...,C15]
@@ -44,9 +45,13 @@ struct Command {
 
 // Parses one line. Returns nothing for a blank or comment line; throws kron::InputError naming
 // FILE:LINE:COLUMN for anything else that is not a command.
-std::optional<Command> parse_line(std::string_view text, const std::string& file, unsigned line);
+// `names`: the device whose register names (Device::address_named) an ADDR may be, or nullptr.
+std::optional<Command> parse_line(std::string_view text, const std::string& file, unsigned line,
+                                  const Device* names = nullptr);
 // Parses a whole script (all lines first, so that a syntax error stops it before anything runs).
-std::vector<Command> parse_script(std::istream& in, const std::string& file);
+std::vector<Command> parse_script(std::istream& in, const std::string& file, const Device* names = nullptr);
+// A number as the script writes it (decimal or 0x-hex), or nothing; for a device's own commands.
+std::optional<std::uint64_t> parse_number(std::string_view text);
 
 // The printed forms of what leaves a device.
 std::string format_sample(classic::Chip chip, const SampleOut& s);

@@ -1,4 +1,4 @@
-// `kron sim [--chip mk1|mk2] [--board pci] [--net FILE] [--net-bits] SCRIPT`: a device model driven by a
+// `kron sim [--chip mk1|mk2|numachine] [--board pci] [--net FILE] [--net-bits] SCRIPT`: a device model driven by a
 // script (language: src/sim/script.hpp, README "kron sim"). Exit 0, 1 for a failed expect, 2 for a
 // script error (FILE:LINE: what).
 #include <fmt/core.h>
@@ -40,7 +40,7 @@ int run_sim(const SimArgs& a) {
     // ERRATUM E130: the script is read whole within kSimScriptLimits (a named file: a regular file only).
     std::istringstream in(a.script == "-" ? read_text_stream(std::cin, "<stdin>", kSimScriptLimits)
                                           : read_text_file(a.script, kSimScriptLimits));
-    commands = sim::parse_script(in, a.script == "-" ? "<stdin>" : a.script);
+    commands = sim::parse_script(in, a.script == "-" ? "<stdin>" : a.script, device.get());
   }
   std::ofstream net;
   sim::RunOptions options;
@@ -70,9 +70,9 @@ int run_sim(const SimArgs& a) {
 
 }  // namespace
 
-KRON_COMMAND("sim", "Run a MultiKron device model from a script", 10, [](CLI::App& app) {
+KRON_COMMAND("sim", "Run a device model (MultiKron, NUMAchine monitor) from a script", 10, [](CLI::App& app) {
   auto a = std::make_shared<SimArgs>();
-  app.add_option("--chip", a->chip, "Chip model: mk2 (default), mk1");
+  app.add_option("--chip", a->chip, "Chip model: mk2 (default), mk1, numachine");
   app.add_option("--board", a->board, "Board carrying the chip: pci");
   app.add_option("--net", a->net, "Write the raw data bytes of the network stream to FILE");
   app.add_flag("--net-bits", a->net_bits, "Print every 10-bit network element");

@@ -7,6 +7,7 @@
 
 #include "kron/core/error.hpp"
 #include "models/mk2/mk2.hpp"
+#include "models/numachine/numachine.hpp"
 #include "support/input_error.hpp"
 
 namespace kron::sim {
@@ -114,6 +115,25 @@ TEST(ScriptRun, NetOutputs) {
   EXPECT_EQ(static_cast<unsigned char>(net.str()[0]), 0x10u);
   EXPECT_NE(out.find("net @8 0x010 data=0x10 parity=0 eom=0\n"), std::string::npos);
   EXPECT_NE(out.find("net @46 0x300 data=0x00 parity=1 eom=1\n"), std::string::npos) << out;
+}
+
+// A device's own vocabulary (Device::address_named, address_text, data_digits, on_line, command): the
+// NUMAchine monitor's register names and 32-bit words; the MultiKron II keeps numbers only.
+TEST(ScriptDevice, NamesWidthsAndLinesComeFromTheDevice) {
+  numachine::Numachine monitor;
+  std::istringstream in("write pr 5\nread PR\nread 16\nexpect SRAM[3] 1\nwrite GPCM0 0x808800\n"
+                        "write GPC0 0xffffffff\nwrite GPCE 1\n");
+  const auto commands = parse_script(in, "t.sim", &monitor);
+  std::ostringstream out;
+  EXPECT_EQ(run_script(commands, "t.sim", monitor, out), 1u);
+  EXPECT_EQ(out.str(),
+            "read PR = 0x00000005\nread GPC0 = 0x00000000\n"
+            "t.sim:4: expect failed: read SRAM[0x0003] = 0x00000000, expected 0x00000001\n"
+            "irq @12 GPC0\n");
+  EXPECT_FALSE(monitor.on_line) << "the observer is removed when the run ends";
+  mk2::Mk2 chip;
+  std::istringstream mk2_in("write PR 5\n");
+  EXPECT_THROW(parse_script(mk2_in, "t.sim", &chip), InputError);
 }
 
 }  // namespace

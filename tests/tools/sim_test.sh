@@ -69,4 +69,32 @@ for dev in mk2 mk1 pci; do
   n=$(($(printf "${take[$dev]}" | wc -l) + 3))
   grep -q "sum.sim:$n: tick" <<<"$out" || fail "$dev: the refused tick is not named at line $n: $out"
 done
+# The NUMAchine monitor (--chip numachine, docs/models-numachine.md): register names, 32-bit reads, its own
+# commands' errors with FILE:LINE, the interrupt line, and the clock limit (ERRATUM E134).
+printf 'write PR 5\nexpect pr 6\nread SRAM[0x10]\n' > "$tmp/nm_expect.sim"
+out=$("$KRON" sim --chip numachine "$tmp/nm_expect.sim" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "numachine failed expect: exit $rc"
+grep -q "nm_expect.sim:2: expect failed: read PR = 0x00000005, expected 0x00000006" <<<"$out" || fail "numachine expect: $out"
+grep -q "^read SRAM\[0x0010\] = 0x00000000$" <<<"$out" || fail "numachine read: $out"
+nm_error() {  # script-text expected-message
+  printf '%b' "$1" > "$tmp/nm.sim"
+  out=$("$KRON" sim --chip numachine "$tmp/nm.sim" 2>&1); rc=$?
+  [ $rc -eq 2 ] || fail "numachine '$1': exit $rc"
+  grep -qF -- "$2" <<<"$out" || fail "numachine '$1': message '$out' lacks '$2'"
+}
+nm_error 'tick 1\nwrite GPC4 1\n' "nm.sim:2:7: 'GPC4' is not a number"
+nm_error 'read-miss addr=0x10\n' "nm.sim:1: read-miss: latency= is required"
+nm_error 'read-miss addr=0x10000000000 latency=9\n' "read-miss: addr=0x10000000000 out of range"
+nm_error 'packet send cmd=0x2000 addr=1\n' "packet: cmd=0x2000 out of range 0-8191"
+nm_error 'l2 fetch index=1\n' "usage: l2 read|write index=I [miss] [instr]"
+nm_error 'pipeline load nap\n' "pipeline: 'nap' is not a pipeline state"
+nm_error 'nack retries=5 cycles=9\n' "nack: needs 1-65536 retries"
+nm_error 'readclear PR\n' "usage: readclear GPC0|GPC1|GPC2|GPC3"
+nm_error 'netrdy 0\n' "nm.sim:1: 'netrdy' is a MultiKron pin"
+nm_error 'clocks node=40000000\n' "the NUMAchine card clock is 50000000 Hz"
+nm_error 'tick 4611686018427387904\ntick 1\n' "nm.sim:2: tick: 1 node clocks from clock 4611686018427387904 would pass"
+printf 'write GPCM1 0x808800\nwrite GPC1 0xfffffffe\nwrite GPCE 1\n' > "$tmp/nm_irq.sim"
+out=$("$KRON" sim --chip numachine "$tmp/nm_irq.sim"); rc=$?
+[ $rc -eq 0 ] || fail "numachine irq: exit $rc"
+[ "$out" = "irq @5 GPC1" ] || fail "numachine irq: '$out'"
 echo ok

@@ -1,12 +1,13 @@
 // What `kron sim` drives: a device model seen from its pins. The MultiKron II (models/mk2), the first
-// MultiKron (models/mk1) and the PCI toolkit board (models/pcib) each implement it; the script
-// interpreter (src/sim) knows only this interface.
+// MultiKron (models/mk1), the PCI toolkit board (models/pcib) and the NUMAchine monitor (models/numachine)
+// each implement it; the script interpreter (src/sim) knows only this interface.
 //
 // Time: a device owns its clock. Every call that takes time (write, read, tick, drain) advances the
 // node-clock count that now() returns, by events rather than by stepping idle clocks.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <span>
 #include <string>
@@ -89,11 +90,23 @@ class Device {
   std::function<void(const SampleOut&)> on_sample;               // each sample that leaves
   std::function<void(std::uint64_t, classic::NetElement)> on_element;  // each 10-bit element and its clock
 
+  std::function<void(std::string_view)> on_line;                // each line a device prints itself (interrupts, dumps)
+
+  // ---- a device's script vocabulary (the NUMAchine monitor: register names, 32-bit words) ----
   // Script commands beyond the common set (the board's `memdump`); returns false if `cmd` is unknown.
+  // A command prints through on_line and reports a bad argument in `error` (the interpreter adds FILE:LINE).
   virtual bool command(std::string_view cmd, const std::vector<std::string>& args, std::string& error) {
     (void)cmd, (void)args, (void)error;
     return false;
   }
+  // The address a name denotes in `write`/`read`/`expect` (the MultiKrons: none, addresses are numbers).
+  virtual std::optional<std::uint32_t> address_named(std::string_view name) const {
+    (void)name;
+    return std::nullopt;
+  }
+  // How `read` and a failed `expect` print an address and its data: `read ADDRESS_TEXT = 0x<data_digits>`.
+  virtual std::string address_text(std::uint32_t addr) const { return std::to_string(addr); }
+  virtual unsigned data_digits() const { return 16; }
 };
 
 }  // namespace kron::sim
