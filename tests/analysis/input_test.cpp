@@ -4,6 +4,7 @@
 #include "analysis/input.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <sstream>
 
@@ -243,7 +244,7 @@ TEST(Merge, BatchPathAppliesTheReorderWindow) {
 // A kron file that vouches for its order (kFlagTimeOrdered, late 0, complete) is read without the window
 // (the fast path); without the flag, the same file goes through the window.
 TEST(Merge, TimeOrderedKronFileSkipsTheWindow) {
-  const fs::path dir = fs::temp_directory_path() / "kron-input-ordered";
+  const fs::path dir = fs::temp_directory_path() / ("kron-input-ordered-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::vector<Sample> v(3);
   const std::uint64_t ts[] = {10, 5, 20};  // a straggler the flag falsely denies: counted, not reordered

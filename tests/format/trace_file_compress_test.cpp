@@ -10,6 +10,8 @@
 #include <fstream>
 #include <random>
 
+#include <unistd.h>
+
 #include "analysis/input.hpp"
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
@@ -20,7 +22,10 @@ using namespace kron::tracefile;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path temp_path(const std::string& name) { return fs::temp_directory_path() / ("kron-tfz-" + name); }
+// The pid keeps two runs of this test (two build trees at once) apart.
+fs::path temp_path(const std::string& name) {
+  return fs::temp_directory_path() / ("kron-tfz-" + name + "-" + std::to_string(::getpid()));
+}
 
 // `n` samples, one in 64 a Resource sample (as in a live recording), with slowly changing fields (they
 // compress) or, with `noisy`, random ones (a small chunk of them does not shrink).

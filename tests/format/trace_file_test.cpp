@@ -18,7 +18,10 @@ using namespace kron::tracefile;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path temp_path(const char* name) { return fs::temp_directory_path() / (std::string("kron-tf-") + name); }
+// The pid keeps two runs of this test (two build trees at once) apart.
+fs::path temp_path(const char* name) {
+  return fs::temp_directory_path() / (std::string("kron-tf-") + name + "-" + std::to_string(::getpid()));
+}
 
 std::vector<Sample> some_samples() {
   std::vector<Sample> v;
