@@ -156,6 +156,10 @@ class KronFile final : public Input {
                               "overwritten in circular mode)",
                               path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
     for (auto& x : r_.warnings()) w.push_back(std::move(x));  // skipped records, a salvaged count (E128)
+    if (h.names_lost)  // trace format 1.3
+      w.push_back(fmt::format("{}: {} names found no room in the board's name table: their samples show "
+                              "\"#none\" (a larger --names)",
+                              path_, h.names_lost));
     if (h.late)  // trace format 1.1 (E33)
       w.push_back(fmt::format("{}: the recorder wrote {} samples late, after a sample with a later timestamp "
                               "(their probe was held longer than the recorder's hold-back)",
@@ -165,6 +169,7 @@ class KronFile final : public Input {
   std::string counter_name(unsigned i) const override {
     return i < kResourceCounters ? std::string(tracefile::counter_name(r_.header(), i)) : std::string();
   }
+  const std::vector<record::NameRecord>* name_records() const override { return &r_.names(); }
 
  private:
   tracefile::Reader r_;
@@ -255,6 +260,9 @@ std::unique_ptr<Input> open_stdin(std::istream& in, const InputOptions& opt) {
 // ---- Merging -----------------------------------------------------------------------------------
 
 Merged::Merged(std::vector<std::unique_ptr<Input>> inputs, std::size_t reorder_window) : inputs_(std::move(inputs)) {
+  for (const auto& in : inputs_)
+    if (const auto* names = in->name_records())
+      for (const auto& r : *names) names_.add(r);
   for (const auto& in : inputs_) {
     if (clock_hz_ == 0) clock_hz_ = in->clock_hz();
     if (in->clock_hz() != clock_hz_)
