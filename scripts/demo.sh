@@ -29,7 +29,7 @@ echo "   samples:     $out/sample1.csv"
 echo
 echo "== kron record: examples/compressor (kcompress: a parallel gzip compressor with named scopes and thread names)"
 "$kron" record -q -o "$out/kcompress.trace" -- "$build/examples/kcompress" -p 2 --synthetic 16 >"$out/kcompress.gz"
-if command -v gzip >/dev/null; then gzip -t "$out/kcompress.gz" && echo "   $out/kcompress.gz: a valid gzip stream"; fi
+if gzip -t "$out/kcompress.gz" 2>/dev/null; then echo "   $out/kcompress.gz: a valid gzip stream"; else echo "   $out/kcompress.gz: NOT a valid gzip stream"; fi
 echo "== kron info $out/kcompress.trace"
 "$kron" info "$out/kcompress.trace"
 echo "== kron rpt (named scopes paired by name: no interval.info)"

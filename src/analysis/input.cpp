@@ -156,10 +156,6 @@ class KronFile final : public Input {
                               "overwritten in circular mode)",
                               path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
     for (auto& x : r_.warnings()) w.push_back(std::move(x));  // skipped records, a salvaged count (E128)
-    if (h.names_lost)  // trace format 1.3
-      w.push_back(fmt::format("{}: {} names found no room in the board's name table: their samples show "
-                              "\"#none\" (a larger --names)",
-                              path_, h.names_lost));
     if (h.late)  // trace format 1.1 (E33)
       w.push_back(fmt::format("{}: the recorder wrote {} samples late, after a sample with a later timestamp "
                               "(their probe was held longer than the recorder's hold-back)",

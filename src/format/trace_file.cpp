@@ -601,6 +601,9 @@ std::vector<std::string> Reader::warnings() const {
                 (header_.minor > kMinor ? " (written by a later trace format 1." + std::to_string(header_.minor) + ")"
                                         : " (salvaged)"));
   if (!mismatch_.empty()) w.push_back(path_ + ": " + mismatch_ + " (salvaged: what was read is reported)");
+  if (header_.names_lost)  // 1.3 (ERRATUM E156)
+    w.push_back(path_ + ": " + std::to_string(header_.names_lost) +
+                " names found no room in the board's name table: their samples show \"#none\" (kron record --names N)");
   return w;
 }
 

@@ -141,6 +141,9 @@ TEST(NamedScopes, TraceFileCarriesTheNameSection) {
   tracefile::Reader r((dir / "n.kron").string());
   EXPECT_EQ(r.header().minor, 3);
   EXPECT_EQ(r.header().names_lost, 3u);
+  const auto w = r.warnings();  // what kron info and every tool print: a lost name is never silent
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("3 names found no room"), std::string::npos) << w[0];
   ASSERT_EQ(r.names().size(), 2u);
   EXPECT_STREQ(r.names()[0].name, "outer");
   EXPECT_STREQ(r.names()[1].name, "worker");
