@@ -8,6 +8,8 @@
 //                   (lfence; rdtsc around each of 100,000 single probes, less the timer's own median cost),
 //                   on a freshly created board (first probes of its lanes) and on a warm one
 //   filtered_ns     kron::trace() of a group the Filter Register leaves out
+//   named_event_ns  KRON_EVENT("name", value): a named probe (its site registered before the clock starts)
+//   named_scope_ns  KRON_SCOPE_V("name", value), per record (a scope writes two: begin and end)
 //   resource_ns     kron::resource() with a clock and a software counter (no perf syscall)
 //   threads2_scaling two threads tracing at once / one thread alone (samples per second)
 //   drain_mb_s      BoardReader drain + trace file writer (kron record's loop), MB/s and samples/s
@@ -94,6 +96,16 @@ __attribute__((noinline)) void floor_batch(std::uint64_t n) {
 }
 __attribute__((noinline)) void trace_batch(std::uint64_t n, unsigned group) {
   for (std::uint64_t i = 0; i < n; ++i) kron::trace(group, i);
+}
+// Named probes: the site's id is one load beside trace()'s work (its registration, once, is the slow path).
+__attribute__((noinline)) void named_event_batch(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) KRON_EVENT("bench event", i);
+}
+__attribute__((noinline)) void named_scope_batch(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    KRON_SCOPE_V("bench scope", i);
+    benchmark::ClobberMemory();
+  }
 }
 __attribute__((noinline)) void resource_batch(std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) kron::resource(1, i);
@@ -299,6 +311,13 @@ int main(int argc, char** argv) {
   const double floor_ns = measure(kBatch, [] { floor_batch(kBatch); }, [] {});
   const double trace_ns = measure(kBatch, [] { trace_batch(kBatch, 1); }, drain);
   const double filtered_ns = measure(kBatch, [] { trace_batch(kBatch, 15); }, [] {});
+  named_event_batch(1), named_scope_batch(1);  // registers the sites: once, outside the clock
+  drain();
+  const double named_event_ns = measure(kBatch, [] { named_event_batch(kBatch); }, drain);
+  const double named_scope_ns = measure(kBatch, [] { named_scope_batch(kBatch / 2); }, drain);
+  // The floor again, after: the named figures are compared with the floor of their own minute.
+  const double floor_after_ns = measure(kBatch, [] { floor_batch(kBatch); }, [] {});
+  const double named_floor_ns = std::min(floor_ns, floor_after_ns);
   const double resource_ns = measure(kBatch / 8, [] { resource_batch(kBatch / 8); }, drain);
   // Warm: this process's lane has been written all over by the batches above.
   drain();
@@ -419,6 +438,10 @@ int main(int argc, char** argv) {
   fmt::print("{:<44} {:>10.2f}   (first {} probes of a fresh board, {} page faults)\n", "kron::trace, fresh board",
              fresh_trace_ns, kBatch, fresh.size() == 2 ? fresh[1] : -1);
   fmt::print("{:<44} {:>10.2f}   (goal < 1)\n", "kron::trace, group filtered out", filtered_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x floor (goal <= 1.25)\n", "KRON_EVENT(name, value), named", named_event_ns,
+             named_event_ns / named_floor_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x floor (goal <= 1.25)\n", "KRON_SCOPE_V(name, value), per record",
+             named_scope_ns, named_scope_ns / named_floor_ns);
   fmt::print("one probe timed alone (ns, timer cost taken off): {:>8} {:>8} {:>8} {:>8}\n", "p50", "p99", "p99.9", "max");
   if (fresh_lat.size() == 5)
     fmt::print("  fresh board, its first {} probes        {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f}  ({} page faults)\n",
@@ -484,6 +507,11 @@ int main(int argc, char** argv) {
   j["threads2_wall_scaling"] = threads2_wall;
   j["load_average"] = load;
   j["trace_over_floor"] = trace_ns / floor_ns;
+  j["named_event_ns"] = named_event_ns;
+  j["named_scope_ns"] = named_scope_ns;
+  j["named_floor_ns"] = named_floor_ns;
+  j["named_event_over_floor"] = named_event_ns / named_floor_ns;
+  j["named_scope_over_floor"] = named_scope_ns / named_floor_ns;
   std::ofstream(build / "bench-recorder.json") << j.dump(1) << "\n";
   fmt::print("wrote {}\n", (build / "bench-recorder.json").string());
 

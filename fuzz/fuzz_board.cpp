@@ -1,6 +1,7 @@
 // Fuzz target: a board segment (header, lane headers, sample memory) as a hostile process could leave
 // it. The reader must refuse a bad header with an offset, and read lanes without ever going outside the
-// segment, looping forever or decoding a record that is not one (ASan/UBSan watch).
+// segment, looping forever or decoding a record that is not one (ASan/UBSan watch); the name table's
+// entries likewise (seeds with a name table: names*.board).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       records += n;
     });
     (void)r.totals();
+    // The name table (board 2.1): every entry handed out passes the checks, within the validated slots.
+    std::uint64_t lost = 0, bad = 0;
+    const auto names = r.names(&lost, &bad);
+    if (names.size() + bad > r.geo().name_slots) std::abort();
+    for (const auto& n : names)
+      if (kron::record::name_record_problem(n, 0)) std::abort();
     (void)r.csr_read();
     (void)r.file_header();
     std::vector<kron::tracefile::LaneEntry> finished;

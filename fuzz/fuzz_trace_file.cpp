@@ -1,7 +1,7 @@
 // Fuzz target: the kron trace file reader (header validation and record iteration) on arbitrary bytes.
 // It must either read samples or throw InputError; never crash, hang or read out of bounds. Seeds hold
 // an uncompressed file and compressed ones (1.2: zstd chunks, and a chunk stored raw), so the chunk
-// headers and zstd frames are fuzzed too.
+// headers and zstd frames are fuzzed too, and one with a name section (1.3: names.kron).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,8 +23,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::uint64_t one_error = ~std::uint64_t{0};
   try {
     kron::tracefile::Reader r(path);
+    // The name section (1.3): every record the reader hands out passes the checks; the table built from
+    // them names samples without reading outside it.
+    kron::tracefile::NameTable names;
+    for (const auto& n : r.names()) {
+      if (kron::record::name_record_problem(n, 0)) __builtin_trap();
+      names.add(n);
+    }
     kron::Sample s;
-    while (r.next(s)) one.push_back(s);
+    while (r.next(s)) {
+      one.push_back(s);
+      if (const auto* site = names.site(kron::record::name_id_of(s.data))) (void)kron::tracefile::NameTable::location(*site);
+      (void)names.name_of(s);
+      (void)names.thread(s.source, s.thread);
+    }
     // Records are >= 32 bytes; in a compressed file (1.2) the area on disk holds more than that, each
     // chunk at most kMaxChunkRawBytes of records.
     if (r.complete() && !r.compressed() && one.size() > r.header().records_bytes / 32) __builtin_trap();

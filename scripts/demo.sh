@@ -5,7 +5,7 @@
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
-kron="$build/kron"
+kron="$(cd "$build" && pwd)/kron"
 out="$build/demo"
 mkdir -p "$out"
 
@@ -25,6 +25,19 @@ echo "== exported"
 echo "   report page: $out/sample1-report.html (open in a browser)"
 echo "   timeline:    $out/sample1.perfetto.json (https://ui.perfetto.dev, or chrome://tracing)"
 echo "   samples:     $out/sample1.csv"
+
+echo
+echo "== kron record: examples/compressor (kcompress: a parallel gzip compressor with named scopes and thread names)"
+"$kron" record -q -o "$out/kcompress.trace" -- "$build/examples/kcompress" -p 2 --synthetic 16 >"$out/kcompress.gz"
+if gzip -t "$out/kcompress.gz" 2>/dev/null; then echo "   $out/kcompress.gz: a valid gzip stream"; else echo "   $out/kcompress.gz: NOT a valid gzip stream"; fi
+echo "== kron info $out/kcompress.trace"
+"$kron" info "$out/kcompress.trace"
+echo "== kron rpt (named scopes paired by name: no interval.info)"
+(cd "$out" && "$kron" rpt kcompress.trace)  # in $out: no interval.info there
+"$kron" export --format perfetto -o "$out/kcompress.perfetto.json" "$out/kcompress.trace"
+echo "   timeline:    $out/kcompress.perfetto.json (https://ui.perfetto.dev: threads by name, slices with value and source line)"
+echo "   walkthrough: docs/walkthrough.md"
+echo
 
 if [ -f "$here/examples/mk2/demo.sim" ]; then
   echo "== kron sim: examples/mk2/demo.sim (MultiKron II, 000)"

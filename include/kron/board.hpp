@@ -11,8 +11,9 @@
 //   is the FIFO), the 32-bit mode (bit 14/15 kept as status only), the CPU ID lines (the CPU number comes
 //   from rseq), the network output, test mode, the board's external cable and DIS_STATE machinery.
 //
-// Layout, format 2.0 (every offset is checked against segment_size before use; no pointer is ever stored):
-//   [BoardHeader][LaneHeader x lane_count][BlockHeader x block_count][SealedCell x block_count][blocks]
+// Layout, format 2.1 (every offset is checked against segment_size before use; no pointer is ever stored):
+//   [BoardHeader][LaneHeader x lane_count][BlockHeader x block_count][SealedCell x block_count]
+//   [NameSlot x name_slots][blocks]
 // The sample memory is one pool of block_count fixed-size blocks (block_bytes, a power of two) that the
 // lanes draw from as they fill and give back when drained (simple board) or that the board recycles
 // oldest-first across all lanes (circular board): no static split between lanes (issue 10).
@@ -36,7 +37,9 @@ namespace kron::board {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'B', 'R', 'D', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 2;  // a reader refuses another major (2.0: the block pool, issue 10)
-inline constexpr std::uint16_t kMinor = 0;  // and accepts any minor (fields only ever appended)
+inline constexpr std::uint16_t kMinor = 1;  // and accepts any minor (fields only ever appended)
+// Minor versions: 2.0 the block pool; 2.1 adds the name table (names_offset..names_used: named probes and
+// thread names). A 2.0 board has names_offset 0: no table, named probes record with no name.
 inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
 inline constexpr std::uint32_t kSlot = record::kSlotBytes;  // ring unit = one Trace record (32 bytes)
 inline constexpr std::uint32_t kResourceSlots = record::kResourceSlots;  // a Resource record (160 bytes)
@@ -54,6 +57,10 @@ inline constexpr std::uint64_t kMaxAutoBlockBytes = 64u << 10;  // the default's
 inline constexpr std::uint64_t kWaitLagBytes = 1u << 20;
 inline constexpr std::uint32_t kNoBlock = 0xffffffffu;    // "no block" in a block index field
 inline constexpr std::uint64_t kMaxSegment = 1ull << 40;
+// ERRATUM E156. The name table (2.1): named probes' sites and thread names, 256 bytes a slot, on top of the
+// sample memory.
+inline constexpr std::uint32_t kDefaultNameSlots = 1024;
+inline constexpr std::uint32_t kMaxNameSlots = 65534;  // ids 1-65534 (65535 is KRON_NAME_NONE)
 
 // Environment: the board MK_DEFAULT_MAP()/kron::attach() map; KRON_NODE is set by kron record for the
 // program's information (samples take the node from the board header: one board per node).
@@ -193,13 +200,22 @@ struct alignas(kLine) BoardHeader {
   std::uint32_t reserved_pool;
   std::atomic<std::uint64_t> recycled;   // blocks recycled (statistics)
   std::atomic<std::uint64_t> pool_waits; // probes that waited for a free block (statistics)
-  std::uint8_t reserved[4096 - 1632];
+
+  // 2.1: the name table. Geometry written once by the creator (names_offset 0: none, a 2.0 board).
+  alignas(kLine) std::uint64_t names_offset;  // NameSlot table
+  std::uint32_t name_slots;                   // capacity
+  std::uint32_t name_slot_size;               // sizeof(NameSlot) of the creator
+  // Slots taken: a registering probe's fetch_add (slow path). Beyond name_slots nothing is written and the
+  // excess counts the names that found no room (they record as KRON_NAME_NONE: never lost uncounted).
+  std::atomic<std::uint64_t> names_used;
+  std::uint8_t reserved[4096 - 1688];
 };
 static_assert(sizeof(BoardHeader) == 4096, "BoardHeader is a shared-memory ABI: one page");
 static_assert(offsetof(BoardHeader, control) == 128 && offsetof(BoardHeader, no_lane) == 192);
 static_assert(offsetof(BoardHeader, enable_reg) == 256 && offsetof(BoardHeader, sources) == 608);
 static_assert(offsetof(BoardHeader, blocks_offset) == 1408 && offsetof(BoardHeader, free_top) == 1472 &&
               offsetof(BoardHeader, sealed_enq) == 1536 && offsetof(BoardHeader, sealed_deq) == 1600);
+static_assert(offsetof(BoardHeader, names_offset) == 1664 && offsetof(BoardHeader, names_used) == 1680);
 
 // ---- A lane: one writer (a thread), a chain of blocks --------------------------------------------------
 struct alignas(kLine) LaneHeader {
@@ -261,6 +277,16 @@ struct alignas(16) SealedCell {
 };
 static_assert(sizeof(SealedCell) == 16);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free);
+
+// ---- A slot of the name table (2.1): one record::NameRecord, published by its header word -----------------
+// The registering thread fills the body, then stores the header word (kind Names, size 256) with release;
+// a reader that acquires that word reads a complete entry. Slot i holds id i + 1; entries are never changed
+// once published. A reader validates every field (kind, id, strings) as it copies them.
+struct alignas(kLine) NameSlot {
+  std::atomic<std::uint64_t> header;  // 0 while unwritten; record::name_header_word() when published
+  std::uint8_t body[sizeof(record::NameRecord) - 8];
+};
+static_assert(sizeof(NameSlot) == sizeof(record::NameRecord));
 
 // The lanes a reader needs to look at: those below the high-water mark of claims (a scribbled mark is
 // bounded by `lane_count`, the reader's validated copy of the header's, never the live field: ERRATUM E120).

@@ -27,6 +27,7 @@ struct CreateOptions {
   CounterSource sources[kCounters]{};      // External Signal wiring
   std::uint64_t enable = 0, mode_reg = 0, clock_reg = 0;  // counter control written at creation
   bool huge_pages = false;                 // back the board with 2 MiB pages where the kernel allows (--huge-pages)
+  std::uint32_t name_slots = kDefaultNameSlots;  // name table entries (0: none), 256 bytes each, on top of `size`
 };
 
 // What a validation found: ok, or the byte offset in the segment and what is wrong there.
@@ -47,6 +48,8 @@ struct Geometry {
   std::uint32_t header_size = 0, line_size = 0, lane_count = 0, lane_header_size = 0, block_count = 0;
   std::uint32_t block_header_size = 0, config = 0, node = 0, creator_pid = 0, byte_order = 0;
   std::uint16_t major = 0, minor = 0;
+  std::uint64_t names_offset = 0;  // 2.1 name table (0: none)
+  std::uint32_t name_slots = 0, name_slot_size = 0;
   ClockKind clock_kind = ClockKind::Tsc;
   char magic[8] = {};
   Signal signals[kCounters] = {};
@@ -92,6 +95,10 @@ class Mapping {
   }
   BlockHeader* blocks() const { return reinterpret_cast<BlockHeader*>(bytes() + geo_.blocks_offset); }
   SealedCell* sealed_cells() const { return reinterpret_cast<SealedCell*>(bytes() + geo_.sealed_offset); }
+  // Name slot i (i < geometry().name_slots: the caller checks).
+  NameSlot* name_slot(std::uint32_t i) const {
+    return reinterpret_cast<NameSlot*>(bytes() + geo_.names_offset + std::uint64_t{i} * sizeof(NameSlot));
+  }
   // Block b's memory (b < geometry().block_count: the caller checks).
   std::uint8_t* block_data(std::uint32_t b) const { return bytes() + geo_.data_offset + std::uint64_t{b} * geo_.block_bytes; }
   // The lanes a reader needs to look at: below the claims' high-water mark, bounded by the validated count.

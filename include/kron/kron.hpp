@@ -5,6 +5,19 @@
 //   kron::resource(3, 28);           // Resource sample: the same plus the sixteen resource counters
 //   kron::count(5, 1);               // software increment of resource counter 5 (000 Table B5 "Software")
 //   { kron::Scope s(1, 10, 20); ... } // emits trace(1, 10) now and trace(1, 20) at scope exit
+//   { KRON_SCOPE("compress"); ... }    // a named scope: name and source location registered once
+//   KRON_SCOPE_V("block", n);          // the same, carrying a value (48 bits) at begin and end
+//   KRON_EVENT("bytes out", n);        // a named event with a value
+//   kron::thread_name("writer");       // names this thread (pthread_setname_np + the board's name table)
+//
+// Named probes (Tracy's ZoneScopedN, Perfetto's TRACE_EVENT): the name must be a string literal (static
+// storage). The first time a probe passes the filter it registers its site (name, file, line, function)
+// in the board's name table (slow path, once per site and process) and keeps the small id it got; from
+// then on it is trace() plus one load of that id: the sample is a Trace record with kFlagNamed whose data
+// word holds the id and the value (kron/core/record.hpp named_data()). Named probes use filter level
+// KRON_NAMED_GROUP (0 unless defined before this header). The tools show the names; kron rpt pairs named
+// scopes by itself. Thread names (/proc/self/task/TID/comm, read when a thread first records and when it
+// ends, or kron::thread_name) are in the table too.
 //
 // Link with kron::kron_probe (no third-party dependency). The program attaches at start-up to the board
 // named by $KRON_BOARD (kron record / kron run set it); without a board every probe is a load, a test
@@ -20,6 +33,12 @@
 
 #include "kron/board.hpp"
 #include "kron/core/record.hpp"
+#include "kron/site.h"
+
+// ERRATUM E155: the filter level of named probes.
+#ifndef KRON_NAMED_GROUP
+#define KRON_NAMED_GROUP 0
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -44,6 +63,9 @@ bool attached() noexcept;
 void release_lane() noexcept;
 // Writes the counter control registers with 000 Tables B5-B7 semantics (a 0 field leaves a field alone).
 void counter_control(std::uint64_t enable, std::uint64_t mode, std::uint64_t clock_select) noexcept;
+// Names the calling thread: pthread_setname_np (15 bytes kept, as the kernel does) and, with a board, an
+// entry of its name table, so that the tools label the thread's track. Probes off: only the former.
+void thread_name(const char* name) noexcept;
 
 namespace detail {
 // Per-thread probe state: trivially destructible so that access is a plain %fs-relative load.
@@ -65,7 +87,8 @@ extern bool g_tsc;  // timestamps from rdtsc (else clock_gettime)
 
 std::uint64_t now_slow() noexcept;       // clock_gettime(CLOCK_MONOTONIC) in ns
 std::uint32_t cpu_slow() noexcept;       // sched_getcpu()
-void trace_slow(unsigned group, std::uint64_t data) noexcept;
+// `flags`: record::flag_bits() of per-record flags (named probes), 0 for trace().
+void trace_slow(unsigned group, std::uint64_t data, std::uint64_t flags) noexcept;
 void resource_slow(unsigned group, std::uint64_t data) noexcept;
 void count_slow(unsigned counter, std::uint64_t n) noexcept;
 
@@ -86,13 +109,11 @@ KRON_ALWAYS_INLINE std::uint64_t now() noexcept {
 // KRON_DISABLE_PROBES can be linked into one program without two definitions of one inline function.
 inline namespace probes_on {
 
-KRON_ALWAYS_INLINE void trace(unsigned group, std::uint64_t data) noexcept {
-  const std::uint32_t need = (1u << (group & 15u)) | board::kCtlEnable;
-  // Relaxed: the Filter Register may change at any time; a probe only needs some recent value.
-  if ((detail::g_control->load(std::memory_order_relaxed) & need) != need) return;
+// trace() past the filter: one Trace record, `flags` (constant per call site) or'ed into its header word.
+KRON_ALWAYS_INLINE void put_trace_(unsigned group, std::uint64_t data, std::uint64_t flags) noexcept {
   detail::ThreadLane& t = detail::t_lane;
   const std::uint64_t h = t.head;
-  if (h >= t.limit) [[unlikely]] return detail::trace_slow(group, data);  // no lane, or lane full
+  if (h >= t.limit) [[unlikely]] return detail::trace_slow(group, data, flags);  // no lane, or lane full
   const std::uint64_t ts = detail::now();
   const std::uint64_t cpu = t.cpu ? *t.cpu : detail::cpu_slow();
   // Relaxed: `passed` is published by the release store of head below; stored first so that a record
@@ -100,7 +121,7 @@ KRON_ALWAYS_INLINE void trace(unsigned group, std::uint64_t data) noexcept {
   t.lane->passed.store(++t.passed, std::memory_order_relaxed);
   std::uint64_t* p = t.ring + (h & t.mask) * record::kSlotWords;
   // One TraceRecord (kron/core/record.hpp) as four words: header word, ids word, timestamp, data.
-  p[0] = t.hdr | record::group_bits(group) | record::cpu_bits(cpu);
+  p[0] = t.hdr | flags | record::group_bits(group) | record::cpu_bits(cpu);
   p[1] = t.ids;
   p[2] = ts;
   p[3] = data;
@@ -109,6 +130,46 @@ KRON_ALWAYS_INLINE void trace(unsigned group, std::uint64_t data) noexcept {
   // Release: a reader that acquires head == h + 1 sees the whole record (and `passed`).
   t.lane->head.store(h + 1, std::memory_order_release);
 }
+
+KRON_ALWAYS_INLINE void trace(unsigned group, std::uint64_t data) noexcept {
+  const std::uint32_t need = (1u << (group & 15u)) | board::kCtlEnable;
+  // Relaxed: the Filter Register may change at any time; a probe only needs some recent value.
+  if ((detail::g_control->load(std::memory_order_relaxed) & need) != need) return;
+  put_trace_(group, data, 0);
+}
+
+// What a named probe's sample is: the header word's flags (kron/core/vocabulary.hpp).
+enum class Named : std::uint8_t { Event = kFlagNamed, Begin = kFlagNamed | kFlagScopeBegin, End = kFlagNamed | kFlagScopeEnd };
+
+// A named probe's sample: trace() with the site's id beside the value, its flags saying event, begin or
+// end. The id is registered the first time the probe passes the filter (slow path).
+KRON_ALWAYS_INLINE void named(kron_site& site, unsigned group, std::uint64_t value, Named what) noexcept {
+  const std::uint32_t need = (1u << (group & 15u)) | board::kCtlEnable;
+  // Relaxed, as in trace().
+  if ((detail::g_control->load(std::memory_order_relaxed) & need) != need) return;
+  // Relaxed: the id is a value of this process's own making; the entry it names was published (release)
+  // on the board before the registering thread stored it here.
+  std::uint32_t id = __atomic_load_n(&site.id, __ATOMIC_RELAXED);
+  if (id == 0) [[unlikely]] id = kron_site_register(&site);
+  put_trace_(group, record::named_data(id, value), record::flag_bits(static_cast<std::uint8_t>(what)));
+}
+
+// A named scope: named(begin) now, named(end) when the scope ends, both carrying `value`.
+class NamedScope {
+ public:
+  KRON_ALWAYS_INLINE NamedScope(kron_site& site, std::uint64_t value = 0, unsigned group = KRON_NAMED_GROUP) noexcept
+      : site_(site), value_(value), group_(group) {
+    named(site_, group_, value_, Named::Begin);
+  }
+  KRON_ALWAYS_INLINE ~NamedScope() { named(site_, group_, value_, Named::End); }
+  NamedScope(const NamedScope&) = delete;
+  NamedScope& operator=(const NamedScope&) = delete;
+
+ private:
+  kron_site& site_;
+  std::uint64_t value_;
+  unsigned group_;
+};
 
 KRON_ALWAYS_INLINE void resource(unsigned group, std::uint64_t data) noexcept {
   const std::uint32_t need = (1u << (group & 15u)) | board::kCtlEnable;
@@ -145,6 +206,8 @@ class Scope {
 inline namespace probes_off {
 
 inline void trace(unsigned, std::uint64_t) noexcept {}
+enum class Named : std::uint8_t { Event = kFlagNamed, Begin = kFlagNamed | kFlagScopeBegin, End = kFlagNamed | kFlagScopeEnd };
+inline void named(kron_site&, unsigned, std::uint64_t, Named) noexcept {}
 inline void resource(unsigned, std::uint64_t) noexcept {}
 inline void count(unsigned, std::uint64_t = 1) noexcept {}
 class Scope {
@@ -153,8 +216,38 @@ class Scope {
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 };
+class NamedScope {
+ public:
+  NamedScope(kron_site&, std::uint64_t = 0, unsigned = 0) noexcept {}
+  NamedScope(const NamedScope&) = delete;
+  NamedScope& operator=(const NamedScope&) = delete;
+};
 
 }  // namespace probes_off
 #endif
 
 }  // namespace kron
+
+// ---- Named probes as macros (the site is a static of the enclosing function) -------------------------------
+#define KRON_CAT2_(a, b) a##b
+#define KRON_CAT_(a, b) KRON_CAT2_(a, b)
+#define KRON_SITE_(var, kind, name) \
+  static ::kron_site var { (name), __FILE__, __func__, __LINE__, (kind), 0, 0 }
+#ifndef KRON_DISABLE_PROBES
+// A named scope until the end of the enclosing block; KRON_SCOPE_V carries a value (48 bits).
+#define KRON_SCOPE_V(name, value)                                              \
+  KRON_SITE_(KRON_CAT_(kron_site_, __LINE__), KRON_SITE_SCOPE, name);          \
+  ::kron::NamedScope KRON_CAT_(kron_scope_, __LINE__)(KRON_CAT_(kron_site_, __LINE__), \
+                                                      static_cast<std::uint64_t>(value))
+#define KRON_SCOPE(name) KRON_SCOPE_V(name, 0)
+// A named event carrying a value (48 bits).
+#define KRON_EVENT(name, value)                                                          \
+  do {                                                                                   \
+    KRON_SITE_(kron_site_event_, KRON_SITE_EVENT, name);                                 \
+    ::kron::named(kron_site_event_, KRON_NAMED_GROUP, static_cast<std::uint64_t>(value), ::kron::Named::Event); \
+  } while (0)
+#else
+#define KRON_SCOPE_V(name, value) ((void)(value))
+#define KRON_SCOPE(name) ((void)0)
+#define KRON_EVENT(name, value) ((void)(value))
+#endif

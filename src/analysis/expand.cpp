@@ -205,6 +205,15 @@ char* Expander::line(const Sample& s, char* p) {
     }
     *p++ = ' ';
     put(p, s.thread, Radix::Dec, 10);
+    if (s.flags & kFlagNamed) {  // at most 5 + 63 + 24 + 103 + 11 + 63 bytes: within kMaxLine
+      const char* what = (s.flags & kFlagScopeBegin) ? "  begin " : (s.flags & kFlagScopeEnd) ? "  end " : "  event ";
+      const std::uint16_t id = record::name_id_of(s.data);
+      std::string tail = what;
+      tail += names_ ? names_->name_of(s) : "#" + std::to_string(id);
+      tail += " value " + std::to_string(record::named_value_of(s.data));
+      if (const tracefile::NameRecord* r = names_ ? names_->site(id) : nullptr) tail += "  " + tracefile::NameTable::location(*r);
+      for (char c : tail) *p++ = (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+    }
   }
   if (opt_.counters && s.is_resource())
     for (unsigned i = 0; i < kResourceCounters; ++i) {

@@ -7,6 +7,8 @@
 // Columns: header byte (or its bits with -x), timestamp, source identification, user data; for kron
 // trace files also cpu, filter level ("group", "-" unknown) and thread, which the classic header cannot
 // hold; with -c the sixteen counters of a Resource sample.
+// A named probe's sample (kron files) ends its line with what it is (event, begin, end), its name, its
+// value and its site ("file:line function"), from the recording's names.
 // ERRATUM E47: "elapsed time" is in timestamp ticks since the first sample shown, in the -t radix.
 #pragma once
 #include <cstddef>
@@ -15,6 +17,7 @@
 
 #include "kron/core/sample.hpp"
 #include "kron/format/classic.hpp"
+#include "kron/format/trace_file.hpp"
 
 namespace kron::analysis {
 
@@ -36,6 +39,8 @@ class Expander {
   // (kron trace files: 64-bit timestamps and data).
   Expander(const ExpandOptions& opt, classic::Chip chip, bool kron_fields, std::uint64_t ts_mask);
   void heading(std::string& out) const;
+  // The recording's names, for named probes' samples (kept by reference; null: ids only).
+  void set_names(const tracefile::NameTable* names) { names_ = names; }
   // Appends one line for `s`.
   void line(const Sample& s, std::string& out);
   // Writes one line for `s` at p, which has room for kMaxLine characters; returns the end of the line.
@@ -51,6 +56,7 @@ class Expander {
   std::uint64_t ts_mask_;
   unsigned ts_bits_, data_bits_;
   unsigned w_ts_, w_src_, w_data_, w_ctr_;
+  const tracefile::NameTable* names_ = nullptr;
   bool have_first_ = false;
   std::uint64_t first_ts_ = 0;
 };

@@ -3,6 +3,7 @@
 // microseconds; ph "X" complete slice (ts, dur), "b"/"e" async slice (cat, id), "C" counter (args are
 // the series), "i" instant (s: "t" thread scope), "M" metadata (process_name, thread_name).
 #include "analysis/export.hpp"
+#include "kron/board.hpp"
 #include "kron/core/text.hpp"
 
 #include <fmt/core.h>
@@ -16,6 +17,7 @@
 namespace kron::analysis {
 
 namespace {
+__extension__ typedef unsigned __int128 u128;  // ticks x 10^9 before the division (E153)
 
 class Out {
  public:
@@ -59,7 +61,8 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
   Out out(f);
   ExportStats st;
   IntervalInfo none;
-  Matcher m(info ? *info : none, opt, in.ts_mask());
+  const tracefile::NameTable& names = in.names();
+  Matcher m(info ? *info : none, opt, in.ts_mask(), &names);
   const std::uint64_t clock = in.clock_hz();
   std::uint64_t t0 = 0;
   bool have_t0 = false;
@@ -70,12 +73,13 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     if (!first_event) b += ",\n";
     first_event = false;
   };
-  // Microseconds since the first sample, to 0.1 ns.
-  auto us = [&](std::uint64_t t) {
-    return static_cast<double>((t - t0) & in.ts_mask()) * 1e6 / static_cast<double>(clock);
+  // ERRATUM E153. Times are integer nanoseconds since the first sample (ticks converted once, rounding
+  // down), written as microseconds with exactly three decimals: a slice's end is start + duration in the
+  // same integers, so a child never ends after its parent, whatever the viewer's rounding.
+  auto ns = [&](std::uint64_t t) {
+    return static_cast<std::uint64_t>(static_cast<u128>((t - t0) & in.ts_mask()) * 1'000'000'000u / clock);
   };
-  auto dur_us = [&](std::uint64_t d) { return static_cast<double>(d) * 1e6 / static_cast<double>(clock); };
-
+  auto us_text = [](std::uint64_t n) { return fmt::format("{}.{:03}", n / 1000, n % 1000); };
   std::string counter_names[kResourceCounters];
   for (unsigned c = 0; c < kResourceCounters; ++c) {
     for (const auto& input : in.inputs())
@@ -86,56 +90,74 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     counter_names[c] = jstr(counter_names[c].empty() ? fmt::format("counter {}", c)
                                                      : fmt::format("counter {} ({})", c, counter_names[c]));
   }
-
   b += "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"kron export\",";
   fmt::format_to(it, "\"clock_hz\":{},\"inputs\":[", clock);
   for (std::size_t i = 0; i < in.inputs().size(); ++i)
     fmt::format_to(it, "{}{}", i ? "," : "", jstr(in.inputs()[i]->path()));
   b += "]},\n\"traceEvents\":[\n";
-
-  // Tracks: process = source identification, thread = CPU; named once, when first seen.
+  // Tracks: process = source identification, thread = the thread (live recordings) or CPU (classic);
+  // named once, when first seen, with the names the recording holds (the thread's name; the process's is
+  // its main thread's, whose id is the pid).
   std::unordered_set<std::uint32_t> named_pid;
   std::unordered_set<std::uint64_t> named_tid;
-  // A stream (E48) is a thread track: tid = the CPU for classic samples, the thread id for live ones.
   auto name_track = [&](const StreamKey& k) {
     if (named_pid.insert(k.source).second) {
+      const std::uint32_t pid = board::source_pid(k.source);
+      const std::string_view main = names.thread(k.source, pid);
+      const std::string label = main.empty() ? fmt::format("source 0x{:08x}", k.source)
+                                             : fmt::format("{} (pid {})", main, pid);
       sep();
-      fmt::format_to(it, R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"source 0x{:08x}"}}}})",
-                     k.source, k.source);
+      fmt::format_to(it, R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", k.source,
+                     jstr(label));
     }
     if (named_tid.insert(k.key()).second) {
+      const std::string_view tn = k.by_thread ? names.thread(k.source, k.lane) : std::string_view{};
+      const std::string label = !tn.empty() ? fmt::format("{} (tid {})", tn, k.lane)
+                                            : fmt::format("{} {}", k.by_thread ? "thread" : "cpu", k.lane);
       sep();
-      fmt::format_to(it, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{} {}"}}}})", k.source,
-                     k.lane, k.by_thread ? "thread" : "cpu", k.lane);
+      fmt::format_to(it, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", k.source,
+                     k.lane, jstr(label));
     }
   };
-
+  // A named site's arguments: its value, its id and where it is in the source.
+  auto site_args = [&](std::uint16_t id, std::uint64_t value) {
+    std::string a = fmt::format(R"("value":{},"name_id":{})", value, id);
+    if (const tracefile::NameRecord* r = names.site(id)) a += fmt::format(R"(,"location":{})", jstr(tracefile::NameTable::location(*r)));
+    return a;
+  };
   std::uint64_t async_id = 0;
   m.on_interval = [&](const Occurrence& o) {
     const auto& sk = m.streams()[o.stream];
     const std::string name = jstr(m.part_name(o.interval, o.part));
     const unsigned cls = m.info().intervals[o.interval].cls;
+    const std::uint64_t ns0 = ns(o.start), ns1 = ns(o.end);
     if (cls == 4) {  // start and end may be on different streams: an async slice on the start's process
       const auto& ss = m.streams()[o.start_stream];
       ++async_id;
       sep();
-      fmt::format_to(it, R"({{"ph":"b","cat":"class4","id":{},"name":{},"pid":{},"tid":{},"ts":{:.4f}}})", async_id,
-                     name, ss.source, ss.lane, us(o.start));
+      fmt::format_to(it, R"({{"ph":"b","cat":"class4","id":{},"name":{},"pid":{},"tid":{},"ts":{}}})", async_id,
+                     name, ss.source, ss.lane, us_text(ns0));
       sep();
       fmt::format_to(it,
-                     R"({{"ph":"e","cat":"class4","id":{},"name":{},"pid":{},"tid":{},"ts":{:.4f},)"
+                     R"({{"ph":"e","cat":"class4","id":{},"name":{},"pid":{},"tid":{},"ts":{},)"
                      R"("args":{{"ticks":{},"end_stream":"{}"}}}})",
-                     async_id, name, ss.source, ss.lane, us(o.end), o.duration, stream_name(sk));
+                     async_id, name, ss.source, ss.lane, us_text(ns1), o.duration, stream_name(sk));
+    } else if (o.name_id) {  // a named scope: its value and site in the arguments
+      sep();
+      fmt::format_to(it,
+                     R"({{"ph":"X","cat":"scope","name":{},"pid":{},"tid":{},"ts":{},"dur":{},)"
+                     R"("args":{{{},"ticks":{}}}}})",
+                     name, sk.source, sk.lane, us_text(ns0), us_text(ns1 - ns0), site_args(o.name_id, o.value),
+                     o.duration);
     } else {
       sep();
       fmt::format_to(it,
-                     R"({{"ph":"X","cat":"class{}","name":{},"pid":{},"tid":{},"ts":{:.4f},"dur":{:.4f},)"
+                     R"({{"ph":"X","cat":"class{}","name":{},"pid":{},"tid":{},"ts":{},"dur":{},)"
                      R"("args":{{"ticks":{}}}}})",
-                     cls, name, sk.source, sk.lane, us(o.start), dur_us(o.duration), o.duration);
+                     cls, name, sk.source, sk.lane, us_text(ns0), us_text(ns1 - ns0), o.duration);
     }
     ++st.slices;
   };
-
   Sample s;
   while (in.next(s)) {
     ++st.samples;
@@ -146,19 +168,25 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     const StreamKey sk = StreamKey::of(s);
     name_track(sk);
     const bool interval_event = m.feed(s);
-    const double ts = us(s.timestamp);
+    const std::string ts = us_text(ns(s.timestamp));
     if (s.is_resource()) {
       for (unsigned c = 0; c < kResourceCounters; ++c) {
         sep();
-        fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{:.4f},"args":{{"value":{}}}}})",
+        fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{},"args":{{"value":{}}}}})",
                        counter_names[c], s.source, sk.lane, ts, s.counters[c]);
       }
       st.counters += kResourceCounters;
     }
-    if (!interval_event && !s.is_resource()) {
+    if (!interval_event && !s.is_resource() && (s.flags & kFlagNamed)) {  // a named event (or a stray scope end)
+      sep();
+      fmt::format_to(it, R"({{"ph":"i","s":"t","name":{},"pid":{},"tid":{},"ts":{},"args":{{{},"group":{}}}}})",
+                     jstr(names.name_of(s)), s.source, sk.lane, ts,
+                     site_args(record::name_id_of(s.data), record::named_value_of(s.data)), s.group);
+      ++st.instants;
+    } else if (!interval_event && !s.is_resource()) {
       sep();
       fmt::format_to(it,
-                     R"({{"ph":"i","s":"t","name":"event {}","pid":{},"tid":{},"ts":{:.4f},)"
+                     R"({{"ph":"i","s":"t","name":"event {}","pid":{},"tid":{},"ts":{},)"
                      R"("args":{{"data":"0x{:x}","flags":{},"group":{},"thread":{}}}}})",
                      s.data & m.event_mask(), s.source, sk.lane, ts, s.data, s.flags, s.group, s.thread);
       ++st.instants;

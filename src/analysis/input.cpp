@@ -165,6 +165,7 @@ class KronFile final : public Input {
   std::string counter_name(unsigned i) const override {
     return i < kResourceCounters ? std::string(tracefile::counter_name(r_.header(), i)) : std::string();
   }
+  const std::vector<record::NameRecord>* name_records() const override { return &r_.names(); }
 
  private:
   tracefile::Reader r_;
@@ -255,6 +256,9 @@ std::unique_ptr<Input> open_stdin(std::istream& in, const InputOptions& opt) {
 // ---- Merging -----------------------------------------------------------------------------------
 
 Merged::Merged(std::vector<std::unique_ptr<Input>> inputs, std::size_t reorder_window) : inputs_(std::move(inputs)) {
+  for (const auto& in : inputs_)
+    if (const auto* names = in->name_records())
+      for (const auto& r : *names) names_.add(r);
   for (const auto& in : inputs_) {
     if (clock_hz_ == 0) clock_hz_ = in->clock_hz();
     if (in->clock_hz() != clock_hz_)

@@ -24,6 +24,7 @@
 #include "kron/core/sample.hpp"
 #include "analysis/reorder.hpp"
 #include "kron/format/classic.hpp"
+#include "kron/format/trace_file.hpp"
 
 namespace kron::analysis {
 
@@ -70,6 +71,8 @@ class Input {
   std::uint64_t samples() const { return samples_; }
   // What resource counter `i` counted, when the file says (kron trace files); "" otherwise.
   virtual std::string counter_name(unsigned) const { return {}; }
+  // The name section of a kron trace file (1.3): named probes' sites and thread names; empty otherwise.
+  virtual const std::vector<record::NameRecord>* name_records() const { return nullptr; }
   // What the input says was lost or cut (a recording not closed, samples the recorder dropped), for the
   // tools to print once they have read it: nothing lost goes uncounted.
   virtual std::vector<std::string> warnings() const { return {}; }
@@ -148,6 +151,8 @@ class Merged {
   // Index of the input the last sample came from.
   std::size_t last_input() const { return last_; }
   const std::vector<std::unique_ptr<Input>>& inputs() const { return inputs_; }
+  // Every input's names (ERRATUM E151: merged, the first input's entry for an id wins).
+  const tracefile::NameTable& names() const { return names_; }
   std::uint64_t clock_hz() const { return clock_hz_; }
   std::uint64_t ts_mask() const { return ts_mask_; }
   std::uint64_t samples() const { return samples_; }
@@ -164,6 +169,7 @@ class Merged {
   void push(std::size_t i);
   bool next_raw(Sample& out, std::size_t& input);  // the k-way merge, before the window
   std::vector<std::unique_ptr<Input>> inputs_;
+  tracefile::NameTable names_;
   std::unique_ptr<ReorderWindow> window_;  // null: no window
   bool raw_done_ = false;
   // A bad input met while reading ahead into the window: raised once the samples before it are out, so

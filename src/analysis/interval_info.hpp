@@ -28,6 +28,10 @@ struct Interval {
   std::array<std::string, 2> names;
   unsigned line = 0;                    // where it was defined, for messages
   std::array<unsigned, 3> event_column{};
+  // A named scope's interval (class 1, no event numbers): made by the matcher from a recording's names,
+  // never read from interval.info. `location` is its site's "file:line function".
+  bool named = false;
+  std::string location;
 };
 
 struct IntervalInfo {

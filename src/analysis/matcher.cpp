@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "kron/core/error.hpp"
@@ -46,8 +47,36 @@ std::string stream_name(const StreamKey& k) {
   return fmt::format("0x{:08x}/{}{}", k.source, k.by_thread ? "tid" : "cpu", k.lane);
 }
 
-Matcher::Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t ts_mask)
-    : info_(info), opt_(opt), ts_mask_(ts_mask) {
+Matcher::Matcher(const IntervalInfo& info_in, const RptOptions& opt, std::uint64_t ts_mask,
+                 const tracefile::NameTable* names)
+    : info_(info_in), opt_(opt), ts_mask_(ts_mask) {
+  // The named scopes' intervals (E152): one per distinct name, in id order, then "#unnamed".
+  {
+    std::unordered_map<std::string, unsigned> by_name;
+    auto add = [&](const std::string& name, const std::string& location) {
+      auto [it, fresh] = by_name.emplace(name, static_cast<unsigned>(info_.intervals.size()));
+      if (fresh) {
+        Interval iv;
+        iv.cls = 1;
+        iv.n_names = 1;
+        iv.names[0] = name;
+        iv.named = true;
+        iv.location = location;
+        info_.intervals.push_back(std::move(iv));
+      }
+      return it->second;
+    };
+    if (names)
+      for (std::uint32_t id = 1; id <= names->max_id(); ++id) {
+        const tracefile::NameRecord* r = names->site(static_cast<std::uint16_t>(id));
+        if (!r) continue;
+        if (r->name_kind != record::NameKind::Scope) continue;
+        if (named_of_id_.size() <= id) named_of_id_.resize(id + 1, kAll);
+        named_of_id_[id] = add(std::string(r->name, strnlen(r->name, sizeof r->name)), tracefile::NameTable::location(*r));
+      }
+    unnamed_interval_ = add("#unnamed", "");
+  }
+  const IntervalInfo& info = info_;
   if (opt.event_bits < 1 || opt.event_bits > 64)
     throw std::invalid_argument("event size (-e) must be 1 to 64 bits, not " + std::to_string(opt.event_bits));
   event_mask_ = opt.event_bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << opt.event_bits) - 1;
@@ -69,6 +98,7 @@ Matcher::Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t 
     const unsigned parts = iv.cls == 3 ? 3 : iv.cls == 2 ? 2 : 1;
     part_count_.push_back(parts);
     total_parts_ += parts;
+    if (iv.named) continue;  // paired by feed_named(), not by event numbers
     auto machine = [&](std::uint64_t start, unsigned start_part, std::initializer_list<std::pair<std::uint64_t, unsigned>> ends) {
       Machine m{i, iv.cls == 4, start_part, 0, {0, 0}};
       const auto idx = static_cast<std::uint32_t>(machines_.size());
@@ -177,9 +207,45 @@ void Matcher::feed_batch(std::span<const Sample> batch) {
   for (const Sample& s : batch) feed_one(s);
 }
 
+bool Matcher::feed_named(const Sample& s) {
+  const bool begin = s.flags & kFlagScopeBegin, end = s.flags & kFlagScopeEnd;
+  if (!begin && !end) return false;  // a named event: no interval
+  ++matched_events_;
+  const std::uint32_t stream = stream_one(s);
+  if (named_open_.size() <= stream) named_open_.resize(std::size_t{stream} + 1);
+  auto& open = named_open_[stream];
+  const std::uint16_t id = record::name_id_of(s.data);
+  const unsigned iv = named_interval(id);
+  if (begin) {
+    open.push_back(NamedOpen{iv, id, s.timestamp, record::named_value_of(s.data)});
+    return true;
+  }
+  // ERRATUM E152: the innermost open scope of this id; the scopes opened inside it and never ended are
+  // unmatched starts.
+  std::size_t k = open.size();
+  while (k > 0 && open[k - 1].id != id) --k;
+  if (k == 0) {
+    ++slot(iv, 0, stream).unmatched_ends;
+    return true;
+  }
+  for (std::size_t j = k; j < open.size(); ++j) ++slot(open[j].interval, 0, stream).unmatched_starts;
+  const NamedOpen o = open[k - 1];
+  open.resize(k - 1);
+  const std::uint64_t d = (s.timestamp - o.t) & ts_mask_;
+  slot(iv, 0, stream).add(d, opt_.histograms);
+  if (on_interval) {
+    Occurrence occ{iv, 0, stream, stream, o.t, s.timestamp, d};
+    occ.value = o.value;
+    occ.name_id = id;
+    on_interval(occ);
+  }
+  return true;
+}
+
 inline bool Matcher::feed_one(const Sample& s) {
   ++samples_;
   if (s.is_resource()) ++resource_samples_;  // 003: counters discarded, treated as a Trace sample
+  if (s.flags & kFlagNamed) [[unlikely]] return feed_named(s);
   const auto rs = roles(s.data & event_mask_);
   if (rs.empty()) return false;
   ++matched_events_;
@@ -218,6 +284,10 @@ inline bool Matcher::feed_one(const Sample& s) {
 }
 
 void Matcher::finish() {
+  for (std::uint32_t st = 0; st < named_open_.size(); ++st) {
+    for (const NamedOpen& o : named_open_[st]) ++slot(o.interval, 0, st).unmatched_starts;
+    named_open_[st].clear();
+  }
   for (std::uint32_t st = 0; st < streams_.size(); ++st)
     for (std::uint32_t k = 0; k < machines_.size(); ++k) {
       Open& o = open_[std::size_t{st} * machines_.size() + k];

@@ -28,6 +28,7 @@
 
 #include "analysis/interval_info.hpp"
 #include "kron/core/sample.hpp"
+#include "kron/format/trace_file.hpp"
 
 namespace kron::analysis {
 
@@ -96,6 +97,8 @@ struct Occurrence {
   std::uint32_t stream;   // the stream of the ending event (index into Matcher::streams())
   std::uint32_t start_stream;  // class 4: the stream of the start event; otherwise == stream
   std::uint64_t start, end, duration;
+  std::uint64_t value = 0;     // a named scope: the value its probe carried (48 bits)
+  std::uint16_t name_id = 0;   // a named scope: its site's id (0: an interval of interval.info)
 };
 
 // ERRATUM E48: a classic sample's stream is (source identification, CPU); a live recorder's sample
@@ -118,9 +121,16 @@ struct StreamKey {
 std::string stream_name(const StreamKey& k);
 
 // Streaming matcher: feed samples in time order, then finish().
+//
+// Named scopes (KRON_SCOPE, kFlagNamed samples) are paired by the matcher itself, without interval.info:
+// every distinct scope name of `names` becomes a class-1 interval after interval.info's (Interval::named),
+// and a scope's end closes the innermost open scope of its id on its stream (ERRATUM E152: scopes nest; a
+// begin left open above it is counted as an unmatched start). Named samples never match interval.info's
+// event numbers.
 class Matcher {
  public:
-  Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t ts_mask);
+  Matcher(const IntervalInfo& info, const RptOptions& opt, std::uint64_t ts_mask,
+          const tracefile::NameTable* names = nullptr);
 
   // Returns true when the sample is one of interval.info's events.
   bool feed(const Sample& s);
@@ -164,6 +174,18 @@ class Matcher {
     bool open = false;
   };
   [[gnu::always_inline]] inline bool feed_one(const Sample& s);  // defined and used in rpt.cpp only
+  bool feed_named(const Sample& s);
+  unsigned named_interval(std::uint16_t id) const {
+    return id < named_of_id_.size() && named_of_id_[id] != kAll ? named_of_id_[id] : unnamed_interval_;
+  }
+  struct NamedOpen {
+    unsigned interval;
+    std::uint16_t id;
+    std::uint64_t t, value;
+  };
+  std::vector<std::uint32_t> named_of_id_;  // id -> interval (kAll: none)
+  unsigned unnamed_interval_ = 0;           // "#unnamed": scopes whose id the names do not hold
+  std::vector<std::vector<NamedOpen>> named_open_;  // per stream: the open named scopes, innermost last
   [[gnu::always_inline]] inline std::span<const Role> roles(std::uint64_t event) const;
   std::uint32_t new_stream(const StreamKey& sk, std::uint64_t key);
   [[gnu::always_inline]] inline std::uint32_t stream_one(const Sample& s);
@@ -171,7 +193,7 @@ class Matcher {
   [[gnu::always_inline]] inline void record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
               std::uint64_t start, std::uint64_t end);
 
-  const IntervalInfo& info_;
+  IntervalInfo info_;  // interval.info's intervals, then the named scopes'
   RptOptions opt_;
   std::uint64_t ts_mask_, event_mask_;
   std::vector<Machine> machines_;

@@ -34,16 +34,21 @@ Report make_report(const Matcher& m, bool summary) {
   for (unsigned i = 0; i < ivs.size(); ++i)
     for (unsigned p = 0; p < m.parts(i); ++p) {
       const std::string name = m.part_name(i, p);
+      if (ivs[i].named) {  // a named scope: rows only where it happened (the recording's names list them all)
+        bool seen = false;
+        for (const auto st : order) seen = seen || m.stats(i, p, st).active();
+        if (!seen) continue;
+      }
       bool any = false;
       if (ivs[i].cls != 4)
         for (const auto st : order) {
           const Stats& s = m.stats(i, p, st);
           if (!s.active()) continue;
           any = true;
-          r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, stream_name(m.streams()[st]), &s});
+          r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, stream_name(m.streams()[st]), &s, ivs[i].location});
         }
       if (ivs[i].cls == 4 || summary || !any)
-        r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, "all", &m.stats(i, p, Matcher::kAll)});
+        r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, "all", &m.stats(i, p, Matcher::kAll), ivs[i].location});
     }
   return r;
 }
@@ -132,6 +137,7 @@ std::string render_json(const Report& r, bool histograms) {
     ordered_json o;
     o["name"] = text::utf8_safe(row.name);
     o["class"] = row.cls;
+    if (!row.location.empty()) o["location"] = text::utf8_safe(row.location);
     o["stream"] = text::utf8_safe(row.stream);
     o["count"] = s.count;
     o["total"] = s.total;

@@ -21,6 +21,7 @@ struct ReportRow {
   unsigned interval, part;
   std::string stream;  // "SOURCE/cpuN" or "all"
   const Stats* stats;
+  std::string location;  // a named scope's site, "file:line function" ("" otherwise)
 };
 
 struct InputSummary {

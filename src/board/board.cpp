@@ -222,6 +222,10 @@ Geometry read_geometry(const void* base) noexcept {
   g.block_count = once(h->block_count);
   g.block_header_size = once(h->block_header_size);
   g.sealed_offset = once(h->sealed_offset);
+  g.names_offset = once(h->names_offset);
+  g.name_slots = once(h->name_slots);
+  g.name_slot_size = once(h->name_slot_size);
+  if (g.names_offset == 0) g.name_slots = 0;  // a 2.0 board (reserved bytes, zero) or a board made without one
   for (unsigned n = 0; n < kCounters; ++n) g.signals[n] = once(h->sources[n].signal);
   return g;
 }
@@ -266,7 +270,17 @@ Problem validate(const Geometry& g, std::uint64_t size) noexcept {
       std::uint64_t{g.block_count} * sizeof(SealedCell) > size - g.sealed_offset)
     return bad(offsetof(BoardHeader, sealed_offset), "sealed-block queue runs past the end of the segment");
   const std::uint64_t sealed_end = g.sealed_offset + std::uint64_t{g.block_count} * sizeof(SealedCell);
-  if (g.data_offset < sealed_end || g.data_offset % kLine || g.data_offset > size ||
+  std::uint64_t names_end = sealed_end;
+  if (g.names_offset) {  // 2.1: the name table, between the sealed queue and the blocks
+    if (g.name_slot_size != sizeof(NameSlot))
+      return bad(offsetof(BoardHeader, name_slot_size), "name slot size is not 256");
+    if (g.name_slots > kMaxNameSlots) return bad(offsetof(BoardHeader, name_slots), "name slot count is above 65534");
+    if (g.names_offset < sealed_end || g.names_offset % kLine || g.names_offset > size ||
+        std::uint64_t{g.name_slots} * sizeof(NameSlot) > size - g.names_offset)
+      return bad(offsetof(BoardHeader, names_offset), "name table runs past the end of the segment");
+    names_end = g.names_offset + std::uint64_t{g.name_slots} * sizeof(NameSlot);
+  }
+  if (g.data_offset < names_end || g.data_offset % kLine || g.data_offset > size ||
       g.block_bytes > (size - g.data_offset) / g.block_count)
     return bad(offsetof(BoardHeader, data_offset), "blocks run past the end of the segment");
   if (g.clock_hz == 0 || g.clock_hz > kMaxClockHz)
@@ -360,7 +374,9 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   const std::uint64_t lanes_off = sizeof(BoardHeader);
   const std::uint64_t blocks_off = lanes_off + std::uint64_t{o.lanes} * sizeof(LaneHeader);
   const std::uint64_t sealed_off = blocks_off + std::uint64_t{blocks} * sizeof(BlockHeader);
-  const std::uint64_t data_off = (sealed_off + std::uint64_t{blocks} * sizeof(SealedCell) + 4095) & ~std::uint64_t{4095};
+  if (o.name_slots > kMaxNameSlots) return fail("name table size must be 0-" + std::to_string(kMaxNameSlots));
+  const std::uint64_t names_off = (sealed_off + std::uint64_t{blocks} * sizeof(SealedCell) + kLine - 1) & ~std::uint64_t{kLine - 1};
+  const std::uint64_t data_off = (names_off + std::uint64_t{o.name_slots} * sizeof(NameSlot) + 4095) & ~std::uint64_t{4095};
   const std::uint64_t size = data_off + std::uint64_t{blocks} * block;
   const std::string path = board_path(o.name), dir = shm_dir();
   // ERRATUM E122. The board must fit where it is made: a segment larger than the free space of its tmpfs
@@ -425,6 +441,9 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   h->block_count = blocks;
   h->block_header_size = sizeof(BlockHeader);
   h->sealed_offset = sealed_off;
+  h->names_offset = o.name_slots ? names_off : 0;
+  h->name_slots = o.name_slots;
+  h->name_slot_size = sizeof(NameSlot);
   h->clock_kind = clock_kind();
   h->clock_hz = clock_hz();
   h->node = o.node;

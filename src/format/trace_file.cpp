@@ -225,7 +225,7 @@ void Writer::append_records(std::span<const std::uint8_t> records, std::uint64_t
   bytes_ += records.size();
 }
 
-void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes) {
+void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names) {
   flush();
   if (!cctx_) stored_ = bytes_;
   header.header_size = sizeof(FileHeader);
@@ -239,6 +239,11 @@ void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes) {
   header.flags |= kFlagComplete;
   if (!lanes.empty() && std::fwrite(lanes.data(), sizeof(LaneEntry), lanes.size(), f_) != lanes.size())
     throw sys_error(path_, "write failed");
+  header.names_offset = names.empty() ? 0 : header.lanes_offset + std::uint64_t{header.lane_count} * sizeof(LaneEntry);
+  header.name_count = static_cast<std::uint32_t>(std::min<std::size_t>(names.size(), kMaxNames));
+  header.name_record_size = sizeof(NameRecord);
+  if (header.name_count && std::fwrite(names.data(), sizeof(NameRecord), header.name_count, f_) != header.name_count)
+    throw sys_error(path_, "write failed");
   if (std::fseek(f_, 0, SEEK_SET) != 0 || std::fwrite(&header, sizeof header, 1, f_) != 1)
     throw sys_error(path_, "cannot complete header");
   if (std::fclose(f_) != 0) {
@@ -246,6 +251,48 @@ void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes) {
     throw sys_error(path_, "close failed");
   }
   f_ = nullptr;
+}
+
+// ---- NameTable ---------------------------------------------------------------------------------
+
+void NameTable::add(const NameRecord& r) {
+  if (r.name_kind == record::NameKind::Thread) {
+    const std::uint64_t key = std::uint64_t{r.source} << 32 | r.thread;
+    auto it = std::lower_bound(threads_.begin(), threads_.end(), key, [](const auto& e, std::uint64_t k) { return e.first < k; });
+    if (it != threads_.end() && it->first == key) {
+      it->second = r;  // the last name a thread took
+    } else {
+      threads_.insert(it, {key, r});
+      ++count_;
+    }
+    return;
+  }
+  if (r.id == 0 || r.id == record::kNoNameId) return;
+  if (sites_.size() <= r.id) sites_.resize(std::size_t{r.id} + 1);
+  if (sites_[r.id].id) return;  // the first entry for an id wins (E151)
+  sites_[r.id] = r;
+  ++count_;
+}
+
+std::string_view NameTable::thread(std::uint32_t source, std::uint32_t thread) const {
+  const std::uint64_t key = std::uint64_t{source} << 32 | thread;
+  auto it = std::lower_bound(threads_.begin(), threads_.end(), key, [](const auto& e, std::uint64_t k) { return e.first < k; });
+  return it != threads_.end() && it->first == key ? std::string_view(it->second.name, strnlen(it->second.name, sizeof it->second.name))
+                                                  : std::string_view{};
+}
+
+std::string NameTable::name_of(const Sample& s) const {
+  if (!(s.flags & kFlagNamed)) return {};
+  const std::uint16_t id = record::name_id_of(s.data);
+  if (const NameRecord* r = site(id)) return std::string(r->name, strnlen(r->name, sizeof r->name));
+  return id == record::kNoNameId ? std::string("#none") : "#" + std::to_string(id);
+}
+
+std::string NameTable::location(const NameRecord& r) {
+  std::string file(r.file, strnlen(r.file, sizeof r.file)), fn(r.function, strnlen(r.function, sizeof r.function));
+  if (file.empty()) return fn;
+  std::string loc = file + ":" + std::to_string(r.line);
+  return fn.empty() ? loc : loc + " " + fn;
 }
 
 // ---- Reader ------------------------------------------------------------------------------------
@@ -281,6 +328,15 @@ void Reader::validate(const std::string& path, const FileHeader& h, std::uint64_
                 "record area (" + std::to_string(h.records_bytes) + " bytes from offset " +
                     std::to_string(h.header_size) + ") does not end where the lane table starts (offset " +
                     std::to_string(h.lanes_offset) + ")");
+    if (h.names_offset) {  // 1.3: the name section follows the lane table
+      if (h.name_record_size != sizeof(NameRecord))
+        throw bad(offsetof(FileHeader, name_record_size), "name record size is not 256");
+      if (h.names_offset != h.lanes_offset + std::uint64_t{h.lane_count} * h.lane_entry_size)
+        throw bad(offsetof(FileHeader, names_offset), "name section does not start where the lane table ends");
+      if (h.name_count > kMaxNames || h.names_offset > file_size ||
+          std::uint64_t{h.name_count} * sizeof(NameRecord) > file_size - h.names_offset)
+        throw bad(offsetof(FileHeader, name_count), "name section runs past the end of the file (truncated?)");
+    }
     if (h.records_bytes == 0 && h.samples != 0)
       throw bad(offsetof(FileHeader, records_bytes),
                 "record area is empty but the header counts " + std::to_string(h.samples) + " samples");
@@ -306,6 +362,15 @@ Reader::Reader(const std::string& path, ReadOptions options)
     for (std::uint32_t i = 0; i < header_.lane_count; ++i)
       std::memcpy(&lanes_[i], map_ + header_.lanes_offset + std::uint64_t{i} * header_.lane_entry_size,
                   sizeof(LaneEntry));
+    if (header_.names_offset) {
+      names_.resize(header_.name_count);
+      for (std::uint32_t i = 0; i < header_.name_count; ++i) {
+        const std::uint64_t at = header_.names_offset + std::uint64_t{i} * sizeof(NameRecord);
+        std::memcpy(&names_[i], map_ + at, sizeof(NameRecord));
+        if (const char* why = record::name_record_problem(names_[i], 0))
+          throw InputError::at_offset(path, at, std::string("name record ") + std::to_string(i) + ": " + why);
+      }
+    }
   } else {
     area_end_ = size_;  // an unclosed file: records run to the last whole one (see next())
   }
@@ -536,6 +601,9 @@ std::vector<std::string> Reader::warnings() const {
                 (header_.minor > kMinor ? " (written by a later trace format 1." + std::to_string(header_.minor) + ")"
                                         : " (salvaged)"));
   if (!mismatch_.empty()) w.push_back(path_ + ": " + mismatch_ + " (salvaged: what was read is reported)");
+  if (header_.names_lost)  // 1.3 (ERRATUM E156)
+    w.push_back(path_ + ": " + std::to_string(header_.names_lost) +
+                " names found no room in the board's name table: their samples show \"#none\" (kron record --names N)");
   return w;
 }
 

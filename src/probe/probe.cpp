@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/rseq.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,7 @@ std::uint32_t g_node = 0;
 BlockHeader* g_bh = nullptr;
 SealedCell* g_cells = nullptr;
 bool g_circular = false;
+std::uint32_t g_name_slots = 0;  // the board's name table (2.1; 0: none)
 
 // The thread's place in the pool (slow paths only; the fast path needs only ThreadLane).
 struct BlockCursor {
@@ -135,6 +137,67 @@ void init_once() {
   std::atexit([] { release_lane(); });  // the main thread's lane (key destructors do not run for it)
 }
 
+// ---- the name table (board 2.1) -------------------------------------------------------------------------
+// ERRATUM E156. Adds an entry; returns its id (slot + 1), or KRON_NAME_NONE when the board has no table or it is full
+// (names_used then exceeds name_slots by the entries that found no room: counted, shown by the tools).
+std::uint32_t add_name(record::NameRecord r) {
+  if (!g_board || g_name_slots == 0) return KRON_NAME_NONE;
+  // Relaxed: the slot's own header word publishes its content (release below).
+  const std::uint64_t i = g_board->names_used.fetch_add(1, std::memory_order_relaxed);
+  if (i >= g_name_slots) return KRON_NAME_NONE;
+  r.h = record::RecordHeader{record::RecordKind::Names, sizeof(record::NameRecord), 0, 0, 0};
+  if (r.name_kind != record::NameKind::Thread) r.id = static_cast<std::uint16_t>(i + 1);
+  NameSlot* slot = g_map->name_slot(static_cast<std::uint32_t>(i));
+  std::memcpy(slot->body, reinterpret_cast<const std::uint8_t*>(&r) + sizeof(record::RecordHeader), sizeof slot->body);
+  // Release: a reader that acquires the header word reads the whole entry.
+  slot->header.store(record::name_header_word(), std::memory_order_release);
+  return static_cast<std::uint32_t>(i + 1);
+}
+void copy_str(char* dst, std::size_t cap, const char* src, bool keep_end = false) {
+  if (!src) return;
+  std::size_t n = std::strlen(src);
+  if (n >= cap) {
+    if (keep_end) src += n - (cap - 1);
+    n = cap - 1;
+  }
+  std::memcpy(dst, src, n);
+}
+record::NameRecord name_entry(record::NameKind kind, std::uint32_t thread) {
+  record::NameRecord r{};
+  r.name_kind = kind;
+  r.source = source_id(g_node, g_pid);
+  r.thread = thread;
+  return r;
+}
+// ERRATUM E154: a thread's name is read at its lane claim and at its end, and set by kron::thread_name.
+// The name this thread had when it last registered one (its lane claim, kron::thread_name), to register a
+// changed name (pthread_setname_np after the first probe) when the thread ends.
+constinit thread_local char t_name[16] = {};
+void register_thread(std::uint32_t tid, const char* name) {
+  record::NameRecord r = name_entry(record::NameKind::Thread, tid);
+  copy_str(r.name, 16, name);
+  std::memcpy(t_name, r.name, sizeof t_name);
+  add_name(r);
+}
+// The kernel's name of thread `tid` of this process (comm, at most 15 bytes), "" when it cannot be read.
+void comm_of(std::uint32_t tid, char out[16]) {
+  std::memset(out, 0, 16);
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  const ssize_t n = ::read(fd, out, 15);
+  ::close(fd);
+  for (ssize_t k = 0; k < n; ++k)
+    if (out[k] == '\n') out[k] = 0;
+  if (n < 0) std::memset(out, 0, 16);
+}
+void register_comm(std::uint32_t tid) {
+  char comm[16];
+  comm_of(tid, comm);
+  if (comm[0] && std::strncmp(comm, t_name, sizeof t_name) != 0) register_thread(tid, comm);
+}
+
 // Claims a free lane for this thread (slow path: CAS allowed here). False when every lane is taken.
 bool claim(detail::ThreadLane& t) {
   const std::uint32_t n = g_lanes;
@@ -174,6 +237,7 @@ bool claim(detail::ThreadLane& t) {
     // Release: tools that see Active see the owner fields above.
     L->state.store(LaneState::Active, std::memory_order_release);
     pthread_setspecific(g_key, L);
+    register_comm(L->tid);  // the thread's name, as the program set it so far
     return true;
   }
   return false;
@@ -587,6 +651,7 @@ bool attach(const char* name) noexcept {
   g_bh = g_map->blocks();
   g_cells = g_map->sealed_cells();
   g_circular = geo.circular();
+  g_name_slots = geo.name_slots;
   detail::g_tsc = geo.clock_kind == ClockKind::Tsc;
   g_board->attached.fetch_add(1, std::memory_order_relaxed);
   // Release: a probe that sees the board's control word also sees the globals set above.
@@ -603,6 +668,7 @@ void release_lane() noexcept {
   // The current block is sealed (on a circular board it joins the queue: the oldest to be recycled once
   // it is the oldest); it stays the lane's `cur`, so a thread adopting the lane continues after it.
   if (t_blk.cur < g_blocks) seal(t, t_blk.cur, kNoBlock);
+  register_comm(t.lane->tid);  // a name the thread took after its first probe
   // Release: a drainer that sees Retired sees the final head and counts.
   t.lane->state.store(LaneState::Retired, std::memory_order_release);
   t = detail::ThreadLane{};
@@ -615,14 +681,22 @@ void counter_control(std::uint64_t enable, std::uint64_t mode, std::uint64_t clo
   if (g_board) board::write_counter_control(*g_board, enable, mode, clock_select);
 }
 
+void thread_name(const char* name) noexcept {
+  if (!name) return;
+  char n[16] = {};
+  copy_str(n, sizeof n, name);
+  pthread_setname_np(pthread_self(), n);
+  if (g_board) register_thread(gettid_u32(), n);
+}
+
 namespace detail {
 
-void trace_slow(unsigned group, std::uint64_t data) noexcept {
+void trace_slow(unsigned group, std::uint64_t data, std::uint64_t flags) noexcept {
   ThreadLane& t = t_lane;
   if (!ensure_lane(t)) return;
   if (!make_room(t, 1, false)) return;
-  const std::uint64_t rec[record::kSlotWords] = {t.hdr | record::group_bits(group) | record::cpu_bits(cpu_of(t)), t.ids,
-                                                 now(), data};
+  const std::uint64_t rec[record::kSlotWords] = {t.hdr | flags | record::group_bits(group) | record::cpu_bits(cpu_of(t)),
+                                                 t.ids, now(), data};
   put(t, rec, 1);
 }
 
@@ -658,8 +732,32 @@ __attribute__((constructor)) void auto_attach() { attach(nullptr); }
 
 }  // namespace kron
 
-// ---- C API (mk.h) --------------------------------------------------------------------------------------------
+// ---- C API (mk.h, site.h) ----------------------------------------------------------------------------------
 extern "C" {
+uint32_t kron_site_register(struct kron_site* site) {
+  using namespace kron;
+  static std::mutex m;  // one registration per site and process, whichever thread gets there first
+  std::lock_guard<std::mutex> lock(m);
+  std::uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+  if (id) return id;
+  if (!g_board) return KRON_NAME_NONE;  // not stored: a later attach registers it
+  record::NameRecord r = name_entry(site->kind == KRON_SITE_EVENT ? record::NameKind::Event : record::NameKind::Scope,
+                                    gettid_u32());
+  copy_str(r.name, sizeof r.name, site->name);
+  copy_str(r.function, sizeof r.function, site->function);
+  copy_str(r.file, sizeof r.file, site->file, true);
+  r.line = site->line;
+  id = add_name(r);  // the slot's copy holds the id too: a reader checks slot + 1 == id
+  // Relaxed: see named() in kron.hpp.
+  __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
+  return id;
+}
+void mk_named_fn(struct kron_site* site, unsigned group, uint64_t value, int what) {
+  kron::named(*site, group, value, what == KRON_NAMED_BEGIN ? kron::Named::Begin
+                                   : what == KRON_NAMED_END ? kron::Named::End
+                                                            : kron::Named::Event);
+}
+void mk_thread_name(const char* name) { kron::thread_name(name); }
 int mk_map(const char* name) { return kron::attach(name) ? 0 : -1; }
 int mk_map_default(void) { return kron::attach(nullptr) ? 0 : -1; }
 void mk_trace_fn(unsigned group, uint64_t data) { kron::trace(group, data); }

@@ -469,6 +469,31 @@ Totals BoardReader::totals() {
   return t;
 }
 
+std::vector<record::NameRecord> BoardReader::names(std::uint64_t* lost, std::uint64_t* bad) const {
+  std::vector<record::NameRecord> out;
+  const std::uint32_t slots = geo().name_slots;  // the validated copy (ERRATUM E120), never the live field
+  // Relaxed: each slot's own header word (acquired below) says whether it is written.
+  const std::uint64_t used = header().names_used.load(std::memory_order_relaxed);
+  if (lost) *lost = used > slots ? used - slots : 0;
+  if (bad) *bad = 0;
+  const std::uint32_t n = static_cast<std::uint32_t>(std::min<std::uint64_t>(used, slots));
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const board::NameSlot* slot = map_.name_slot(i);
+    // Acquire: pairs with the registering thread's release store after it filled the slot.
+    const std::uint64_t w = slot->header.load(std::memory_order_acquire);
+    if (w == 0) continue;  // being written now (its probe's samples show the id without a name)
+    record::NameRecord r;
+    std::memcpy(&r, &w, sizeof w);
+    std::memcpy(reinterpret_cast<std::uint8_t*>(&r) + sizeof w, slot->body, sizeof slot->body);
+    if (record::name_record_problem(r, r.name_kind == record::NameKind::Thread ? 0 : i + 1)) {
+      if (bad) ++*bad;
+      continue;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 std::vector<tracefile::LaneEntry> BoardReader::lane_entries() {
   std::vector<tracefile::LaneEntry> out;
   for (const LaneView& v : lanes())

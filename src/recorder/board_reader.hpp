@@ -82,6 +82,9 @@ class BoardReader {
   Totals totals();
   // Lane table entries for a trace file: every lane that ever saw a probe.
   std::vector<tracefile::LaneEntry> lane_entries();
+  // The name table (board 2.1): every published entry, each validated as untrusted memory (an entry that
+  // fails is left out and counted in *bad); *lost: the names the table had no room for.
+  std::vector<record::NameRecord> names(std::uint64_t* lost = nullptr, std::uint64_t* bad = nullptr) const;
   // CSR as a read returns it (000 Table B1): stored bits plus the computed status bits 6-9.
   std::uint16_t csr_read();
   // A trace file header describing this board (clock, node, counters, mode).

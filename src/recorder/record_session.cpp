@@ -194,7 +194,10 @@ SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const S
   res.written = write_in_time_order(w, pieces, o.start, o.end, &res.held);
   res.totals = r.totals();
   fill_totals(fh, res.totals);
-  w.finish(fh, r.lane_entries());
+  std::uint64_t bad = 0;
+  const auto names = r.names(&fh.names_lost, &bad);
+  fh.names_lost += bad;
+  w.finish(fh, r.lane_entries(), names);
   res.problems = r.problems();
   return res;
 }

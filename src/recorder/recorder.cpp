@@ -285,7 +285,10 @@ void Recorder::finish(tracefile::FileHeader h) {
   fill_totals(h, totals_);
   h.late = merge_.late();
   h.flags |= tracefile::kFlagTimeOrdered;  // the hold-back's promise; exceptions are counted in `late`
-  out_.finish(h, lanes);
+  std::uint64_t bad = 0;
+  const auto names = board_.names(&h.names_lost, &bad);
+  h.names_lost += bad;  // an entry scribbled on the board: its name is lost, and counted
+  out_.finish(h, lanes, names);
 }
 
 }  // namespace kron::recorder

@@ -28,6 +28,7 @@ int run(const Args& a) {
   for (const auto& i : in.inputs()) kron_fields |= i->format() == analysis::InputFormat::Kron;
   const auto chip = in.inputs().front()->chip();
   analysis::Expander ex(opt, chip, kron_fields, in.ts_mask());
+  ex.set_names(&in.names());
   // Lines go straight into one large buffer written with fwrite: no per-line allocation or copy.
   constexpr std::size_t kFlushAt = 1 << 20;
   std::vector<char> buf(kFlushAt + analysis::Expander::kMaxLine);

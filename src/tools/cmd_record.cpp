@@ -23,6 +23,7 @@ struct Args {
   bool wait = false, huge_pages = false;
   std::vector<std::string> counters;
   unsigned lanes = board::kDefaultLanes;
+  unsigned names = board::kDefaultNameSlots;
   std::string block = "auto";
   unsigned node = 0;
   bool quiet = false;
@@ -107,6 +108,7 @@ int run(const Args& a) {
   o.board.csr = board::kCsrSamplingEnabled | (a.wait ? board::kCsrWriteWait : 0);
   o.board.node = a.node;
   o.board.huge_pages = a.huge_pages;
+  o.board.name_slots = a.names;
   recorder::apply_counters(a.counters, o.board);
   o.output = a.output;
   o.program = a.program;
@@ -144,6 +146,9 @@ KRON_COMMAND("record", "run a program on a new board (or drain an existing one l
   made(app.add_flag("--wait", a->wait, "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
   made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));
   made(app.add_option("--lanes", a->lanes, "lane headers: threads writing at once (memory is shared by all)")->capture_default_str());
+  made(app.add_option("--names", a->names, "name table entries: named probes' sites and thread names (256 bytes each)")
+           ->check(CLI::Range(0u, board::kMaxNameSlots))
+           ->capture_default_str());
   made(app.add_option("--block-size", a->block, "bytes a lane takes from the board's pool at a time (auto, or 4K-1M)")
            ->capture_default_str());
   made(app.add_option("--node", a->node, "node number of the source identification")

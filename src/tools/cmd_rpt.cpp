@@ -1,6 +1,8 @@
 // kron rpt: 003 mk_rpt. The work is in src/analysis/ (matcher.cpp, rpt.cpp, html.cpp).
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <span>
 #include <vector>
@@ -18,18 +20,23 @@ namespace {
 struct Args {
   InputArgs in;
   bool verbose = false, histograms = false, summary = false, chronological = false, dbl = false, json = false;
-  std::string info_file = "interval.info";
+  std::string info_file;  // -f; none: interval.info when it exists (named scopes need none)
   unsigned event_bits = 32;
   std::string html;
 };
 
 int run(const Args& a) {
-  const analysis::IntervalInfo info = analysis::load_interval_info(a.info_file);
+  // Named scopes are paired without interval.info (which stays for event numbers, 003's workflow): without
+  // -f, interval.info is read when there is one.
+  analysis::IntervalInfo info;
+  info.path = "interval.info";
+  if (!a.info_file.empty() || ::access("interval.info", F_OK) == 0)
+    info = analysis::load_interval_info(a.info_file.empty() ? "interval.info" : a.info_file);
   analysis::Merged in = a.in.open();
   analysis::RptOptions ro;
   ro.event_bits = a.event_bits;
   ro.histograms = a.histograms || !a.html.empty();
-  analysis::Matcher m(info, ro, in.ts_mask());
+  analysis::Matcher m(info, ro, in.ts_mask(), &in.names());
   const std::uint64_t clock = in.clock_hz();
 
   // -n: every occurrence as it completes, in time order (printed while reading: each line is final).
@@ -42,7 +49,7 @@ int run(const Args& a) {
     buf += fmt::format("{:>16}  {:>14}  {:>14}  {:<24}  {}\n", "end (us)", "ticks", "us", "stream", "interval");
     m.on_interval = [&](const analysis::Occurrence& o) {
       const std::string stream =
-          info.intervals[o.interval].cls == 4 ? "all" : analysis::stream_name(m.streams()[o.stream]);
+          m.info().intervals[o.interval].cls == 4 ? "all" : analysis::stream_name(m.streams()[o.stream]);
       fmt::format_to(std::back_inserter(buf), "{:>16.3f}  {:>14}  {:>14.3f}  {:<24}  {}\n",
                      analysis::ticks_to_us(static_cast<double>(o.end), clock), o.duration,
                      analysis::ticks_to_us(static_cast<double>(o.duration), clock), stream,
@@ -87,7 +94,8 @@ KRON_COMMAND("rpt", "interval report from interval.info: count, total, min, max,
                app.set_help_flag("--help", "print this help");  // -h is mk_rpt's histogram option
                a->in.add(app);
                app.add_flag("-v", a->verbose, "verbose: the inputs and their sample counts");
-               app.add_option("-f", a->info_file, "interval description file (default interval.info)");
+               app.add_option("-f", a->info_file,
+                              "interval description file (default interval.info when present; named scopes need none)");
                app.add_flag("-h", a->histograms, "histograms of the interval durations");
                app.add_option("-e", a->event_bits,
                               "event size: the event number is the low VALUE bits of the user data (1-64, default 32)")

@@ -152,9 +152,13 @@ TEST_F(Tools, RptMalformedIntervalInfo) {
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("interval.info:3:9: expected the second end event number"), std::string::npos) << r.err;
   fs::remove(dir / "interval.info");
-  const auto m = kron("rpt t.kron");
+  const auto m = kron("rpt -f interval.info t.kron");  // asked for and missing: an error
   EXPECT_EQ(m.status, 2);
   EXPECT_NE(m.err.find("interval.info"), std::string::npos) << m.err;
+  // Not asked for and not there: named scopes need none (this file has none: no rows, exit 0).
+  const auto n = kron("rpt t.kron");
+  EXPECT_EQ(n.status, 0) << n.err;
+  EXPECT_NE(n.out.find("samples "), std::string::npos) << n.out;
 }
 
 // A truncated or corrupted input: exit 2, file and offset named; expand printed only the samples before

@@ -25,8 +25,10 @@
 namespace kron::record {
 
 // Record kinds (the values are file and board ABI).
-enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2 };
-inline constexpr std::size_t kRecordKinds = 2;
+// Trace and Resource are samples (a board lane's and the file's record area). Names (1.3) is an entry of the
+// name table: a board's name slots and the trace file's name section, never a lane or the record area.
+enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2, Names = 3 };
+inline constexpr std::size_t kRecordKinds = 2;  // the sample kinds (kRecordSize below)
 
 struct RecordHeader {
   RecordKind kind;
@@ -102,6 +104,60 @@ constexpr std::uint64_t valid_slots(std::uint64_t word) {
 static_assert(header_word(RecordKind::Trace) == (1u | 32u << 16) && header_word(RecordKind::Resource) == (2u | 160u << 16));
 static_assert(valid_slots(header_word(RecordKind::Trace) | group_bits(3) | cpu_bits(7)) == 1);
 static_assert(valid_slots(header_word(RecordKind::Resource)) == kResourceSlots && valid_slots(2u | 32u << 16) == 0);
+
+// ---- Named probes: the data word and the name table ------------------------------------------------------
+// ERRATUM E150. A named probe's sample is a Trace record with kFlagNamed whose data word carries the name id
+// in bits 48-63 and the probe's value in bits 0-47 (a value wider than 48 bits loses its high bits): the
+// record stays 32 bytes and the hot path one store per word.
+inline constexpr unsigned kNameIdShift = 48;
+inline constexpr std::uint64_t kNamedValueMask = (std::uint64_t{1} << kNameIdShift) - 1;
+constexpr std::uint64_t named_data(std::uint32_t id, std::uint64_t value) {
+  return std::uint64_t{id} << kNameIdShift | (value & kNamedValueMask);
+}
+constexpr std::uint16_t name_id_of(std::uint64_t data) { return static_cast<std::uint16_t>(data >> kNameIdShift); }
+constexpr std::uint64_t named_value_of(std::uint64_t data) { return data & kNamedValueMask; }
+inline constexpr std::uint16_t kNoNameId = 0xffff;  // KRON_NAME_NONE (kron/site.h): the table had no room
+
+// What a name-table entry names.
+enum class NameKind : std::uint16_t { Scope = 1, Event = 2, Thread = 3 };
+inline constexpr std::size_t kNameBytes = 64, kFunctionBytes = 64, kFileBytes = 104;
+// One entry (256 bytes): a board's name slot and a record of the trace file's name section. Scope and Event
+// entries: `id` is what samples carry, `source`/`thread` who registered it, name/file/line/function the
+// probe's site. Thread entries: id 0, `source`/`thread` the thread, `name` its name (the last entry for a
+// thread wins). Strings are NUL-padded; a reader never trusts them to be terminated. A file name longer
+// than kFileBytes - 1 keeps its end.
+struct NameRecord {
+  RecordHeader h;  // kind Names, size sizeof(NameRecord); flags, group, cpu 0
+  NameKind name_kind;
+  std::uint16_t id;
+  std::uint32_t source;
+  std::uint32_t thread;
+  std::uint32_t line;
+  char name[kNameBytes];
+  char function[kFunctionBytes];
+  char file[kFileBytes];
+};
+static_assert(sizeof(NameRecord) == 256 && offsetof(NameRecord, name) == 24 && offsetof(NameRecord, file) == 152);
+// What is wrong with an entry read from untrusted memory (a board, a file), or nullptr: its header word, its
+// kind, its id (Scope/Event 1-65534 and `expected_id` when not 0; Thread 0), and a NUL in every string.
+inline const char* name_record_problem(const NameRecord& r, std::uint32_t expected_id) {
+  if (r.h.kind != RecordKind::Names || r.h.size != sizeof(NameRecord)) return "not a name record (kind 3, size 256)";
+  if (r.name_kind == NameKind::Thread) {
+    if (r.id != 0) return "thread name entry with an id";
+  } else if (r.name_kind == NameKind::Scope || r.name_kind == NameKind::Event) {
+    if (r.id == 0 || r.id == 0xffff || (expected_id && r.id != expected_id)) return "name entry id is invalid";
+  } else {
+    return "name entry of unknown kind";
+  }
+  if (!std::memchr(r.name, 0, sizeof r.name) || !std::memchr(r.function, 0, sizeof r.function) ||
+      !std::memchr(r.file, 0, sizeof r.file))
+    return "name entry string is not terminated";
+  return nullptr;
+}
+constexpr std::uint64_t name_header_word() {
+  return std::uint64_t{static_cast<std::uint16_t>(RecordKind::Names)} << kKindShift |
+         std::uint64_t{sizeof(NameRecord)} << kSizeShift;
+}
 
 // ---- Fields of an encoded record in memory (any alignment) ----------------------------------------------
 inline std::uint64_t header_word_at(const std::uint8_t* rec) {

@@ -32,6 +32,12 @@ enum SampleFlag : std::uint8_t {
   kFlagShadowOverrun = 1u << 1,  // Shadow register overrun: a previous Resource sample was lost
   kFlagReadError = 1u << 2,      // MultiKron (first chip) only: RSRC read error (001 Table 5)
   kFlagOverwritten = 1u << 3,    // live recorder, circular mode: older samples of this lane were overwritten
+  // Named probes (KRON_SCOPE, KRON_EVENT): the data word is a name id (bits 48-63) and a value (bits 0-47),
+  // kron/core/record.hpp named_data(). Per record, never pending: unlike the error flags above they say what
+  // this sample is, not what happened before it.
+  kFlagNamed = 1u << 4,          // a named probe's sample: alone, a named event
+  kFlagScopeEnd = 1u << 5,       // with kFlagNamed: the end of a named scope
+  kFlagScopeBegin = 1u << 6,     // with kFlagNamed: the beginning of a named scope
 };
 
 }  // namespace kron

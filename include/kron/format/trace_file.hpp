@@ -31,11 +31,14 @@ namespace kron::tracefile {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 2;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
+inline constexpr std::uint16_t kMinor = 3;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
 // Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
 // 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
 // 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
 // unless --compress was asked for.
+// 1.3 adds record kinds 3, names, and 4, scheduling switches. Names: the name section after the lane table
+// (FileHeader::names_offset, name_count, names_lost; record::NameRecord), the names of named probes' sites
+// and of threads; a 1.2 reader ignores it (the samples carry the name id in their data word, kFlagNamed).
 
 enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
@@ -88,10 +91,17 @@ struct FileHeader {
   // 1.2: the records' uncompressed length (complete files; equals records_bytes when not compressed).
   // 0 in 1.0 and 1.1 files.
   std::uint64_t records_raw_bytes;
-  std::uint8_t reserved[104];
+  // 1.3: the name section, record::NameRecord x name_count right after the lane table (complete files;
+  // names_offset 0: none), and the names the board's table had no room for (their samples show no name).
+  std::uint64_t names_offset;
+  std::uint32_t name_count;
+  std::uint32_t name_record_size;  // sizeof(NameRecord) of the producer
+  std::uint64_t names_lost;
+  std::uint8_t reserved[80];
 };
 static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904 &&
-                  offsetof(FileHeader, records_raw_bytes) == 912,
+                  offsetof(FileHeader, records_raw_bytes) == 912 && offsetof(FileHeader, names_offset) == 920 &&
+                  offsetof(FileHeader, names_lost) == 936,
               "FileHeader is a file ABI");
 
 // 1.2, kFlagCompressed: one chunk of the record area. The payload follows (stored_bytes), then zeros to
@@ -117,6 +127,31 @@ using record::RecordHeader;
 using record::RecordKind;
 using record::ResourceRecord;
 using record::TraceRecord;
+using record::NameRecord;
+inline constexpr std::uint32_t kMaxNames = 1u << 20;  // the most name records a reader accepts
+
+// Names of a recording: named probes' sites by id, threads by (source, thread). ERRATUM E151: ids are the
+// board's; tables of several files are merged, the first entry for an id (or a thread: the last) wins.
+class NameTable {
+ public:
+  void add(const NameRecord& r);
+  // The site of id `id` (kind Scope or Event), or nullptr.
+  const NameRecord* site(std::uint16_t id) const { return id < sites_.size() && sites_[id].id ? &sites_[id] : nullptr; }
+  // The thread's name, "" when none was recorded.
+  std::string_view thread(std::uint32_t source, std::uint32_t thread) const;
+  bool empty() const { return count_ == 0; }
+  std::uint16_t max_id() const { return static_cast<std::uint16_t>(sites_.empty() ? 0 : sites_.size() - 1); }
+  std::size_t size() const { return count_; }
+  // A sample's name: the site's name, "#ID" for an id the table does not hold; "" for an unnamed sample.
+  std::string name_of(const Sample& s) const;
+  // "file:line function" of a site ("" when unknown).
+  static std::string location(const NameRecord& r);
+
+ private:
+  std::vector<NameRecord> sites_;  // indexed by id (id 0 unused)
+  std::vector<std::pair<std::uint64_t, NameRecord>> threads_;  // (source << 32 | thread), sorted by key
+  std::size_t count_ = 0;
+};
 
 // One lane: one writer (a thread of a process) of the board.
 struct LaneEntry {
@@ -153,8 +188,9 @@ class Writer {
   void append(const Sample& s);
   // Already-encoded records (a whole number of them), as a recorder's drain copies them.
   void append_records(std::span<const std::uint8_t> records, std::uint64_t count);
-  // Counts in `header` (samples is filled in by the writer) and the lanes; sets kFlagComplete.
-  void finish(FileHeader header, std::span<const LaneEntry> lanes);
+  // Counts in `header` (samples is filled in by the writer), the lanes and the name section (1.3; the
+  // header's names_lost is kept); sets kFlagComplete.
+  void finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names = {});
 
   std::uint64_t samples() const { return samples_; }
   std::uint64_t bytes() const { return bytes_; }                 // records, uncompressed
@@ -201,6 +237,8 @@ class Reader {
 
   const FileHeader& header() const { return header_; }
   const std::vector<LaneEntry>& lanes() const { return lanes_; }
+  // The name section (1.3), each record validated; empty for older files.
+  const std::vector<NameRecord>& names() const { return names_; }
   const std::string& path() const { return path_; }
   bool complete() const { return header_.flags & kFlagComplete; }
   bool compressed() const { return header_.flags & kFlagCompressed; }
@@ -232,6 +270,7 @@ class Reader {
   std::uint64_t size_ = 0;
   FileHeader header_{};
   std::vector<LaneEntry> lanes_;
+  std::vector<NameRecord> names_;
   // What the record loops read: rec_[pos_, end_). An uncompressed file: rec_ is the mapping and pos_ a
   // file offset. A compressed one: the current chunk's records (decompressed into chunk_, or in the
   // mapping for a chunk stored raw), pos_ an offset in them; next_chunk() moves on.
