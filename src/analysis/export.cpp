@@ -57,7 +57,7 @@ std::string jstr(const std::string& s) {
 
 }  // namespace
 
-ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* f) {
+ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* f) {
   Out out(f);
   ExportStats st;
   IntervalInfo none;

@@ -1,5 +1,7 @@
 // kron export: the samples in formats other programs open.
-//  - perfetto: Chrome Trace Event JSON (the "JSON Object Format" that chrome://tracing and the Perfetto UI
+//  - perfetto (export_perfetto.cpp): Perfetto's protobuf trace (TracePackets with TrackDescriptors,
+//    TrackEvents, interned names, incremental timestamps), what ui.perfetto.dev opens at any size.
+//  - chrome-json: Chrome Trace Event JSON (the "JSON Object Format" that chrome://tracing and the Perfetto UI
 //    read): one track per stream (process = source identification, thread = CPU), the intervals of
 //    interval.info as slices, resource counters as counter tracks, every other Trace sample as an instant.
 //  - csv: one row a sample.
@@ -16,10 +18,17 @@ namespace kron::analysis {
 
 struct ExportStats {
   std::uint64_t samples = 0, slices = 0, counters = 0, instants = 0;
+  std::uint64_t bytes = 0;         // bytes written (the Perfetto export)
+  std::uint64_t lanes_reused = 0;  // Perfetto: overlapping slices put on a full lane set (E163)
 };
 
 // `info` may be null (no interval slices). Counter names come from the first kron trace file's header.
-ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out);
+ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out);
+// ERRATUM E161: the default limit, 2 GiB less one byte: the Perfetto UI reads a trace into the browser's
+// memory and refuses larger files; a larger trace is refused with a message (max_bytes), never written.
+inline constexpr std::uint64_t kPerfettoMaxBytes = (std::uint64_t{1} << 31) - 1;
+ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out,
+                            std::uint64_t max_bytes = kPerfettoMaxBytes);
 ExportStats export_csv(Merged& in, std::FILE* out);
 
 }  // namespace kron::analysis

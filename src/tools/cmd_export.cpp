@@ -1,4 +1,5 @@
-// kron export: Chrome Trace Event JSON (Perfetto UI, chrome://tracing) or CSV. Work in src/analysis/export.cpp.
+// kron export: Perfetto's protobuf trace (the default), Chrome Trace Event JSON or CSV. Work in
+// src/analysis/export_perfetto.cpp and src/analysis/export.cpp.
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -16,11 +17,12 @@ struct Args {
   InputArgs in;
   std::string format = "perfetto", output, info_file;
   unsigned event_bits = 32;
+  std::uint64_t max_bytes = analysis::kPerfettoMaxBytes;
 };
 
 int run(const Args& a) {
   std::optional<analysis::IntervalInfo> info;
-  if (a.format == "perfetto") {
+  if (a.format == "perfetto" || a.format == "chrome-json") {
     // interval.info is optional here: -f FILE must exist; without -f, ./interval.info is used if present.
     if (!a.info_file.empty())
       info = analysis::load_interval_info(a.info_file);
@@ -32,24 +34,37 @@ int run(const Args& a) {
   ro.event_bits = a.event_bits;
   analysis::ExportStats st;
   write_file_atomically(a.output, [&](std::FILE* f) {
-    st = a.format == "csv" ? analysis::export_csv(in, f)
-                           : analysis::export_perfetto(in, info ? &*info : nullptr, ro, f);
+    if (a.format == "csv")
+      st = analysis::export_csv(in, f);
+    else if (a.format == "chrome-json")
+      st = analysis::export_chrome_json(in, info ? &*info : nullptr, ro, f);
+    else
+      st = analysis::export_perfetto(in, info ? &*info : nullptr, ro, f, a.max_bytes);
   });
   if (a.format == "csv")
     fmt::print("wrote {}: {} samples\n", a.output, st.samples);
   else
     fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants\n", a.output, st.samples,
                st.slices, st.counters, st.instants);
+  if (st.lanes_reused)
+    fmt::print(stderr,
+               "kron: warning: {} interval slices overlapped more than 64 others of their interval on one "
+               "stream and share a track: a viewer may nest them wrongly\n",
+               st.lanes_reused);
   for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
   return kExitOk;
 }
 
-KRON_COMMAND("export", "write samples as Chrome Trace Event JSON (Perfetto UI, chrome://tracing) or CSV", 42,
+KRON_COMMAND("export", "write samples as a Perfetto trace, Chrome Trace Event JSON or CSV", 42,
              [](CLI::App& app) {
                auto a = std::make_shared<Args>();
                a->in.add(app);
-               app.add_option("--format", a->format, "perfetto (Chrome Trace Event JSON) or csv")
-                   ->check(CLI::IsMember({"perfetto", "csv"}));
+               app.add_option("--format", a->format,
+                              "perfetto (Perfetto protobuf, the default), chrome-json (Chrome Trace Event JSON) or csv")
+                   ->check(CLI::IsMember({"perfetto", "chrome-json", "csv"}));
+               app.add_option("--max-bytes", a->max_bytes,
+                              "perfetto: refuse a trace larger than this (default 2 GiB - 1, what the Perfetto UI opens)")
+                   ->check(CLI::PositiveNumber);
                app.add_option("-o,--output", a->output, "output file")->required();
                app.add_option("-f", a->info_file,
                               "interval description file for slices (default ./interval.info when present)");

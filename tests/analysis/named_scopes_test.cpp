@@ -219,7 +219,7 @@ TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
   const auto out = (dir / "n.json").string();
   std::FILE* f = std::fopen(out.c_str(), "wb");
   ASSERT_TRUE(f);
-  const ExportStats st = export_perfetto(in, nullptr, {}, f);
+  const ExportStats st = export_chrome_json(in, nullptr, {}, f);
   std::fclose(f);
   EXPECT_EQ(st.slices, 600u);
   std::ifstream is(out);

@@ -18,7 +18,7 @@ cd "$tmp"  # no interval.info here
 
 "$kron" rpt --json k.trace >rpt.json
 "$kron" expand k.trace >expand.txt
-"$kron" export --format perfetto -o k.json k.trace >/dev/null
+"$kron" export --format chrome-json -o k.json k.trace >/dev/null
 python3 - <<'PY'
 import json, re
 r = json.load(open("rpt.json"))

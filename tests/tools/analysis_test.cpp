@@ -203,7 +203,7 @@ TEST_F(Tools, UsageErrorsExitTwo) {
 
 // Chrome Trace Event JSON read back: slices per interval occurrence, counters, instants, tracks.
 TEST_F(Tools, ExportPerfettoReadBack) {
-  const auto r = kron("export --format perfetto -o t.json t.kron");
+  const auto r = kron("export --format chrome-json -o t.json t.kron");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(slurp(dir / "t.json"));
   ASSERT_TRUE(j["traceEvents"].is_array());
