@@ -20,6 +20,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -184,16 +185,18 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     const std::size_t id = pb::open(b, kPktInternedData);
     const std::size_t en = pb::open(b, kIdEventNames);
     pb::uint_field(b, kEnIid, slot);
-    pb::bytes_field(b, kEnName, text::utf8_safe(std::string(name)));
+    pb::bytes_field(b, kEnName, text::utf8_safe(name));
     pb::close(b, en);
     pb::close(b, id);
     return slot;
   };
-  auto name_field = [&](std::uint32_t iid, std::string_view name) {
+  auto name_field = [&](std::uint32_t iid, std::string_view name, bool ascii = false) {
     if (iid)
       pb::uint_field(b, kTeNameIid, iid);
+    else if (ascii)
+      pb::bytes_field(b, kTeName, name);
     else
-      pb::bytes_field(b, kTeName, text::utf8_safe(std::string(name)));
+      pb::bytes_field(b, kTeName, text::utf8_safe(name));
   };
 
   // The stream's sequence: made (with its tracks described) when its first sample comes.
@@ -293,6 +296,8 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
   };
 
   std::uint32_t cur = 0;  // the stream of the sample being fed
+  std::uint64_t cur_key = 0;
+  bool have_cur = false;
   std::uint64_t flow_id = 0;
   m.on_interval = [&](const Occurrence& o) {
     ++st.slices;
@@ -372,15 +377,28 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     }
   };
 
-  Sample smp;
-  while (in.next(smp)) {
+  // Batches (Merged::next_batch: one input's batch without a merge), as the other tools' inner loops.
+  std::vector<Sample> batch(4096);
+  std::size_t nb = 0, at = 0;
+  for (;;) {
+    if (at == nb) {
+      nb = in.next_batch(batch);
+      at = 0;
+      if (nb == 0) break;
+    }
+    const Sample& smp = batch[at++];
     ++st.samples;
     if (!have_t0) {
       have_t0 = true;
       t0 = smp.timestamp;
     }
     const std::uint64_t t = ns(smp.timestamp);
-    cur = stream_for(StreamKey::of(smp), t);
+    const StreamKey key = StreamKey::of(smp);
+    if (!(have_cur && key.key() == cur_key)) {
+      cur = stream_for(key, t);
+      cur_key = key.key();
+      have_cur = true;
+    }
     StreamState& s = streams[cur];
     const bool named = (smp.flags & kFlagNamed) && !smp.is_resource();
     if (named && (smp.flags & kFlagScopeBegin)) {  // a named scope's begin: the slice opens now
@@ -431,12 +449,15 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
         std::uint32_t dummy = 0;
         auto it = s.iid.find(ev);
         std::uint32_t& slot = it != s.iid.end() ? it->second : (s.next_iid > kMaxInterned ? dummy : s.iid[ev]);
-        if (!slot) nm = fmt::format("event {}", ev);
+        if (!slot) {  // "event N", as the JSON export names it
+          char text[32] = "event ";
+          nm.assign(text, static_cast<std::size_t>(std::to_chars(text + 6, text + sizeof text, ev).ptr - text));
+        }
         iid = intern(s, slot, nm);
       }
       const std::size_t te = pb::open(b, kPktTrackEvent);
       pb::uint_field(b, kTeType, kInstant);
-      name_field(iid, nm);
+      name_field(iid, nm, !named);
       if (value) {
         const std::size_t da = pb::open(b, kTeDebug);
         pb::uint_field(b, kDaNameIid, kDanValue);

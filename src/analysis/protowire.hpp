@@ -24,6 +24,10 @@ constexpr unsigned varint_size(std::uint64_t v) {
 }
 
 inline void varint(std::string& b, std::uint64_t v) {
+  if (v < 0x80) [[likely]] {  // most tags, types, ids and time deltas
+    b.push_back(static_cast<char>(v));
+    return;
+  }
   char tmp[10];
   unsigned n = 0;
   while (v >= 0x80) {
