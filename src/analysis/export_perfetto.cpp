@@ -67,7 +67,7 @@ constexpr std::uint64_t kDanValue = 1;  // "value": a named probe's value
 // on each event (`name`), so memory stays bounded whatever the event numbers.
 constexpr std::uint32_t kMaxInterned = 4096;
 // ERRATUM E163: the most tracks (lanes) one (stream, interval, part) gets for overlapping occurrences.
-constexpr std::size_t kMaxLanes = 64;
+constexpr std::size_t kMaxLanes = 1024;
 // Track uuids: a stream's thread track is (n+1) * 32, its counter c track that + 1 + c; processes and
 // interval tracks have their own ranges.
 constexpr std::uint64_t kProcessUuidBase = std::uint64_t{1} << 40, kIntervalUuidBase = std::uint64_t{2} << 40;

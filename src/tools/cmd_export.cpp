@@ -48,7 +48,7 @@ int run(const Args& a) {
                st.slices, st.counters, st.instants);
   if (st.lanes_reused)
     fmt::print(stderr,
-               "kron: warning: {} interval slices overlapped more than 64 others of their interval on one "
+               "kron: warning: {} interval slices overlapped more than 1024 others of their interval on one "
                "stream and share a track: a viewer may nest them wrongly\n",
                st.lanes_reused);
   for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
