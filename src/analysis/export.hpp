@@ -5,6 +5,7 @@
 //    read): one track per stream (process = source identification, thread = CPU), the intervals of
 //    interval.info as slices, resource counters as counter tracks, every other Trace sample as an instant.
 //  - csv: one row a sample.
+//  - ctf (export_ctf.cpp): a Common Trace Format 1.8 trace, a directory (babeltrace2, Trace Compass).
 // Both stream: a sample in, its events out; nothing per sample is kept. docs/tools.md says how to open them.
 #pragma once
 #include <cstdio>
@@ -20,6 +21,7 @@ struct ExportStats {
   std::uint64_t samples = 0, slices = 0, counters = 0, instants = 0;
   std::uint64_t bytes = 0;         // bytes written (the Perfetto export)
   std::uint64_t lanes_reused = 0;  // Perfetto: overlapping slices put on a full lane set (E163)
+  std::uint64_t discarded = 0;     // CTF: the recorder's losses written as discarded events (E165)
 };
 
 // `info` may be null (no interval slices). Counter names come from the first kron trace file's header.
@@ -30,5 +32,7 @@ inline constexpr std::uint64_t kPerfettoMaxBytes = (std::uint64_t{1} << 31) - 1;
 ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out,
                             std::uint64_t max_bytes = kPerfettoMaxBytes);
 ExportStats export_csv(Merged& in, std::FILE* out);
+// A CTF 1.8 trace (export_ctf.cpp) in the directory `dir`, which must exist and be empty.
+ExportStats export_ctf(Merged& in, const std::string& dir);
 
 }  // namespace kron::analysis

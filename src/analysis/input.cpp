@@ -166,6 +166,17 @@ class KronFile final : public Input {
     return i < kResourceCounters ? std::string(tracefile::counter_name(r_.header(), i)) : std::string();
   }
   const std::vector<record::NameRecord>* name_records() const override { return &r_.names(); }
+  bool wall_clock(std::uint64_t& start_ticks, std::uint64_t& start_realtime_ns) const override {
+    start_ticks = r_.header().start_ticks;
+    start_realtime_ns = r_.header().start_realtime_ns;
+    return start_realtime_ns != 0;
+  }
+  std::vector<LaneLoss> lane_losses() const override {
+    std::vector<LaneLoss> v;
+    for (const auto& l : r_.lanes())
+      if (l.overruns + l.overwritten) v.push_back({l.pid, l.tid, l.overruns + l.overwritten});
+    return v;
+  }
 
  private:
   tracefile::Reader r_;

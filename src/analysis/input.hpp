@@ -76,6 +76,16 @@ class Input {
   // What the input says was lost or cut (a recording not closed, samples the recorder dropped), for the
   // tools to print once they have read it: nothing lost goes uncounted.
   virtual std::vector<std::string> warnings() const { return {}; }
+  // Wall time of the input's clock, when the file says (kron trace files: the header's start_ticks and
+  // start_realtime_ns); false otherwise.
+  virtual bool wall_clock(std::uint64_t& /*start_ticks*/, std::uint64_t& /*start_realtime_ns*/) const { return false; }
+  // Samples the recorder lost per lane (kron trace files' lane table: overruns + overwritten), as
+  // (pid, tid, lost); empty otherwise.
+  struct LaneLoss {
+    std::uint32_t pid, tid;
+    std::uint64_t lost;
+  };
+  virtual std::vector<LaneLoss> lane_losses() const { return {}; }
   // True when the input vouches that its samples are in timestamp order (a complete kron file whose
   // producer set kFlagTimeOrdered and counted no late record). Merged needs no reorder window for it.
   virtual bool time_ordered() const { return false; }

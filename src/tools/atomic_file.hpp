@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -50,6 +51,38 @@ inline void write_file_atomically(const std::string& path, const std::function<v
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     throw std::runtime_error(path + ": cannot rename into place: " + std::strerror(errno));
+  }
+}
+
+// A directory made whole or not at all: PATH.tmp.XXXXXX (mkdtemp: a new directory, mode 0700 then 0777
+// less the umask), filled by `write`, renamed to PATH at the end. PATH must not exist, or be an empty
+// directory (rename replaces that); anything else is refused before any work.
+inline void write_dir_atomically(const std::string& path, const std::function<void(const std::string&)>& write) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw std::runtime_error(path + ": exists and is not a directory");
+  std::vector<char> name(path.begin(), path.end());
+  for (const char c : std::string(".tmp.XXXXXX")) name.push_back(c);
+  name.push_back('\0');
+  if (!::mkdtemp(name.data()))
+    throw std::runtime_error(path + ": cannot create a temporary directory beside it: " + std::strerror(errno));
+  const std::string tmp(name.data());
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(tmp.c_str(), 0777 & ~mask);
+  auto remove_tmp = [&] { std::filesystem::remove_all(tmp); };
+  try {
+    write(tmp);
+  } catch (...) {
+    remove_tmp();
+    throw;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    remove_tmp();
+    throw std::runtime_error(path + ": cannot rename into place" +
+                             (e == ENOTEMPTY || e == EEXIST ? std::string(": a directory that is not empty is there")
+                                                            : ": " + std::string(std::strerror(e))));
   }
 }
 

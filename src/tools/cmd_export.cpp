@@ -33,6 +33,13 @@ int run(const Args& a) {
   analysis::RptOptions ro;
   ro.event_bits = a.event_bits;
   analysis::ExportStats st;
+  if (a.format == "ctf") {
+    write_dir_atomically(a.output, [&](const std::string& dir) { st = analysis::export_ctf(in, dir); });
+    fmt::print("wrote {}: {} samples, {} counter values, {} named samples, {} discarded events\n", a.output,
+               st.samples, st.counters, st.instants, st.discarded);
+    for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
+    return kExitOk;
+  }
   write_file_atomically(a.output, [&](std::FILE* f) {
     if (a.format == "csv")
       st = analysis::export_csv(in, f);
@@ -55,17 +62,18 @@ int run(const Args& a) {
   return kExitOk;
 }
 
-KRON_COMMAND("export", "write samples as a Perfetto trace, Chrome Trace Event JSON or CSV", 42,
+KRON_COMMAND("export", "write samples as a Perfetto trace, Chrome Trace Event JSON, CSV or a CTF trace", 42,
              [](CLI::App& app) {
                auto a = std::make_shared<Args>();
                a->in.add(app);
                app.add_option("--format", a->format,
-                              "perfetto (Perfetto protobuf, the default), chrome-json (Chrome Trace Event JSON) or csv")
-                   ->check(CLI::IsMember({"perfetto", "chrome-json", "csv"}));
+                              "perfetto (Perfetto protobuf, the default), chrome-json (Chrome Trace Event JSON), csv, or ctf "
+                              "(a CTF 1.8 directory)")
+                   ->check(CLI::IsMember({"perfetto", "chrome-json", "csv", "ctf"}));
                app.add_option("--max-bytes", a->max_bytes,
                               "perfetto: refuse a trace larger than this (default 2 GiB - 1, what the Perfetto UI opens)")
                    ->check(CLI::PositiveNumber);
-               app.add_option("-o,--output", a->output, "output file")->required();
+               app.add_option("-o,--output", a->output, "output file (ctf: a directory, made by the command)")->required();
                app.add_option("-f", a->info_file,
                               "interval description file for slices (default ./interval.info when present)");
                app.add_option("-e", a->event_bits, "event size in bits, as kron rpt -e (default 32)")
