@@ -75,7 +75,7 @@ int main() {
     j["export"][name] = {{"seconds", s}, {"samples_per_s", rate}, {"bytes", bytes}, {"bytes_per_sample", bps}};
   };
   row("cat (input)", timed("cat '" + trace.string() + "' >/dev/null"), fs::file_size(trace));
-  const std::vector<std::string> formats = {"perfetto", "chrome-json", "csv"};
+  const std::vector<std::string> formats = {"perfetto", "ctf", "chrome-json", "csv"};
   for (const std::string& f : formats) {
     const fs::path out = dir / ("bench-export-" + tag + "." + f);
     const double s = timed("'" + kron + "' export --format " + f + " -o '" + out.string() + "' '" + trace.string() +

@@ -19,11 +19,11 @@ info="$here/examples/sample1/interval.info"
 trace="$out/sample1.trace"
 echo "== kron rpt -s -f examples/sample1/interval.info (003 mk_rpt: intervals of classes 1-4, per thread and for all)"
 "$kron" rpt -s -f "$info" --html "$out/sample1-report.html" "$trace"
-"$kron" export --format perfetto -f "$info" -o "$out/sample1.perfetto.json" "$trace"
+"$kron" export --format perfetto -f "$info" -o "$out/sample1.pftrace" "$trace"
 "$kron" export --format csv -o "$out/sample1.csv" "$trace"
 echo "== exported"
 echo "   report page: $out/sample1-report.html (open in a browser)"
-echo "   timeline:    $out/sample1.perfetto.json (https://ui.perfetto.dev, or chrome://tracing)"
+echo "   timeline:    $out/sample1.pftrace (Perfetto: https://ui.perfetto.dev, \"Open trace file\"; read in the browser, works offline once loaded)"
 echo "   samples:     $out/sample1.csv"
 
 echo
@@ -34,8 +34,10 @@ echo "== kron info $out/kcompress.trace"
 "$kron" info "$out/kcompress.trace"
 echo "== kron rpt (named scopes paired by name: no interval.info)"
 (cd "$out" && "$kron" rpt kcompress.trace)  # in $out: no interval.info there
-"$kron" export --format perfetto -o "$out/kcompress.perfetto.json" "$out/kcompress.trace"
-echo "   timeline:    $out/kcompress.perfetto.json (https://ui.perfetto.dev: threads by name, slices with value and source line)"
+"$kron" export --format perfetto -o "$out/kcompress.pftrace" "$out/kcompress.trace"
+"$kron" export --format ctf -o "$out/kcompress.ctf" "$out/kcompress.trace" >/dev/null
+echo "   timeline:    $out/kcompress.pftrace (https://ui.perfetto.dev, \"Open trace file\": threads by name, nested slices with their value)"
+echo "   CTF:         $out/kcompress.ctf (babeltrace2 $out/kcompress.ctf, or Trace Compass)"
 echo "   walkthrough: docs/walkthrough.md"
 echo
 

@@ -200,7 +200,7 @@ ExportStats export_ctf(Merged& in, const std::string& dir) {
   ExportStats st;
   const std::uint64_t clock = in.clock_hz(), mask = in.ts_mask();
   const tracefile::NameTable& names = in.names();
-  // The clock's offset (CTF 1.8 section 8): ticks 0 at offset_s seconds + offset cycles after the epoch,
+  // ERRATUM E164. The clock's offset (CTF 1.8 section 8): ticks 0 at offset_s seconds + offset cycles after the epoch,
   // from the kron file's start_ticks and start_realtime_ns; 0 (the epoch) for a raw stream (E164).
   std::int64_t offset_s = 0;
   std::uint64_t offset_cycles = 0;
@@ -275,7 +275,7 @@ ExportStats export_ctf(Merged& in, const std::string& dir) {
     }
     if (b.size() >= kPacketBytes) flush_packet(cs);
   }
-  // The recorder's losses (E165): each lane's count on its stream (pid and thread; else the first stream of
+  // ERRATUM E165. The recorder's losses: each lane's count on its stream (pid and thread; else the first stream of
   // that pid; else the first stream), in a last empty packet, so that a reader reports them as discarded
   // events after the stream's samples.
   for (const auto& input : in.inputs())

@@ -212,6 +212,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     pb::uint_field(b, kPktTimestamp, t_ns);
     pb::uint_field(b, kPktClockId, kClockBoottime);
     pb::uint_field(b, kPktSequenceId, s.seq);
+    // ERRATUM E166: the flags on this first packet only; the sixteen counters as one COUNTER event.
     pb::uint_field(b, kPktSequenceFlags, kSeqIncrementalStateCleared | kSeqNeedsIncrementalState);
     {
       const std::size_t d = pb::open(b, kPktDefaults);
@@ -301,7 +302,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
   std::uint64_t flow_id = 0;
   m.on_interval = [&](const Occurrence& o) {
     ++st.slices;
-    if (o.name_id) {  // a named scope: its end closes it and the scopes left open inside it (E152, E162)
+    if (o.name_id) {  // ERRATUM E162: a named scope's end closes it and the scopes left open inside it (E152)
       StreamState& s = streams[cur];
       const std::uint64_t t = ns(o.end);
       while (!s.open.empty()) {
