@@ -72,13 +72,36 @@ constexpr std::size_t kMaxLanes = 1024;
 // interval tracks have their own ranges.
 constexpr std::uint64_t kProcessUuidBase = std::uint64_t{1} << 40, kIntervalUuidBase = std::uint64_t{2} << 40;
 
+// "event N" -> iid for one sequence: open addressing over 2 * kMaxInterned slots, never removed from, so a
+// lookup of a name not interned (the common case once the table is full) costs one or two probes.
+class EventIids {
+ public:
+  // The slot of `ev`: its iid, or 0 where it would go. The table (96 KiB) is made on the first lookup.
+  std::uint32_t& slot(std::uint64_t ev) {
+    if (keys_.empty()) {
+      keys_.resize(kSlots);
+      iids_.resize(kSlots, 0);
+    }
+    std::size_t i = (ev * 0x9E3779B97F4A7C15ull) >> (64 - kBits);
+    while (iids_[i] && keys_[i] != ev) i = (i + 1) & (kSlots - 1);
+    keys_[i] = ev;
+    return iids_[i];
+  }
+
+ private:
+  static constexpr unsigned kBits = 13;
+  static constexpr std::size_t kSlots = std::size_t{1} << kBits;  // 2 * kMaxInterned
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::uint32_t> iids_;
+};
+
 struct StreamState {
   std::uint32_t seq = 0;
   std::uint64_t uuid = 0, last_ns = 0;
   bool counters_described = false;
   std::uint32_t next_iid = 1;
   std::vector<std::uint32_t> named_iid;                   // by name id; 0: not interned yet
-  std::unordered_map<std::uint64_t, std::uint32_t> iid;   // "event N": N -> iid
+  EventIids event_iid;                                     // "event N": N -> iid
   std::unordered_map<std::uint64_t, std::uint32_t> interval_iid;  // (interval << 8 | part) -> iid
   std::vector<std::uint16_t> open;  // named scopes begun and not ended, as the matcher holds them (E152)
   std::uint64_t counter_uuid(unsigned c) const { return uuid + 1 + c; }
@@ -447,9 +470,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
         value = record::named_value_of(smp.data);
       } else {
         const std::uint64_t ev = smp.data & m.event_mask();
-        std::uint32_t dummy = 0;
-        auto it = s.iid.find(ev);
-        std::uint32_t& slot = it != s.iid.end() ? it->second : (s.next_iid > kMaxInterned ? dummy : s.iid[ev]);
+        std::uint32_t& slot = s.event_iid.slot(ev);  // stays 0 when the table is full (intern() leaves it)
         if (!slot) {  // "event N", as the JSON export names it
           char text[32] = "event ";
           nm.assign(text, static_cast<std::size_t>(std::to_chars(text + 6, text + sizeof text, ev).ptr - text));

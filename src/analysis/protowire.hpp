@@ -23,7 +23,7 @@ constexpr unsigned varint_size(std::uint64_t v) {
   return n;
 }
 
-inline void varint(std::string& b, std::uint64_t v) {
+[[gnu::always_inline]] inline void varint(std::string& b, std::uint64_t v) {
   if (v < 0x80) [[likely]] {  // most tags, types, ids and time deltas
     b.push_back(static_cast<char>(v));
     return;
@@ -38,9 +38,9 @@ inline void varint(std::string& b, std::uint64_t v) {
   b.append(tmp, n);
 }
 
-inline void tag(std::string& b, std::uint32_t field, WireType wt) { varint(b, std::uint64_t{field} << 3 | wt); }
+[[gnu::always_inline]] inline void tag(std::string& b, std::uint32_t field, WireType wt) { varint(b, std::uint64_t{field} << 3 | wt); }
 
-inline void uint_field(std::string& b, std::uint32_t field, std::uint64_t v) {
+[[gnu::always_inline]] inline void uint_field(std::string& b, std::uint32_t field, std::uint64_t v) {
   tag(b, field, kVarint);
   varint(b, v);
 }
