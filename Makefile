@@ -48,7 +48,7 @@ build: deps
 # The same tree for make test: the HTML report test in headless Chromium on.
 test-build: deps test-deps
 	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=ON -DKRON_WITH_PROTOC=ON \
-	  -DKRON_WITH_BABELTRACE2=ON)
+	  -DKRON_WITH_BABELTRACE2=ON -DKRON_WITH_OTF2=ON)
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The same tree for make bench: packages first, then the configure that finds them (LTTng-UST on).
@@ -75,7 +75,7 @@ san-build: deps test-deps
 	  -DKRON_SANITIZE=address$(comma)undefined -DKRON_BUILD_BENCH=OFF -DKRON_BUILD_FUZZ=ON \
 	  -DKRON_FUZZ_SECONDS=$(FUZZ_SECONDS) -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
 	  -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF \
-	  -DKRON_WITH_PROTOC=ON -DKRON_WITH_BABELTRACE2=ON)
+	  -DKRON_WITH_PROTOC=ON -DKRON_WITH_BABELTRACE2=ON -DKRON_WITH_OTF2=ON)
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 
 # The tests under the sanitizers (label nosan: tests that inspect uninstrumented code, e.g. the probe's

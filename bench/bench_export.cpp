@@ -98,11 +98,19 @@ int main() {
   };
   row("cat (input)", timed("cat '" + trace.string() + "' >/dev/null"), fs::file_size(trace));
   const std::vector<std::string> formats = {"perfetto", "ctf", "chrome-json", "csv"};
-  for (const std::string& f : formats) {
+  // OTF2 where this kron was built with it (KRON_WITH_OTF2; make bench's tree is not).
+  std::vector<std::string> all = formats;
+  if (std::system(("'" + kron + "' export --format otf2 -o '" + (dir / ("bench-export-" + tag + ".probe")).string() +
+                   "' '" + trace.string() + "' 2>&1 | grep -q 'not built into'").c_str()) != 0)
+    all.insert(all.begin() + 2, "otf2");
+  else
+    std::printf("%-12s (not built into this kron: KRON_WITH_OTF2=OFF)\n", "otf2");
+  fs::remove_all(dir / ("bench-export-" + tag + ".probe"));
+  for (const std::string& f : all) {
     const fs::path out = dir / ("bench-export-" + tag + "." + f);
     const std::string cmd = "rm -rf '" + out.string() + "' && '" + kron + "' export --format " + f + " -o '" +
                             out.string() + "' '" + trace.string() + "' >/dev/null";
-    const Time t = timed(cmd, f == "perfetto" || f == "ctf" ? 3 : 1);
+    const Time t = timed(cmd, f == "perfetto" || f == "ctf" || f == "otf2" ? 3 : 1);
     row(f, t, tree_bytes(out));
     fs::remove_all(out);
   }

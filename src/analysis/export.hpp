@@ -6,6 +6,7 @@
 //    interval.info as slices, resource counters as counter tracks, every other Trace sample as an instant.
 //  - csv: one row a sample.
 //  - ctf (export_ctf.cpp): a Common Trace Format 1.8 trace, a directory (babeltrace2, Trace Compass).
+//  - otf2 (export_otf2.cpp): an OTF2 archive, a directory (Vampir, Score-P's tools), when built with OTF2.
 // Both stream: a sample in, its events out; nothing per sample is kept. docs/tools.md says how to open them.
 #pragma once
 #include <cstdio>
@@ -22,6 +23,7 @@ struct ExportStats {
   std::uint64_t bytes = 0;         // bytes written (the Perfetto export)
   std::uint64_t lanes_reused = 0;  // Perfetto: overlapping slices put on a full lane set (E163)
   std::uint64_t discarded = 0;     // CTF: the recorder's losses written as discarded events (E165)
+  std::uint64_t closed_at_end = 0;  // OTF2: scopes still open at the end, left there (E167)
 };
 
 // `info` may be null (no interval slices). Counter names come from the first kron trace file's header.
@@ -34,5 +36,10 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
 ExportStats export_csv(Merged& in, std::FILE* out);
 // A CTF 1.8 trace (export_ctf.cpp) in the directory `dir`, which must exist and be empty.
 ExportStats export_ctf(Merged& in, const std::string& dir);
+// An OTF2 archive (export_otf2.cpp) in the directory `dir`, when kron was built with KRON_WITH_OTF2;
+// otherwise it throws, saying so. otf2_built_in() tells which.
+bool otf2_built_in();
+std::string otf2_not_built_in();  // the message that says so, and how to build it in
+ExportStats export_otf2(Merged& in, const std::string& dir);
 
 }  // namespace kron::analysis

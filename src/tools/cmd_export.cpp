@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <optional>
+#include <stdexcept>
 
 #include "analysis/export.hpp"
 #include "tools/atomic_file.hpp"
@@ -21,6 +22,8 @@ struct Args {
 };
 
 int run(const Args& a) {
+  // Before any input is read: a kron built without OTF2 says so (export_otf2 throws the message).
+  if (a.format == "otf2" && !analysis::otf2_built_in()) throw std::runtime_error(analysis::otf2_not_built_in());
   std::optional<analysis::IntervalInfo> info;
   if (a.format == "perfetto" || a.format == "chrome-json") {
     // interval.info is optional here: -f FILE must exist; without -f, ./interval.info is used if present.
@@ -33,6 +36,15 @@ int run(const Args& a) {
   analysis::RptOptions ro;
   ro.event_bits = a.event_bits;
   analysis::ExportStats st;
+  if (a.format == "otf2") {
+    write_dir_atomically(a.output, [&](const std::string& dir) { st = analysis::export_otf2(in, dir); });
+    fmt::print("wrote {}/traces.otf2: {} samples, {} scopes, {} counter values, {} data values\n", a.output,
+               st.samples, st.slices, st.counters, st.instants);
+    if (st.closed_at_end)
+      fmt::print(stderr, "kron: warning: {} scopes never ended: left at their thread's last sample\n", st.closed_at_end);
+    for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
+    return kExitOk;
+  }
   if (a.format == "ctf") {
     write_dir_atomically(a.output, [&](const std::string& dir) { st = analysis::export_ctf(in, dir); });
     fmt::print("wrote {}: {} samples, {} counter values, {} named samples, {} discarded events\n", a.output,
@@ -62,14 +74,14 @@ int run(const Args& a) {
   return kExitOk;
 }
 
-KRON_COMMAND("export", "write samples as a Perfetto trace, Chrome Trace Event JSON, CSV or a CTF trace", 42,
+KRON_COMMAND("export", "write samples as a Perfetto trace, Chrome Trace Event JSON, CSV, a CTF trace or an OTF2 archive", 42,
              [](CLI::App& app) {
                auto a = std::make_shared<Args>();
                a->in.add(app);
                app.add_option("--format", a->format,
-                              "perfetto (Perfetto protobuf, the default), chrome-json (Chrome Trace Event JSON), csv, or ctf "
-                              "(a CTF 1.8 directory)")
-                   ->check(CLI::IsMember({"perfetto", "chrome-json", "csv", "ctf"}));
+                              "perfetto (Perfetto protobuf, the default), chrome-json (Chrome Trace Event JSON), csv, ctf "
+                              "(a CTF 1.8 directory) or otf2 (an OTF2 archive, when built with it)")
+                   ->check(CLI::IsMember({"perfetto", "chrome-json", "csv", "ctf", "otf2"}));
                app.add_option("--max-bytes", a->max_bytes,
                               "perfetto: refuse a trace larger than this (default 2 GiB - 1, what the Perfetto UI opens)")
                    ->check(CLI::PositiveNumber);

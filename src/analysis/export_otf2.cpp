@@ -1,0 +1,266 @@
+// kron export --format otf2: an OTF2 archive (Vampir, Score-P's tools, ViTE) written through Debian's
+// libopen-trace-format2 (OTF2 3.0; optional: KRON_WITH_OTF2, else the format says it was not built in).
+// OTF2's reference: the library's headers, OTF2_GlobalDefWriter.h and OTF2_EvtWriter.h.
+//
+// Layout (docs/tools.md "OTF2"): the archive `OUT/traces.otf2` with its `traces/` and `traces.def`.
+// Definitions: a system tree node "machine" with one location group per source (process) and one location
+// per kron stream (a live recording's thread, a classic CPU), named as the Perfetto tracks; a region per
+// named-scope name; a metric class of the sixteen resource counters, and one of the data word of every
+// other sample (a kron event has no OTF2 record of its own); clock properties with the recording's clock
+// and wall time. Events: Enter/Leave per named scope (E167), Metric per Resource sample and per other
+// sample. Memory: OTF2's event buffers, one per location, and per name; nothing per sample.
+#include "analysis/export.hpp"
+
+#include <fmt/core.h>
+
+#include <stdexcept>
+
+#ifdef KRON_HAVE_OTF2
+#include <otf2/otf2.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "kron/board.hpp"
+#include "kron/core/text.hpp"
+#endif
+
+namespace kron::analysis {
+
+std::string otf2_not_built_in() {
+  return "--format otf2 was not built into this kron: configure with -DKRON_WITH_OTF2=ON after installing "
+         "libopen-trace-format2-dev (deps/test-packages.txt; make test does)";
+}
+
+#ifndef KRON_HAVE_OTF2
+bool otf2_built_in() { return false; }
+ExportStats export_otf2(Merged&, const std::string&) { throw std::runtime_error(otf2_not_built_in()); }
+#else
+bool otf2_built_in() { return true; }
+
+namespace {
+__extension__ typedef unsigned __int128 u128;
+
+OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
+OTF2_FlushCallbacks kFlush = {pre_flush, nullptr};
+
+void check(OTF2_ErrorCode e, const char* what) {
+  if (e != OTF2_SUCCESS)
+    throw std::runtime_error(fmt::format("OTF2: {}: {} ({})", what, OTF2_Error_GetName(e), OTF2_Error_GetDescription(e)));
+}
+
+struct Loc {
+  StreamKey key;
+  OTF2_EvtWriter* w = nullptr;
+  std::uint64_t last = 0, events = 0;
+  std::uint32_t group = 0;
+  std::vector<OTF2_RegionRef> open;  // named scopes entered, not left (E152, E167)
+};
+}  // namespace
+
+ExportStats export_otf2(Merged& in, const std::string& dir) {
+  ExportStats st;
+  const std::uint64_t clock = in.clock_hz(), mask = in.ts_mask();
+  const tracefile::NameTable& names = in.names();
+  OTF2_Archive* ar = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+                                       OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  if (!ar) throw std::runtime_error(dir + ": OTF2 cannot create the archive");
+  struct Closer {
+    OTF2_Archive* a;
+    ~Closer() {
+      if (a) OTF2_Archive_Close(a);
+    }
+  } closer{ar};
+  check(OTF2_Archive_SetFlushCallbacks(ar, &kFlush, nullptr), "flush callbacks");
+  check(OTF2_Archive_SetSerialCollectiveCallbacks(ar), "collective callbacks");
+  check(OTF2_Archive_SetCreator(ar, "kron export"), "creator");
+  check(OTF2_Archive_OpenEvtFiles(ar), "open event files");
+
+  std::vector<std::string> strings;
+  std::unordered_map<std::string, OTF2_StringRef> string_ref;
+  auto str = [&](const std::string& s) {
+    const std::string safe = text::utf8_safe(s);
+    auto [it, fresh] = string_ref.try_emplace(safe, static_cast<OTF2_StringRef>(strings.size()));
+    if (fresh) strings.push_back(safe);
+    return it->second;
+  };
+  std::vector<Loc> locs;
+  std::unordered_map<std::uint64_t, std::uint32_t> loc_of;
+  std::vector<std::uint32_t> groups;  // source of each location group
+  std::unordered_map<std::uint32_t, std::uint32_t> group_of;
+  std::vector<std::uint16_t> regions;  // name id of each region
+  std::unordered_map<std::uint16_t, OTF2_RegionRef> region_of;
+  constexpr OTF2_MetricRef kCounters = 0, kData = 1;
+  std::uint64_t t0 = 0, t_last = 0;
+  bool have_t0 = false;
+
+  Sample s;
+  while (in.next(s)) {
+    ++st.samples;
+    if (!have_t0) {
+      have_t0 = true;
+      t0 = s.timestamp;
+    }
+    const StreamKey k = StreamKey::of(s);
+    auto [it, fresh] = loc_of.try_emplace(k.key(), static_cast<std::uint32_t>(locs.size()));
+    if (fresh) {
+      Loc& l = locs.emplace_back();
+      l.key = k;
+      l.w = OTF2_Archive_GetEvtWriter(ar, it->second);
+      if (!l.w) throw std::runtime_error("OTF2: cannot get an event writer");
+      auto [g, new_group] = group_of.try_emplace(k.source, static_cast<std::uint32_t>(groups.size()));
+      if (new_group) groups.push_back(k.source);
+      l.group = g->second;
+    }
+    Loc& l = locs[it->second];
+    // As in CTF (E164): unwrapped, and never back within a location (OTF2 needs each in time order).
+    std::uint64_t t = t0 + ((s.timestamp - t0) & mask);
+    if (t < l.last) t = l.last;
+    l.last = t;
+    t_last = std::max(t_last, t);
+    const bool named = (s.flags & kFlagNamed) && !s.is_resource();
+    if (named && (s.flags & (kFlagScopeBegin | kFlagScopeEnd))) {
+      const std::uint16_t id = record::name_id_of(s.data);
+      auto [r, new_region] = region_of.try_emplace(id, static_cast<OTF2_RegionRef>(regions.size()));
+      if (new_region) regions.push_back(id);
+      if (s.flags & kFlagScopeBegin) {
+        check(OTF2_EvtWriter_Enter(l.w, nullptr, t, r->second), "enter");
+        ++l.events;
+        l.open.push_back(r->second);
+      } else {
+        // ERRATUM E167: as the matcher (E152): the end leaves its innermost open scope of that name and
+        // the scopes opened inside it; an end with none open is left out (counted by kron rpt).
+        std::size_t n = l.open.size();
+        while (n > 0 && l.open[n - 1] != r->second) --n;
+        if (n == 0) continue;
+        while (l.open.size() >= n) {
+          check(OTF2_EvtWriter_Leave(l.w, nullptr, t, l.open.back()), "leave");
+          ++l.events;
+          l.open.pop_back();
+          ++st.slices;
+        }
+      }
+      continue;
+    }
+    if (s.is_resource()) {
+      OTF2_Type types[kResourceCounters];
+      OTF2_MetricValue values[kResourceCounters];
+      for (unsigned c = 0; c < kResourceCounters; ++c) {
+        types[c] = OTF2_TYPE_UINT64;
+        values[c].unsigned_int = s.counters[c];
+      }
+      check(OTF2_EvtWriter_Metric(l.w, nullptr, t, kCounters, kResourceCounters, types, values), "metric");
+      ++l.events;
+      st.counters += kResourceCounters;
+    } else {
+      OTF2_Type type = OTF2_TYPE_UINT64;
+      OTF2_MetricValue v;
+      v.unsigned_int = s.data;
+      check(OTF2_EvtWriter_Metric(l.w, nullptr, t, kData, 1, &type, &v), "metric");
+      ++l.events;
+      ++st.instants;
+    }
+  }
+  // Scopes still open at the end are left at the location's last time (E167), so Enter and Leave pair.
+  for (Loc& l : locs)
+    while (!l.open.empty()) {
+      check(OTF2_EvtWriter_Leave(l.w, nullptr, l.last, l.open.back()), "leave");
+      ++l.events;
+      l.open.pop_back();
+      ++st.closed_at_end;
+    }
+  for (Loc& l : locs) check(OTF2_Archive_CloseEvtWriter(ar, l.w), "close event writer");
+  check(OTF2_Archive_CloseEvtFiles(ar), "close event files");
+  check(OTF2_Archive_OpenDefFiles(ar), "open definition files");
+  for (std::size_t i = 0; i < locs.size(); ++i) {
+    OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(ar, i);
+    check(OTF2_Archive_CloseDefWriter(ar, dw), "close definition writer");
+  }
+  check(OTF2_Archive_CloseDefFiles(ar), "close definition files");
+
+  // Global definitions: strings first, then what refers to them.
+  const OTF2_StringRef s_machine = str("machine"), s_node = str("node"), s_unit = str("#"),
+                       s_counters = str("kron counters"), s_data = str("kron event data"), s_none = str("");
+  std::vector<std::string> group_names, loc_names, region_names, counter_names;
+  for (std::uint32_t src : groups) {
+    const std::uint32_t pid = board::source_pid(src);
+    const std::string_view main = names.thread(src, pid);
+    group_names.push_back(main.empty() ? fmt::format("source 0x{:08x}", src) : fmt::format("{} (pid {})", main, pid));
+  }
+  for (const Loc& l : locs) {
+    const std::string_view tn = l.key.by_thread ? names.thread(l.key.source, l.key.lane) : std::string_view{};
+    loc_names.push_back(!tn.empty() ? fmt::format("{} (tid {})", tn, l.key.lane)
+                                    : fmt::format("{} {}", l.key.by_thread ? "thread" : "cpu", l.key.lane));
+  }
+  for (std::uint16_t id : regions) {
+    Sample probe{};
+    probe.flags = kFlagNamed;
+    probe.data = record::named_data(id, 0);
+    region_names.push_back(names.name_of(probe));
+  }
+  for (unsigned c = 0; c < kResourceCounters; ++c) {
+    std::string n;
+    for (const auto& input : in.inputs())
+      if (!input->counter_name(c).empty()) {
+        n = input->counter_name(c);
+        break;
+      }
+    counter_names.push_back(n.empty() ? fmt::format("counter {}", c) : fmt::format("counter {} ({})", c, n));
+  }
+  for (auto* v : {&group_names, &loc_names, &region_names, &counter_names})
+    for (const std::string& n : *v) str(n);
+
+  OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(ar);
+  if (!g) throw std::runtime_error("OTF2: cannot get the global definition writer");
+  std::uint64_t start_ticks = 0, start_rt = 0, realtime = 0;
+  for (const auto& input : in.inputs())
+    if (input->wall_clock(start_ticks, start_rt)) {
+      const u128 since = static_cast<u128>((t0 - start_ticks) & mask) * 1'000'000'000u / clock;
+      realtime = start_rt + static_cast<std::uint64_t>(since);
+      break;
+    }
+  check(OTF2_GlobalDefWriter_WriteClockProperties(g, clock, t0, t_last - t0 + 1, realtime), "clock properties");
+  for (std::size_t i = 0; i < strings.size(); ++i)
+    check(OTF2_GlobalDefWriter_WriteString(g, static_cast<OTF2_StringRef>(i), strings[i].c_str()), "string");
+  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_node, OTF2_UNDEFINED_SYSTEM_TREE_NODE), "node");
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    check(OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<OTF2_LocationGroupRef>(i), string_ref.at(text::utf8_safe(group_names[i])),
+                                                  OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP),
+          "location group");
+  for (std::size_t i = 0; i < locs.size(); ++i)
+    check(OTF2_GlobalDefWriter_WriteLocation(g, i, string_ref.at(text::utf8_safe(loc_names[i])), OTF2_LOCATION_TYPE_CPU_THREAD,
+                                             locs[i].events, locs[i].group),
+          "location");
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    const OTF2_StringRef n = string_ref.at(text::utf8_safe(region_names[i]));
+    check(OTF2_GlobalDefWriter_WriteRegion(g, static_cast<OTF2_RegionRef>(i), n, n, s_none, OTF2_REGION_ROLE_FUNCTION,
+                                           OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE, s_none, 0, 0),
+          "region");
+  }
+  OTF2_MetricMemberRef members[kResourceCounters];
+  for (unsigned c = 0; c < kResourceCounters; ++c) {
+    members[c] = c;
+    check(OTF2_GlobalDefWriter_WriteMetricMember(g, c, string_ref.at(text::utf8_safe(counter_names[c])), s_counters,
+                                                 OTF2_METRIC_TYPE_OTHER, OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_UINT64,
+                                                 OTF2_BASE_DECIMAL, 0, s_unit),
+          "metric member");
+  }
+  const OTF2_MetricMemberRef data_member = kResourceCounters;
+  check(OTF2_GlobalDefWriter_WriteMetricMember(g, data_member, s_data, s_data, OTF2_METRIC_TYPE_OTHER,
+                                               OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0, s_unit),
+        "metric member");
+  check(OTF2_GlobalDefWriter_WriteMetricClass(g, kCounters, kResourceCounters, members, OTF2_METRIC_SYNCHRONOUS_STRICT,
+                                              OTF2_RECORDER_KIND_ABSTRACT),
+        "metric class");
+  check(OTF2_GlobalDefWriter_WriteMetricClass(g, kData, 1, &data_member, OTF2_METRIC_SYNCHRONOUS_STRICT,
+                                              OTF2_RECORDER_KIND_ABSTRACT),
+        "metric class");
+  check(OTF2_Archive_CloseGlobalDefWriter(ar, g), "close global definitions");
+  closer.a = nullptr;
+  check(OTF2_Archive_Close(ar), "close the archive");
+  return st;
+}
+#endif
+
+}  // namespace kron::analysis
