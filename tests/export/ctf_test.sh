@@ -30,6 +30,15 @@ for t in k s o; do
   "$bt" $t.ctf >$t.bt 2>$t.bterr || fail "babeltrace2 cannot read $t.ctf: $(cat $t.bterr)"
   "$bt" --clock-cycles $t.ctf >$t.btc 2>/dev/null
 done
+# A classic stream (the PCI board model's cable, MultiKron II samples) on standard input: no wall clock
+# (offset 0), each sample an event with the stream's timestamp, source and data (kron expand's columns).
+"$kron" sim --board pci "${KRON_SOURCE_DIR:?}/examples/pci/cable.sim" >cable.raw 2>/dev/null
+"$kron" export --format ctf --input-format mk2 -o c.ctf - <cable.raw >/dev/null
+"$kron" expand --input-format mk2 cable.raw | while read -r _ ts src data; do echo $((16#$ts)) $((16#$src)) $((16#$data)); done >c.want
+"$bt" c.ctf 2>/dev/null | sed -E 's/.*source = ([0-9]+).*ticks = ([0-9]+), data = ([0-9]+).*/\2 \1 \3/' >c.got
+[ "$(wc -l <c.want)" = 3 ] && cmp c.want c.got || fail "classic stream: babeltrace2 read $(cat c.got), kron expand $(cat c.want)"
+[ "$("$bt" c.ctf 2>/dev/null | grep -c kron:resource)" = 1 ] || fail "classic stream: the Resource sample"
+
 # Refused: an output that is not a directory.
 touch notdir
 if "$kron" export --format ctf -o notdir k.trace 2>err.txt; then fail "wrote over a file"; fi

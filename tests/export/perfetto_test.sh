@@ -21,7 +21,8 @@ cd "$tmp"
 info="$src/examples/sample1/interval.info"
 for t in k s; do
   f=(); [ $t = s ] && f=(-f "$info")
-  "$kron" export "${f[@]}" -o $t.pftrace $t.trace >$t.out   # the default format is perfetto
+  "$kron" export "${f[@]}" -o $t.pftrace $t.trace >$t.out 2>$t.err   # the default format is perfetto
+  ! grep -q "share a track" $t.err || fail "$t: overlapping slices put on shared tracks: $(cat $t.err)"
   "$kron" export --format perfetto "${f[@]}" -o $t.again.pftrace $t.trace >/dev/null
   cmp $t.pftrace $t.again.pftrace || fail "--format perfetto is not the default"
   "$kron" export --format chrome-json "${f[@]}" -o $t.json $t.trace >/dev/null
@@ -214,6 +215,25 @@ for tr, n, a, b in slices:
         assert any(ctr == tr and ca <= a and b <= cb for ctr, ca, cb in comp), "a deflate outside its compress"
 assert sum(1 for _, n, _ in inst if n == "bytes out") == 16
 check("s")
+PY
+
+# A classic stream (the PCI board model's cable: MultiKron II samples, kron sim) on standard input: a
+# process per source, a track per CPU, its Trace samples as instants, its Resource sample as counters.
+"$kron" sim --board pci "$src/examples/pci/cable.sim" >cable.raw 2>/dev/null
+"$kron" export --input-format mk2 -o c.pftrace - <cable.raw >/dev/null
+"$kron" expand --input-format mk2 cable.raw >c.expand
+"$protoc" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <c.pftrace >c.txt
+python3 - <<'PY'
+import re
+t = open("c.txt").read()
+exp = [l.split() for l in open("c.expand") if re.match(r"[0-9a-f]{2} [0-9a-f]+ ", l)]
+assert len(exp) == 3, exp
+assert t.count("type: TYPE_INSTANT") == 2 and t.count("type: TYPE_COUNTER") == 1, t
+assert t.count("extra_counter_values:") == 15, "a Resource sample's counters 1-15"
+for want in ('name: "source 0x00000100"', 'name: "cpu 0"', 'name: "event 10"', 'name: "event 30"'):
+    assert want in t, want
+assert sum(1 for l in exp if l[0] == "18") == 1  # one Resource sample (header 0x18)
+print("classic stream: 2 instants and 1 counter event, tracks by source and CPU")
 PY
 
 # Larger than --max-bytes: refused with the size named, nothing written (E161).
