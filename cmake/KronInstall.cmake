@@ -14,6 +14,10 @@ install(FILES ${PROJECT_BINARY_DIR}/kronConfig.cmake ${PROJECT_BINARY_DIR}/kronC
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kron)
 # The .pc files name the prefix relative to their own folder (LIBDIR/pkgconfig -> prefix).
 file(RELATIVE_PATH KRON_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+set(KRON_PC_OTF2 "")
+if(KRON_WITH_OTF2)
+  set(KRON_PC_OTF2 " otf2")
+endif()
 foreach(pc kron kron-probe)
   configure_file(cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -344,7 +344,7 @@ TEST_F(Tools, IncompleteAndLossyRecordingsAreReported) {
 // kron, so $$ is kron's pid: the name the old code would have used.
 TEST_F(Tools, ExportNeverWritesThroughAPlantedSymlink) {
   write_text(dir / "victim", "precious\n");
-  const auto r = sh(dir, "ln -s victim out.json.tmp.$$ && exec '" + kron_bin + "' export -o out.json t.kron");
+  const auto r = sh(dir, "ln -s victim out.json.tmp.$$ && exec '" + kron_bin + "' export --format chrome-json -o out.json t.kron");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(slurp(dir / "victim"), "precious\n");
   EXPECT_NO_THROW(nlohmann::json::parse(slurp(dir / "out.json")));
@@ -374,7 +374,7 @@ TEST_F(Tools, TextThatIsNotUtf8IsEscapedInJson) {
   const auto r = kron("rpt --json 't\xff.kron'");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["inputs"][0]["file"], "t\\xff.kron");
-  const auto e = kron("export -o out.json 't\xff.kron'");
+  const auto e = kron("export --format chrome-json -o out.json 't\xff.kron'");
   ASSERT_EQ(e.status, 0) << e.err;
   const auto je = nlohmann::json::parse(slurp(dir / "out.json"));
   EXPECT_EQ(je["otherData"]["inputs"][0], "t\\xff.kron");
