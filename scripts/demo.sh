@@ -23,7 +23,7 @@ echo "== kron rpt -s -f examples/sample1/interval.info (003 mk_rpt: intervals of
 "$kron" export --format csv -o "$out/sample1.csv" "$trace"
 echo "== exported"
 echo "   report page: $out/sample1-report.html (open in a browser)"
-echo "   timeline:    $out/sample1.pftrace (Perfetto: https://ui.perfetto.dev, \"Open trace file\"; read in the browser, works offline once loaded)"
+echo "   timeline:    $out/sample1.pftrace (Perfetto: https://ui.perfetto.dev, \"Open trace file\"; the file is read in the browser, nothing is uploaded)"
 echo "   samples:     $out/sample1.csv"
 
 echo
@@ -35,6 +35,7 @@ echo "== kron info $out/kcompress.trace"
 echo "== kron rpt (named scopes paired by name: no interval.info)"
 (cd "$out" && "$kron" rpt kcompress.trace)  # in $out: no interval.info there
 "$kron" export --format perfetto -o "$out/kcompress.pftrace" "$out/kcompress.trace"
+rm -rf "$out/kcompress.ctf"  # (a CTF trace is a directory: the export refuses one that is not empty)
 "$kron" export --format ctf -o "$out/kcompress.ctf" "$out/kcompress.trace" >/dev/null
 echo "   timeline:    $out/kcompress.pftrace (https://ui.perfetto.dev, \"Open trace file\": threads by name, nested slices with their value)"
 echo "   CTF:         $out/kcompress.ctf (babeltrace2 $out/kcompress.ctf, or Trace Compass)"
