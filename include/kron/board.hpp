@@ -36,7 +36,7 @@ namespace kron::board {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'B', 'R', 'D', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 2;  // a reader refuses another major (2.0: the block pool, issue 10)
-inline constexpr std::uint16_t kMinor = 0;  // and accepts any minor (fields only ever appended)
+inline constexpr std::uint16_t kMinor = 1;  // and accepts any minor (fields only ever appended; 2.1: program)
 inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
 inline constexpr std::uint32_t kSlot = record::kSlotBytes;  // ring unit = one Trace record (32 bytes)
 inline constexpr std::uint32_t kResourceSlots = record::kResourceSlots;  // a Resource record (160 bytes)
@@ -193,11 +193,16 @@ struct alignas(kLine) BoardHeader {
   std::uint32_t reserved_pool;
   std::atomic<std::uint64_t> recycled;   // blocks recycled (statistics)
   std::atomic<std::uint64_t> pool_waits; // probes that waited for a free block (statistics)
-  std::uint8_t reserved[4096 - 1632];
+  // 2.1: the command of the program that last ran on the board (kron record, kron run), shell-quoted,
+  // NUL-terminated; written by those tools before the program starts, "" when none did. Tools only:
+  // kron rdsample --board puts it in the trace file's header (ERRATUM E148).
+  alignas(kLine) char program[256];
+  std::uint8_t reserved[4096 - 1664 - 256];
 };
 static_assert(sizeof(BoardHeader) == 4096, "BoardHeader is a shared-memory ABI: one page");
 static_assert(offsetof(BoardHeader, control) == 128 && offsetof(BoardHeader, no_lane) == 192);
 static_assert(offsetof(BoardHeader, enable_reg) == 256 && offsetof(BoardHeader, sources) == 608);
+static_assert(offsetof(BoardHeader, program) == 1664);
 static_assert(offsetof(BoardHeader, blocks_offset) == 1408 && offsetof(BoardHeader, free_top) == 1472 &&
               offsetof(BoardHeader, sealed_enq) == 1536 && offsetof(BoardHeader, sealed_deq) == 1600);
 

@@ -165,6 +165,7 @@ class KronFile final : public Input {
   std::string counter_name(unsigned i) const override {
     return i < kResourceCounters ? std::string(tracefile::counter_name(r_.header(), i)) : std::string();
   }
+  std::span<const record::SchedRecord> sched_switches() const override { return r_.sched_switches(); }
 
  private:
   tracefile::Reader r_;

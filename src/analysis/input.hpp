@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kron/core/record.hpp"
 #include "kron/core/sample.hpp"
 #include "analysis/reorder.hpp"
 #include "kron/format/classic.hpp"
@@ -70,6 +71,9 @@ class Input {
   std::uint64_t samples() const { return samples_; }
   // What resource counter `i` counted, when the file says (kron trace files); "" otherwise.
   virtual std::string counter_name(unsigned) const { return {}; }
+  // The scheduling switches read so far (kron trace files of `kron record --sched`); all of them once the
+  // samples were read to the end. Empty for other inputs.
+  virtual std::span<const record::SchedRecord> sched_switches() const { return {}; }
   // What the input says was lost or cut (a recording not closed, samples the recorder dropped), for the
   // tools to print once they have read it: nothing lost goes uncounted.
   virtual std::vector<std::string> warnings() const { return {}; }

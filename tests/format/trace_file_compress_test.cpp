@@ -135,7 +135,7 @@ TEST(TraceFileCompressed, RoundTripThroughEveryReaderPathCompressedAndRaw) {
     const auto p = write_file("rt" + std::to_string(level), samples, level);
     Reader r(p.string());
     EXPECT_EQ(r.compressed(), level > 0);
-    EXPECT_EQ(r.header().minor, 2);
+    EXPECT_EQ(r.header().minor, kMinor);
     EXPECT_EQ(r.header().samples, samples.size());
     const std::uint64_t raw = 100'000ull * 32 + (100'000 / 64) * (160 - 32);
     EXPECT_EQ(r.header().records_raw_bytes, raw);

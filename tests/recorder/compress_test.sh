@@ -13,14 +13,14 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # 40000 loops: about 280 k samples, 9 MB of records: nine 1 MiB chunks; --wait: none lost.
 "$kron" record -q --wait -o "$tmp/raw.trace" -- "$sample" 40000 >/dev/null
-out=$("$kron" record -q --wait --compress -o "$tmp/z.trace" -- "$sample" 40000)
+out=$("$kron" record --wait --compress -o "$tmp/z.trace" -- "$sample" 40000 2>&1 >/dev/null)
 grep -q "kron record: compressed .* MB of records to .* MB (.*x, .* bytes a sample)" <<<"$out" || fail "summary: $out"
 "$kron" record -q --wait --compress=9 -o "$tmp/z9.trace" -- "$sample" 40000 >/dev/null
 python3 - "$("$kron" info --json "$tmp/raw.trace")" "$("$kron" info --json "$tmp/z.trace")" \
   "$("$kron" info --json "$tmp/z9.trace")" <<'PY'
 import json, sys
 raw, z, z9 = (json.loads(a) for a in sys.argv[1:])
-assert raw["format"] == "1.2" and not raw["compressed"] and "compression_ratio" not in raw, raw
+assert raw["format"] == "1.3" and not raw["compressed"] and "compression_ratio" not in raw, raw
 for j in (z, z9):
     assert j["complete"] and j["compressed"], j
     for k in ("trace_samples", "resource_samples", "overruns", "overwritten"):
