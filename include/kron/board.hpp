@@ -7,7 +7,7 @@
 //     (Configuration Register bit 14 WRAPB: 1 simple buffer, 0 circular buffer), 16 MB local memory.
 //   000 (NISTIR 5571) Table B1 (CSR), "Filter Register", "Wait Error Counter", "Overrun Error Counter",
 //     Tables B3a (wait or discard), B5 (Mode), B6 (Clock Select), B7 (Enable), "Source Address Registers".
-// Not modelled (the modern equivalent on purpose, issue 3): the chip's FIFO and shadow registers (a lane
+// Not modelled (the modern equivalent on purpose): the chip's FIFO and shadow registers (a lane
 //   is the FIFO), the 32-bit mode (bit 14/15 kept as status only), the CPU ID lines (the CPU number comes
 //   from rseq), the network output, test mode, the board's external cable and DIS_STATE machinery.
 //
@@ -15,7 +15,7 @@
 //   [BoardHeader][LaneHeader x lane_count][BlockHeader x block_count][SealedCell x block_count][blocks]
 // The sample memory is one pool of block_count fixed-size blocks (block_bytes, a power of two) that the
 // lanes draw from as they fill and give back when drained (simple board) or that the board recycles
-// oldest-first across all lanes (circular board): no static split between lanes (issue 10).
+// oldest-first across all lanes (circular board): no static split between lanes.
 // Records in a block are the trace file's records (kron/core/record.hpp: TraceRecord, 32 bytes = one
 // slot; ResourceRecord, 160 bytes = 5 slots), so the drain copies them to the file unchanged; a record
 // never straddles two blocks. ERRATUM E20: lanes replace the chip's one FIFO. Positions (head, read, tail)
@@ -35,7 +35,7 @@ namespace kron::board {
 
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'B', 'R', 'D', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
-inline constexpr std::uint16_t kMajor = 2;  // a reader refuses another major (2.0: the block pool, issue 10)
+inline constexpr std::uint16_t kMajor = 2;  // a reader refuses another major (2.0: the block pool)
 inline constexpr std::uint16_t kMinor = 1;  // and accepts any minor (fields only ever appended; 2.1: program)
 inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
 inline constexpr std::uint32_t kSlot = record::kSlotBytes;  // ring unit = one Trace record (32 bytes)

@@ -79,7 +79,7 @@ std::unique_ptr<SchedRecorder> SchedRecorder::open(pid_t pid, std::uint32_t node
         std::fclose(f);
       }
       *why += " (kernel.perf_event_paranoid is " + paranoid +
-              "; context switches need it at 1 or below, or CAP_PERFMON: sysctl kernel.perf_event_paranoid=1)";
+              "; a user's own programs need it at 2 or below, or CAP_PERFMON: sysctl kernel.perf_event_paranoid=2)";
     } else if (first_error == ENOSYS || first_error == ENOENT) {
       *why += " (no perf_event in this kernel or container)";
     } else if (first_error == ENOMEM || first_error == EPERM) {

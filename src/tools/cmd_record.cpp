@@ -166,7 +166,7 @@ KRON_COMMAND("record", "run a program on a new board (or drain an existing one l
   made(app.add_option("--mode", a->mode, "simple (keep oldest) or circular (keep newest)")->capture_default_str());
   made(app.add_option("--filter", a->filter, "Filter Register: groups recorded (bit n = group n)")->capture_default_str());
   made(app.add_flag("--sched", a->sched,
-                    "also record the program's context switches (perf_event; needs kernel.perf_event_paranoid <= 1 "
+                    "also record the program's context switches (perf_event: kernel.perf_event_paranoid 2 or below, "
                     "or CAP_PERFMON): kron export shows them as thread state tracks"));
   made(app.add_flag("--wait", a->wait, "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
   made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));
