@@ -37,6 +37,7 @@ struct Args {
   double until_idle = -1;                // --until-idle SECONDS
   std::vector<CLI::Option*> board_made;  // options of the board kron record creates (not with --board)
   CLI::Option* until_idle_opt = nullptr;
+  CLI::Option* sched_opt = nullptr;
 };
 
 // Everything kron record says goes to standard error: standard output is the program's (a tracer never
@@ -85,6 +86,10 @@ int run_board(const Args& a) {
       throw InputError::at_offset(opt->get_name(), 0,
                                   "sets up the board kron record creates; with --board the board exists (kron board "
                                   "create sets it, kron filter / csr / counters change it)");
+  if (a.sched_opt->count())
+    throw InputError::at_offset("--sched", 0,
+                                "records the threads of the program kron record runs (kron record --sched -- PROGRAM); "
+                                "with --board the writers are other programs");
   if (!a.program.empty())
     throw InputError::at_offset("--board " + a.board, 0,
                                 "drains a board written by other programs (kron run --board); give no program");
@@ -165,9 +170,9 @@ KRON_COMMAND("record", "run a program on a new board (or drain an existing one l
   made(app.add_flag("--huge-pages", a->huge_pages, "back the board with 2 MiB pages where the kernel allows (else says why not)"));
   made(app.add_option("--mode", a->mode, "simple (keep oldest) or circular (keep newest)")->capture_default_str());
   made(app.add_option("--filter", a->filter, "Filter Register: groups recorded (bit n = group n)")->capture_default_str());
-  made(app.add_flag("--sched", a->sched,
+  a->sched_opt = app.add_flag("--sched", a->sched,
                     "also record the program's context switches (perf_event: kernel.perf_event_paranoid 2 or below, "
-                    "or CAP_PERFMON): kron export shows them as thread state tracks"));
+                    "or CAP_PERFMON): kron export shows them as thread state tracks");
   made(app.add_flag("--wait", a->wait, "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
   made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));
   made(app.add_option("--lanes", a->lanes, "lane headers: threads writing at once (memory is shared by all)")->capture_default_str());

@@ -100,6 +100,12 @@ else
 fi
 
 # ---- 6. kron record --sched -------------------------------------------------------------------------
+# Only for the program kron record runs: with --board it is refused before anything is opened.
+set +e
+"$kron" record --board "$board" --sched -o "$tmp/nb.kron" 2>"$tmp/nb.err"; rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "^kron: --sched: offset 0: records the threads of the program kron record runs" "$tmp/nb.err" \
+  || fail "--sched with --board: exit $rc, $(cat "$tmp/nb.err")"
 if "$kron" record --sched -o "$tmp/s.kron" -- "$prog" work 10 2>"$tmp/s.err"; then
   grep -q "^kron record: [0-9]* context switches of the program's threads (--sched)" "$tmp/s.err" || fail "$(cat "$tmp/s.err")"
   n=$("$kron" info --json "$tmp/s.kron" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["sched_switches"])')
