@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace kron::analysis {
@@ -55,6 +57,55 @@ std::string jstr(const std::string& s) {
   return o + "\"";
 }
 
+}  // namespace
+
+namespace {
+// Scheduling switches (kron record --sched) as per-thread state tracks: a thread track of its own beside
+// each thread's slices (tid kSchedTrack | thread, named "thread N: scheduling"), one slice per stretch:
+// "running" from a switch in to the next switch out (args: the CPU), then "preempted" (switched out
+// while runnable) or "waiting" (it blocked or slept) up to the next switch in. A stretch whose other end
+// is not in the recording is not drawn. Times as the slices': microseconds since the first sample `t0`.
+constexpr std::uint32_t kSchedTrack = 0x40000000u;
+std::uint64_t export_sched_tracks(const Merged& in, std::uint64_t t0, std::uint64_t clock,
+                                  const std::function<void()>& sep, std::string& b) {
+  auto it = std::back_inserter(b);
+  auto us = [&](std::uint64_t t) {
+    return static_cast<double>(static_cast<std::int64_t>(t - t0)) * 1e6 / static_cast<double>(clock);
+  };
+  struct Last {
+    std::uint64_t t;
+    std::uint8_t flags;
+    std::uint16_t cpu;
+  };
+  std::unordered_map<std::uint64_t, Last> last;  // (source, thread) -> its last switch
+  std::uint64_t slices = 0;
+  for (const auto& input : in.inputs())
+    for (const auto& sw : input->sched_switches()) {
+      const std::uint64_t key = std::uint64_t{sw.source} << 32 | sw.thread;
+      const auto [at, first] = last.try_emplace(key, Last{sw.timestamp, sw.h.flags, sw.h.cpu});
+      const std::uint32_t tid = kSchedTrack | (sw.thread & (kSchedTrack - 1));
+      if (first) {
+        sep();
+        fmt::format_to(it, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"thread {}: scheduling"}}}})",
+                       sw.source, tid, sw.thread);
+        continue;
+      }
+      Last& l = at->second;
+      const bool was_out = l.flags & record::kSchedOut, now_out = sw.h.flags & record::kSchedOut;
+      if (was_out != now_out && sw.timestamp >= l.t) {
+        sep();
+        const std::string state = !was_out ? "running" : (l.flags & record::kSchedPreempt) ? "preempted" : "waiting";
+        fmt::format_to(it,
+                       R"({{"ph":"X","cat":"sched","name":"{}","pid":{},"tid":{},"ts":{:.4f},"dur":{:.4f},)"
+                       R"("args":{{"cpu":{},"ticks":{}}}}})",
+                       state, sw.source, tid, us(l.t), us(sw.timestamp) - us(l.t), was_out ? sw.h.cpu : l.cpu,
+                       sw.timestamp - l.t);
+        ++slices;
+      }
+      l = Last{sw.timestamp, sw.h.flags, sw.h.cpu};
+    }
+  return slices;
+}
 }  // namespace
 
 ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* f) {
@@ -194,6 +245,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     out.maybe_flush();
   }
   m.finish();
+  st.sched_slices = export_sched_tracks(in, t0, clock, sep, b);
   b += "\n]}\n";
   out.flush();
   return st;

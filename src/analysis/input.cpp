@@ -166,6 +166,7 @@ class KronFile final : public Input {
     return i < kResourceCounters ? std::string(tracefile::counter_name(r_.header(), i)) : std::string();
   }
   const std::vector<record::NameRecord>* name_records() const override { return &r_.names(); }
+  std::span<const record::SchedRecord> sched_switches() const override { return r_.sched_switches(); }
 
  private:
   tracefile::Reader r_;

@@ -25,6 +25,13 @@ void Stats::merge(const Stats& o) {
     if (!hist) hist = std::make_unique<Histogram>();
     for (unsigned b = 0; b < Histogram::kBuckets; ++b) hist->counts[b] += o.hist->counts[b];
   }
+  if (o.cpu_count) {
+    cpu_min = cpu_count ? std::min(cpu_min, o.cpu_min) : o.cpu_min;
+    cpu_max = cpu_count ? std::max(cpu_max, o.cpu_max) : o.cpu_max;
+    cpu_count += o.cpu_count;
+    cpu_total += o.cpu_total;
+    cpu_wall += o.cpu_wall;
+  }
   if (o.count == 0) return;
   if (count == 0) {
     min = o.min;
@@ -193,11 +200,14 @@ std::string Matcher::part_name(unsigned interval, unsigned part) const {
 }
 
 inline void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
-                     std::uint64_t start, std::uint64_t end) {
+                     std::uint64_t start, std::uint64_t end, std::uint64_t cpu0, std::uint64_t cpu1) {
   // ERRATUM E43: modulo the timestamp field's width, so a counter that wrapped gives the right interval.
   const std::uint64_t d = (end - start) & ts_mask_;
   // Classes 1-3 per stream (the row "all" is merged in finish()); class 4 across all streams only.
-  slot(m.interval, part, m.global ? kAll : stream).add(d, opt_.histograms);
+  Stats& st = slot(m.interval, part, m.global ? kAll : stream);
+  st.add(d, opt_.histograms);
+  // ERRATUM E140: a counter that went back (reset or re-enabled between the two) gives no on-CPU time.
+  if (cpu0 != kNoCpu && cpu1 != kNoCpu && cpu1 >= cpu0) st.add_cpu(static_cast<double>(cpu1 - cpu0) * opt_.cpu_scale, d);
   if (on_interval) on_interval(Occurrence{m.interval, part, stream, start_stream, start, end, d});
 }
 
@@ -269,6 +279,7 @@ inline bool Matcher::feed_one(const Sample& s) {
     if (r.end < 0) {
       if (o.open) ++slot(m.interval, m.start_part, stream).unmatched_starts;  // counted, then replaced
       o.t = s.timestamp;
+      o.cpu = cpu_of(s);
       o.open = true;
     } else {
       const unsigned part = m.end_part[static_cast<unsigned>(r.end)];
@@ -276,7 +287,7 @@ inline bool Matcher::feed_one(const Sample& s) {
         ++slot(m.interval, part, stream).unmatched_ends;
       } else {
         o.open = false;
-        record(m, part, stream, stream, o.t, s.timestamp);
+        record(m, part, stream, stream, o.t, s.timestamp, o.cpu, cpu_of(s));
       }
     }
   }
@@ -308,6 +319,14 @@ void Matcher::finish() {
     slot(machines_[k].interval, machines_[k].start_part, kAll).unmatched_starts += queues_[k].size();
     queues_[k].clear();
   }
+}
+
+CpuCounter find_cpu_counter(const std::vector<std::string>& names, std::uint64_t clock_hz) {
+  for (std::size_t n = 0; n < names.size(); ++n) {
+    if (names[n] == "task-clock") return {static_cast<int>(n), static_cast<double>(clock_hz) / 1e9};  // ns
+    if (names[n] == "oncpu") return {static_cast<int>(n), 1.0};  // NodeClk ticks: the timestamp clock
+  }
+  return {};
 }
 
 }  // namespace kron::analysis

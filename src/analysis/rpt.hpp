@@ -35,12 +35,14 @@ struct Report {
   std::vector<InputSummary> inputs;
   std::uint64_t samples = 0, resource_samples = 0, matched_events = 0, other_events = 0, out_of_order = 0;
   std::vector<ReportRow> rows;
+  bool has_cpu = false;
+  std::uint64_t sched_switches = 0;  // context switches in the inputs (kron record --sched)  // some row has on-CPU time (RptOptions::cpu_counter)
   std::vector<std::string> warnings;  // Merged::warnings()
 };
 
 // Rows in interval.info order; within an interval, parts in 003's order; within a part, streams in
-// ascending (source, cpu), then "all" when `summary` (-s) or when no stream saw the interval; class 4
-// has the one row "all".
+// ascending (source, cpu), then "all" when `summary` (-s) and two streams or more saw the interval, or
+// when no stream saw it; class 4 has the one row "all".
 Report make_report(const Matcher& m, bool summary);
 
 double ticks_to_us(double ticks, std::uint64_t clock_hz);
@@ -48,6 +50,7 @@ double ticks_to_us(double ticks, std::uint64_t clock_hz);
 struct TextOptions {
   bool verbose = false;     // -v
   bool histograms = false;  // -h
+  bool wide = false;        // --wide: every column, ticks and microseconds (else 100 columns)
 };
 std::string render_text(const Report& r, const TextOptions& opt);
 // One JSON document (docs/rpt-json.md).

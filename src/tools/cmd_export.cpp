@@ -38,8 +38,9 @@ int run(const Args& a) {
   if (a.format == "csv")
     fmt::print("wrote {}: {} samples\n", a.output, st.samples);
   else
-    fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants\n", a.output, st.samples,
-               st.slices, st.counters, st.instants);
+    fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants{}\n", a.output, st.samples,
+               st.slices, st.counters, st.instants,
+               st.sched_slices ? fmt::format(", {} thread states", st.sched_slices) : std::string());
   for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
   return kExitOk;
 }

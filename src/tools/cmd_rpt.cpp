@@ -20,6 +20,7 @@ namespace {
 struct Args {
   InputArgs in;
   bool verbose = false, histograms = false, summary = false, chronological = false, dbl = false, json = false;
+  bool wide = false;
   std::string info_file;  // -f; none: interval.info when it exists (named scopes need none)
   unsigned event_bits = 32;
   std::string html;
@@ -36,8 +37,17 @@ int run(const Args& a) {
   analysis::RptOptions ro;
   ro.event_bits = a.event_bits;
   ro.histograms = a.histograms || !a.html.empty();
-  analysis::Matcher m(info, ro, in.ts_mask(), &in.names());
   const std::uint64_t clock = in.clock_hz();
+  // On-CPU time per interval where the recording counted it (kron record --counter N=task-clock or oncpu).
+  // Only one input's counters are taken: inputs merged from several recordings may wire them differently.
+  if (in.inputs().size() == 1) {
+    std::vector<std::string> names;
+    for (unsigned n = 0; n < kResourceCounters; ++n) names.push_back(in.inputs()[0]->counter_name(n));
+    const analysis::CpuCounter cc = analysis::find_cpu_counter(names, clock);
+    ro.cpu_counter = cc.counter;
+    ro.cpu_scale = cc.scale;
+  }
+  analysis::Matcher m(info, ro, in.ts_mask(), &in.names());
 
   // -n: every occurrence as it completes, in time order (printed while reading: each line is final).
   std::string buf;
@@ -72,6 +82,7 @@ int run(const Args& a) {
   r.clock_hz = clock;
   r.event_bits = a.event_bits;
   r.out_of_order = in.out_of_order();
+  for (const auto& i : in.inputs()) r.sched_switches += i->sched_switches().size();
   r.warnings = in.warnings();
   for (const auto& i : in.inputs()) r.inputs.push_back({i->path(), analysis::name(i->format()), i->samples()});
   if (!a.html.empty()) {
@@ -82,7 +93,7 @@ int run(const Args& a) {
   }
   const std::string text =
       a.json ? analysis::render_json(r, a.histograms)
-             : analysis::render_text(r, {a.verbose, a.histograms && !a.chronological});
+             : analysis::render_text(r, {a.verbose, a.histograms && !a.chronological, a.wide});
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (a.verbose && !a.html.empty() && !a.json) fmt::print("wrote {}\n", a.html);
   return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;
@@ -105,6 +116,9 @@ KRON_COMMAND("rpt", "interval report from interval.info: count, total, min, max,
                             "do not sort: list every interval occurrence in chronological order (instead of the "
                             "sorted histogram)");
                app.add_flag("-d", a->dbl, "64-bit timestamp arithmetic (always on in kron; accepted for mk_rpt)");
+               app.add_flag("--wide", a->wide,
+                            "every column (class, stddev, unmatched starts and ends, ticks and us lines); the default "
+                            "fits 100 columns");
                app.add_flag("--json", a->json, "print the report as one JSON document (docs/rpt-json.md)");
                app.add_option("--html", a->html, "also write a self-contained HTML page with SVG histograms");
                return [a] { return run(*a); };

@@ -77,7 +77,7 @@ TEST(RptMatcher, Class3SubIntervalsAndTheirSum) {
   auto r = run(hand_checked());
   expect_stats(*row(r->r, "process input", B).stats, 2, 60, 20, 40, 30, 10, 0, 1);
   expect_stats(*row(r->r, "write output", B).stats, 3, 190, 50, 80, 190.0 / 3, std::sqrt(1400.0 / 9), 0, 0);
-  expect_stats(*row(r->r, "process input write output", B).stats, 2, 200, 100, 100, 100, 0, 0, 1);
+  expect_stats(*row(r->r, "process input + write output", B).stats, 2, 200, 100, 100, 100, 0, 0, 1);
 }
 
 // 003 section 3.5, class 4: starts and ends out of sequence, k-th end with k-th start, across streams.
@@ -104,6 +104,66 @@ TEST(RptMatcher, WithoutSummaryNoAllRowsExceptClass4) {
     if (x.cls != 4) {
       EXPECT_NE(x.stream, "all") << x.name;
     }
+}
+
+// ERRATUM E144: -s adds "all" where two streams or more saw the interval; over one stream it would
+// repeat that stream's row ("if then" is seen on A only, "whole program" on A and B).
+TEST(RptMatcher, SummaryRowOnlyOverTwoStreamsOrMore) {
+  auto r = run(hand_checked(), {}, true);
+  EXPECT_NO_THROW(row(r->r, "whole program", "all"));
+  EXPECT_NO_THROW(row(r->r, "if then", A));
+  EXPECT_THROW(row(r->r, "if then", "all"), std::runtime_error);
+  const std::string text = render_text(r->r, {});
+  std::size_t rows = 0;
+  for (std::size_t p = 0; (p = text.find("\nif then ", p)) != std::string::npos; ++p) ++rows;
+  EXPECT_EQ(rows, 1u) << text;
+}
+
+// ERRATUM E140: on-CPU time from a task-clock counter (ns) at both ends of an interval, scaled to ticks
+// (10 MHz: 1 tick = 100 ns). A start or an end that is a Trace sample gives no on-CPU time; a counter
+// that went back gives none either. The "all" row sums the streams.
+TEST(RptMatcher, OnCpuTimeFromTaskClockCounter) {
+  RptOptions opt;
+  const CpuCounter cc = find_cpu_counter({"clock", "", "task-clock"}, 10'000'000);
+  ASSERT_EQ(cc.counter, 2);
+  EXPECT_DOUBLE_EQ(cc.scale, 0.01);
+  opt.cpu_counter = cc.counter;
+  opt.cpu_scale = cc.scale;
+  auto res = [](std::uint64_t t, bool on_a, std::uint64_t data, std::uint64_t ns) {
+    Sample s = ev(t, on_a, data);
+    s.type = SampleType::Resource;
+    s.counters[2] = ns;
+    return s;
+  };
+  // A: 1000 ticks of wall time, 40000 ns = 400 ticks on a CPU; then 500 ticks, 50000 ns = 500 ticks.
+  // B: 200 ticks, 2000 ns = 20 ticks; then one with a Trace end (no on-CPU time), one that went back.
+  auto r = run({res(0, true, 10, 1000), res(1000, true, 20, 41000), res(2000, true, 10, 50000),
+                res(2500, true, 20, 100000), res(100, false, 10, 0), res(300, false, 20, 2000),
+                res(400, false, 10, 5000), ev(500, false, 20), res(600, false, 10, 9000), res(700, false, 20, 10)},
+               opt);
+  const Stats& a = *row(r->r, "whole program", A).stats;
+  EXPECT_EQ(a.count, 2u);
+  EXPECT_EQ(a.cpu_count, 2u);
+  EXPECT_DOUBLE_EQ(a.cpu_total, 900.0);
+  EXPECT_DOUBLE_EQ(a.cpu_min, 400.0);
+  EXPECT_DOUBLE_EQ(a.cpu_max, 500.0);
+  EXPECT_DOUBLE_EQ(a.cpu_share(), 900.0 / 1500.0);
+  const Stats& b = *row(r->r, "whole program", B).stats;
+  EXPECT_EQ(b.count, 3u);
+  EXPECT_EQ(b.cpu_count, 1u);
+  EXPECT_DOUBLE_EQ(b.cpu_total, 20.0);
+  EXPECT_DOUBLE_EQ(b.cpu_share(), 0.1);
+  const Stats& all = *row(r->r, "whole program", "all").stats;
+  EXPECT_EQ(all.cpu_count, 3u);
+  EXPECT_DOUBLE_EQ(all.cpu_total, 920.0);
+  EXPECT_DOUBLE_EQ(all.cpu_min, 20.0);
+  EXPECT_TRUE(r->r.has_cpu);
+  const std::string text = render_text(r->r, {});
+  EXPECT_NE(text.find("on-cpu"), std::string::npos) << text;
+  EXPECT_NE(text.find("   60%"), std::string::npos) << text;  // A: 900 of 1500 ticks
+  // Without the counter named, nothing is taken (003: counters are discarded).
+  EXPECT_EQ(find_cpu_counter({"clock", "page-faults"}, 1).counter, -1);
+  EXPECT_EQ(find_cpu_counter({"", "oncpu"}, 1).counter, 1);
 }
 
 // ERRATUM E40: -e VALUE is the width of the event number; the default 32 ignores a qualifier above it.
