@@ -227,7 +227,7 @@ bool Matcher::feed_named(const Sample& s) {
   const std::uint16_t id = record::name_id_of(s.data);
   const unsigned iv = named_interval(id);
   if (begin) {
-    open.push_back(NamedOpen{iv, id, s.timestamp, record::named_value_of(s.data)});
+    open.push_back(NamedOpen{iv, id, s.timestamp, record::named_value_of(s.data), cpu_of(s)});
     return true;
   }
   // ERRATUM E152: the innermost open scope of this id; the scopes opened inside it and never ended are
@@ -242,7 +242,10 @@ bool Matcher::feed_named(const Sample& s) {
   const NamedOpen o = open[k - 1];
   open.resize(k - 1);
   const std::uint64_t d = (s.timestamp - o.t) & ts_mask_;
-  slot(iv, 0, stream).add(d, opt_.histograms);
+  Stats& st = slot(iv, 0, stream);
+  st.add(d, opt_.histograms);
+  if (const std::uint64_t cpu1 = cpu_of(s); o.cpu != kNoCpu && cpu1 != kNoCpu && cpu1 >= o.cpu)
+    st.add_cpu(static_cast<double>(cpu1 - o.cpu) * opt_.cpu_scale, d);
   if (on_interval) {
     Occurrence occ{iv, 0, stream, stream, o.t, s.timestamp, d};
     occ.value = o.value;
@@ -319,6 +322,29 @@ void Matcher::finish() {
     slot(machines_[k].interval, machines_[k].start_part, kAll).unmatched_starts += queues_[k].size();
     queues_[k].clear();
   }
+}
+
+OnCpuTimeline::OnCpuTimeline(std::span<const record::SchedRecord> switches) {
+  for (const auto& sw : switches) threads_[std::uint64_t{sw.source} << 32 | sw.thread].push_back(
+      Point{sw.timestamp, 0, !(sw.h.flags & record::kSchedOut)});
+  constexpr std::uint64_t kBias = std::uint64_t{1} << 62;  // room for running time before the first switch
+  for (auto& [key, v] : threads_) {
+    std::stable_sort(v.begin(), v.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
+    v[0].running = kBias;
+    for (std::size_t i = 1; i < v.size(); ++i)
+      v[i].running = v[i - 1].running + (v[i - 1].in ? v[i].t - v[i - 1].t : 0);
+  }
+}
+
+std::uint64_t OnCpuTimeline::running_at(std::uint32_t source, std::uint32_t thread, std::uint64_t t) const {
+  const auto f = threads_.find(std::uint64_t{source} << 32 | thread);
+  if (f == threads_.end()) return kNone;
+  const auto& v = f->second;
+  // The last switch at or before t; before the first: running before a switch out, not before a switch in.
+  const auto after = std::upper_bound(v.begin(), v.end(), t, [](std::uint64_t x, const Point& p) { return x < p.t; });
+  if (after == v.begin()) return v[0].in ? v[0].running : v[0].running - std::min(v[0].t - t, v[0].running);
+  const Point& p = *(after - 1);
+  return p.running + (p.in ? t - p.t : 0);
 }
 
 CpuCounter find_cpu_counter(const std::vector<std::string>& names, std::uint64_t clock_hz) {

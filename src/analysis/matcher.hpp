@@ -117,6 +117,27 @@ struct CpuCounter {
 };
 CpuCounter find_cpu_counter(const std::vector<std::string>& counter_names, std::uint64_t clock_hz);
 
+// ERRATUM E157: on-CPU time from scheduling switches (kron record --sched), exact to the switch, for any
+// interval (named scopes too: no Resource sample needed). Per thread, the running time accumulated up to
+// each switch; between switches a thread is running after a switch in and not after a switch out. Before
+// its first switch a thread is taken to be in the state that switch leaves (running before a switch out).
+class OnCpuTimeline {
+ public:
+  explicit OnCpuTimeline(std::span<const record::SchedRecord> switches);
+  bool empty() const { return threads_.empty(); }
+  // The thread's running ticks up to `t`, plus a constant bias (differences are what count); kNone when the
+  // recording has no switch of the thread.
+  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  std::uint64_t running_at(std::uint32_t source, std::uint32_t thread, std::uint64_t t) const;
+
+ private:
+  struct Point {
+    std::uint64_t t, running;  // the switch's time; running ticks (biased) up to it
+    bool in;                   // a switch in: running after it
+  };
+  std::unordered_map<std::uint64_t, std::vector<Point>> threads_;  // (source << 32 | thread) -> its switches
+};
+
 // One completed interval occurrence (for -n and the Perfetto export).
 struct Occurrence {
   unsigned interval;      // index in IntervalInfo::intervals
@@ -165,6 +186,9 @@ class Matcher {
   void feed_batch(std::span<const Sample> batch);
   void finish();  // counts the starts still open as unmatched
 
+  // On-CPU time from scheduling switches instead of a counter (ERRATUM E157); `tl` outlives the matcher.
+  void set_timeline(const OnCpuTimeline* tl) { timeline_ = tl; }
+
   // Called for every completed occurrence when set.
   std::function<void(const Occurrence&)> on_interval;
 
@@ -203,8 +227,10 @@ class Matcher {
   };
   static constexpr std::uint64_t kNoCpu = ~std::uint64_t{0};
   std::uint64_t cpu_of(const Sample& s) const {
+    if (timeline_) return s.thread ? timeline_->running_at(s.source, s.thread, s.timestamp) : kNoCpu;
     return opt_.cpu_counter >= 0 && s.is_resource() ? s.counters[static_cast<unsigned>(opt_.cpu_counter)] : kNoCpu;
   }
+  const OnCpuTimeline* timeline_ = nullptr;
   [[gnu::always_inline]] inline bool feed_one(const Sample& s);  // defined and used in rpt.cpp only
   bool feed_named(const Sample& s);
   unsigned named_interval(std::uint16_t id) const {
@@ -214,6 +240,7 @@ class Matcher {
     unsigned interval;
     std::uint16_t id;
     std::uint64_t t, value;
+    std::uint64_t cpu;  // cpu_of() at the begin
   };
   std::vector<std::uint32_t> named_of_id_;  // id -> interval (kAll: none)
   unsigned unnamed_interval_ = 0;           // "#unnamed": scopes whose id the names do not hold

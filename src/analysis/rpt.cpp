@@ -18,7 +18,13 @@ double ticks_to_us(double ticks, std::uint64_t clock_hz) { return ticks * 1e6 / 
 
 // ---- Report --------------------------------------------------------------------------------------
 
-Report make_report(const Matcher& m, bool summary) {
+std::string ReportRow::shown_stream() const {
+  if (thread_name.empty()) return stream;
+  const auto slash = stream.find('/');
+  return thread_name + (slash == std::string::npos ? "" : stream.substr(slash));
+}
+
+Report make_report(const Matcher& m, bool summary, const tracefile::NameTable* names) {
   Report r;
   r.samples = m.samples();
   r.resource_samples = m.resource_samples();
@@ -45,11 +51,13 @@ Report make_report(const Matcher& m, bool summary) {
           const Stats& s = m.stats(i, p, st);
           if (!s.active()) continue;
           ++any;
-          r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, stream_name(m.streams()[st]), &s, ivs[i].location});
+          const StreamKey& sk = m.streams()[st];
+          r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, stream_name(sk), &s, ivs[i].location,
+                                     names && sk.by_thread ? std::string(names->thread(sk.source, sk.lane)) : ""});
         }
       // ERRATUM E144: -s adds "all" only where it differs from a row above (two streams or more).
       if (ivs[i].cls == 4 || (summary && any > 1) || !any)
-        r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, "all", &m.stats(i, p, Matcher::kAll), ivs[i].location});
+        r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, "all", &m.stats(i, p, Matcher::kAll), ivs[i].location, ""});
     }
   for (const auto& row : r.rows) r.has_cpu = r.has_cpu || row.stats->cpu_count;
   return r;
@@ -69,8 +77,11 @@ std::string human(double s) {
   return fmt::format("{:.0f} s", s);
 }
 
-void out_cpu_note(std::back_insert_iterator<std::string> it) {
-  fmt::format_to(it, "(on-cpu: time on a CPU / wall time, over the occurrences whose two ends read the counter)\n");
+void out_cpu_note(const Report& r, std::back_insert_iterator<std::string> it) {
+  if (r.cpu_from_sched)
+    fmt::format_to(it, "(on-cpu: time on a CPU / wall time, from the recording's context switches)\n");
+  else
+    fmt::format_to(it, "(on-cpu: time on a CPU / wall time, over the occurrences whose two ends read the counter)\n");
 }
 
 // A name cut to `w` columns, its end shown by "~" when cut (the JSON and --wide keep it whole).
@@ -88,7 +99,7 @@ void render_narrow(const Report& r, std::back_insert_iterator<std::string> it) {
   // The stream column takes what its names need, up to 19; the interval names the rest of 100 columns
   // (at least 22): 52 columns of figures, 7 more for on-cpu.
   std::size_t wn = 8, ws = 6;
-  for (const auto& row : r.rows) ws = std::max(ws, std::min<std::size_t>(row.stream.size(), 19));
+  for (const auto& row : r.rows) ws = std::max(ws, std::min<std::size_t>(row.shown_stream().size(), 19));
   const std::size_t name_max = 100 - 52 - (r.has_cpu ? 7 : 0) - ws;
   for (const auto& row : r.rows) wn = std::max(wn, std::min(row.name.size(), name_max));
   const auto sec = [&](double ticks) { return ticks / static_cast<double>(r.clock_hz ? r.clock_hz : 1); };
@@ -100,12 +111,12 @@ void render_narrow(const Report& r, std::back_insert_iterator<std::string> it) {
     std::string cpu;
     if (r.has_cpu) cpu = s.cpu_count ? fmt::format(" {:>5.0f}%", 100 * s.cpu_share()) : fmt::format(" {:>6}", "-");
     fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", fit(row.name, name_max), wn,
-                   fit(row.stream, 19), ws, s.count, n ? human(sec(static_cast<double>(s.total))) : "-",
+                   fit(row.shown_stream(), 19), ws, s.count, n ? human(sec(static_cast<double>(s.total))) : "-",
                    n ? human(sec(s.mean())) : "-", n ? human(sec(static_cast<double>(s.min))) : "-",
                    n ? human(sec(static_cast<double>(s.max))) : "-", cpu, s.unmatched_starts + s.unmatched_ends);
   }
   fmt::format_to(it, "\n(total, mean, min, max: wall time; unm.: events without their pair; --wide: every column)\n");
-  if (r.has_cpu) out_cpu_note(it);
+  if (r.has_cpu) out_cpu_note(r, it);
 }
 }  // namespace
 
@@ -129,7 +140,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     std::size_t wn = 8, ws = 6;
     for (const auto& row : r.rows) {
       wn = std::max(wn, row.name.size());
-      ws = std::max(ws, row.stream.size());
+      ws = std::max(ws, row.shown_stream().size());
     }
     fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
                    "interval", wn, "class", "stream", ws, "count", "unit", "total", "min", "max", "mean", "stddev",
@@ -138,7 +149,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
       const Stats& s = *row.stats;
       const bool n = s.count > 0;
       fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
-                     row.name, wn, row.cls, row.stream, ws, s.count, "ticks", s.total, n ? std::to_string(s.min) : "-",
+                     row.name, wn, row.cls, row.shown_stream(), ws, s.count, "ticks", s.total, n ? std::to_string(s.min) : "-",
                      n ? std::to_string(s.max) : "-", n ? fixed3(s.mean()) : "-", n ? fixed3(s.stddev()) : "-",
                      s.unmatched_starts, s.unmatched_ends);
       auto us = [&](double t) { return fixed3(ticks_to_us(t, r.clock_hz)); };
@@ -155,7 +166,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     for (const auto& row : r.rows) {
       const Stats& s = *row.stats;
       if (!s.count || !s.hist) continue;
-      fmt::format_to(it, "\nhistogram: {} [{}], {} intervals (ticks; us)\n", row.name, row.stream, s.count);
+      fmt::format_to(it, "\nhistogram: {} [{}], {} intervals (ticks; us)\n", row.name, row.shown_stream(), s.count);
       std::uint64_t peak = 0;
       for (auto c : s.hist->counts) peak = std::max(peak, c);
       for (unsigned b = 0; b < Histogram::kBuckets; ++b) {
@@ -189,6 +200,7 @@ std::string render_json(const Report& r, bool histograms) {
   j["other_events"] = r.other_events;
   j["out_of_order"] = r.out_of_order;
   if (r.sched_switches) j["sched_switches"] = r.sched_switches;
+  if (r.has_cpu) j["cpu_source"] = r.cpu_from_sched ? "sched" : "counter";
   ordered_json warnings = ordered_json::array();
   for (const auto& w : r.warnings) warnings.push_back(text::utf8_safe(w));
   j["warnings"] = warnings;
@@ -202,6 +214,7 @@ std::string render_json(const Report& r, bool histograms) {
     o["class"] = row.cls;
     if (!row.location.empty()) o["location"] = text::utf8_safe(row.location);
     o["stream"] = text::utf8_safe(row.stream);
+    if (!row.thread_name.empty()) o["thread_name"] = text::utf8_safe(row.thread_name);
     o["count"] = s.count;
     o["total"] = s.total;
     o["min"] = n ? ordered_json(s.min) : ordered_json(nullptr);

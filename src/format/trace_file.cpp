@@ -228,6 +228,7 @@ void Writer::append_records(std::span<const std::uint8_t> records, std::uint64_t
 void Writer::append_sched(std::span<const SchedRecord> switches) { sched_.insert(sched_.end(), switches.begin(), switches.end()); }
 
 void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names) {
+  header.sched_switches = sched_.size();
   if (!sched_.empty()) {  // after every sample; not samples (the count is put back)
     const std::uint64_t samples = samples_;
     append_records(std::span(reinterpret_cast<const std::uint8_t*>(sched_.data()), sched_.size() * sizeof(SchedRecord)),
@@ -601,11 +602,17 @@ bool Reader::at_end() {
   if (!complete() || !mismatch_.empty()) return false;
   // `samples` counts the samples written: a skipped record (a later minor's kind, or damage) is not one.
   const std::uint64_t found = read_;
-  if (found == header_.samples) return false;
-  const std::string what = "the header counts " + std::to_string(header_.samples) + " samples, the record area holds " +
-                           std::to_string(found);
+  std::string what;
+  if (found != header_.samples)
+    what = "the header counts " + std::to_string(header_.samples) + " samples, the record area holds " +
+           std::to_string(found);
+  else if (header_.sched_switches != sched_.size())  // 1.3; 0 and none in older files
+    what = "the header counts " + std::to_string(header_.sched_switches) +
+           " scheduling switches, the record area holds " + std::to_string(sched_.size());
+  else
+    return false;
   if (!options_.salvage)
-    throw InputError::at_offset(path_, offsetof(FileHeader, samples),
+    throw InputError::at_offset(path_, found != header_.samples ? offsetof(FileHeader, samples) : offsetof(FileHeader, sched_switches),
                                 what + " (damaged file? --salvage reads what is there and warns)");
   mismatch_ = what;
   return false;

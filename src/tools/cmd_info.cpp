@@ -4,7 +4,9 @@
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
+#include <cstring>
 #include <set>
+#include <unordered_map>
 
 #include "kron/board.hpp"
 #include "kron/core/text.hpp"
@@ -46,6 +48,14 @@ int run(const Args& a) {
   // Losses the lane rows do not hold (ERRATUM E142): a probe of a thread that found no free lane is an
   // overrun of the board, counted in the header's total but in no lane; so are the losses of lanes the
   // recorder did not see to their end. Shown as a row of their own, so that the rows add up to the header.
+  // Thread names of the name section (1.3), by thread id (a lane row names its thread by pid and tid).
+  std::unordered_map<std::uint32_t, std::string> thread_names;
+  for (const auto& n : r.names())
+    if (n.name_kind == record::NameKind::Thread) thread_names[n.thread] = std::string(n.name, strnlen(n.name, sizeof n.name));
+  auto thread_name = [&](std::uint32_t tid) {
+    const auto f = thread_names.find(tid);
+    return f == thread_names.end() ? std::string() : f->second;
+  };
   std::uint64_t lane_overruns = 0, lane_overwritten = 0;
   for (const auto& l : r.lanes()) lane_overruns += l.overruns, lane_overwritten += l.overwritten;
   const std::uint64_t other_overruns = h.overruns > lane_overruns ? h.overruns - lane_overruns : 0;
@@ -83,9 +93,11 @@ int run(const Args& a) {
     j["counters"] = nlohmann::json::array();
     for (unsigned n = 0; n < kResourceCounters; ++n) j["counters"].push_back(text::utf8_safe(tracefile::counter_name(h, n)));
     j["lanes"] = nlohmann::json::array();
-    for (const auto& l : r.lanes())
+    for (const auto& l : r.lanes()) {
       j["lanes"].push_back({{"pid", l.pid}, {"tid", l.tid}, {"samples", l.samples}, {"overruns", l.overruns},
                             {"overwritten", l.overwritten}, {"waits", l.waits}, {"wait_ticks", l.wait_ticks}});
+      if (!thread_name(l.tid).empty()) j["lanes"].back()["thread_name"] = text::utf8_safe(thread_name(l.tid));
+    }
     j["lost"] = h.overruns + h.overwritten;
     j["lost_outside_lanes"] = {{"overruns", other_overruns}, {"overwritten", other_overwritten}};
     j["warnings"] = nlohmann::json::array();
@@ -124,9 +136,13 @@ int run(const Args& a) {
   for (unsigned n = 0; n < kResourceCounters; ++n)
     if (!tracefile::counter_name(h, n).empty()) fmt::print("counter {:>2}: {}\n", n, tracefile::counter_name(h, n));
   if (!r.lanes().empty()) {
-    fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}\n", "pid", "tid", "samples", "overruns", "overwritten", "waits");
+    // The thread column only where the recording named threads (no trailing blanks otherwise).
+    auto named = [&](const std::string& n) { return thread_names.empty() ? std::string() : "  " + n; };
+    fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", "pid", "tid", "samples", "overruns", "overwritten",
+               "waits", named("thread"));
     for (const auto& l : r.lanes())
-      fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}\n", l.pid, l.tid, l.samples, l.overruns, l.overwritten, l.waits);
+      fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", l.pid, l.tid, l.samples, l.overruns, l.overwritten,
+                 l.waits, named(text::utf8_safe(thread_name(l.tid))));
     if (r.complete() && other_overruns + other_overwritten)
       fmt::print("{:>17} {:>12} {:>10} {:>11} {:>8}\n", "(no lane)", 0, other_overruns, other_overwritten, 0);
   }

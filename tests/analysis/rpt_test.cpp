@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -122,6 +124,57 @@ TEST(RptMatcher, SummaryRowOnlyOverTwoStreamsOrMore) {
 // ERRATUM E140: on-CPU time from a task-clock counter (ns) at both ends of an interval, scaled to ticks
 // (10 MHz: 1 tick = 100 ns). A start or an end that is a Trace sample gives no on-CPU time; a counter
 // that went back gives none either. The "all" row sums the streams.
+// ERRATUM E157: on-CPU time from context switches (kron record --sched): running from a switch in to the
+// next switch out, summed between an interval's two ends; before a thread's first switch, the state that
+// switch leaves; a thread without switches gets none. Every figure below is worked out by hand.
+TEST(RptMatcher, OnCpuTimeFromContextSwitches) {
+  auto sw = [](std::uint32_t thread, std::uint64_t t, bool out) {
+    record::SchedRecord r{};
+    r.h.kind = record::RecordKind::SchedSwitch;
+    r.h.size = sizeof r;
+    r.h.flags = out ? record::kSchedOut : 0;
+    r.source = kSrcA;
+    r.thread = thread;
+    r.timestamp = t;
+    return r;
+  };
+  // Thread 7: in 100, out 300, in 600, out 700. Thread 8: out 400 (so it ran before). Thread 9: none.
+  const std::vector<record::SchedRecord> switches{sw(7, 600, false), sw(7, 100, false), sw(8, 400, true),
+                                                  sw(7, 300, true), sw(7, 700, true)};
+  const OnCpuTimeline tl(switches);
+  EXPECT_EQ(tl.running_at(kSrcA, 9, 500), OnCpuTimeline::kNone);
+  EXPECT_EQ(tl.running_at(kSrcA, 7, 700) - tl.running_at(kSrcA, 7, 0), 300u);    // 100-300 and 600-700
+  EXPECT_EQ(tl.running_at(kSrcA, 7, 1000) - tl.running_at(kSrcA, 7, 700), 0u);  // out after 700
+  EXPECT_EQ(tl.running_at(kSrcA, 8, 400) - tl.running_at(kSrcA, 8, 250), 150u);  // running before its out
+  auto at = [](std::uint64_t t, std::uint32_t thread, std::uint64_t data) {
+    Sample s = ev(t, true, data);
+    s.thread = thread;
+    return s;
+  };
+  auto info = parse_interval_info(kIntervalInfo, "interval.info");
+  Matcher m(info, RptOptions{}, ~std::uint64_t{0});
+  m.set_timeline(&tl);
+  // "whole program" is events 10 -> 20. Thread 7: 200-650 (100 + 50 on a CPU), 50-150 (50: off before
+  // its first switch in at 100). Thread 8: 300-500 (100). Thread 9: 0-100 (no switches: no on-CPU time).
+  for (const Sample& s : {at(0, 9, 10), at(50, 7, 10), at(100, 9, 20), at(150, 7, 20), at(200, 7, 10), at(300, 8, 10),
+                          at(500, 8, 20), at(650, 7, 20)})
+    m.feed(s);
+  m.finish();
+  const Report r = make_report(m, false);
+  const auto stats_of = [&](std::uint32_t thread) -> const Stats& {
+    return *row(r, "whole program", fmt::format("0x{:08x}/tid{}", kSrcA, thread)).stats;
+  };
+  EXPECT_EQ(stats_of(7).count, 2u);
+  EXPECT_EQ(stats_of(7).cpu_count, 2u);
+  EXPECT_DOUBLE_EQ(stats_of(7).cpu_total, 200.0);
+  EXPECT_DOUBLE_EQ(stats_of(7).cpu_min, 50.0);
+  EXPECT_DOUBLE_EQ(stats_of(7).cpu_max, 150.0);
+  EXPECT_DOUBLE_EQ(stats_of(7).cpu_share(), 200.0 / 550.0);
+  EXPECT_DOUBLE_EQ(stats_of(8).cpu_total, 100.0);
+  EXPECT_EQ(stats_of(9).count, 1u);
+  EXPECT_EQ(stats_of(9).cpu_count, 0u);
+}
+
 TEST(RptMatcher, OnCpuTimeFromTaskClockCounter) {
   RptOptions opt;
   const CpuCounter cc = find_cpu_counter({"clock", "", "task-clock"}, 10'000'000);

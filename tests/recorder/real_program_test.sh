@@ -112,6 +112,18 @@ if "$kron" record --sched -o "$tmp/s.kron" -- "$prog" work 10 2>"$tmp/s.err"; th
   [ "$n" -ge 20 ] || fail "$n context switches for 10 sleeps (expected 20 or more)"
   "$kron" info "$tmp/s.kron" | grep -q "^context switches $n of [0-9]* threads\? (" || fail "kron info context switches"
   "$kron" rpt -f "$tmp/work.info" "$tmp/s.kron" | grep -q "; $n context switches$" || fail "kron rpt context switches"
+  # On-CPU time from the switches (ERRATUM E157), with no counter recorded: every occurrence has it.
+  "$kron" rpt -f "$tmp/work.info" --json "$tmp/s.kron" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["cpu_source"] == "sched", j.get("cpu_source")
+rows = {r["name"]: r for r in j["rows"]}
+c, s = rows["compute"], rows["sleep"]
+for r in (c, s):
+    assert r["count"] == 10 and r["cpu_count"] == 10, r
+    assert r["cpu_total_us"] <= r["total_us"] + 1e-3, r  # never more on a CPU than the wall time
+assert c["cpu_mean_us"] > 5 * s["cpu_mean_us"] and s["cpu_share"] < 0.2, (c, s)
+' || fail "on-CPU time from the context switches"
   "$kron" export -f "$tmp/work.info" -o "$tmp/s.json" "$tmp/s.kron" | grep -q "thread states" || fail "export says no thread states"
   python3 - "$tmp/s.json" <<'PY'
 import json, sys

@@ -99,11 +99,14 @@ struct FileHeader {
   std::uint32_t name_count;
   std::uint32_t name_record_size;  // sizeof(NameRecord) of the producer
   std::uint64_t names_lost;
-  std::uint8_t reserved[80];
+  // 1.3: the scheduling switches (kind 4) after the samples (kron record --sched); complete files. Tools
+  // that need them before the samples (rpt's on-CPU time, ERRATUM E157) read ahead only when it is not 0.
+  std::uint64_t sched_switches;
+  std::uint8_t reserved[72];
 };
 static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904 &&
                   offsetof(FileHeader, records_raw_bytes) == 912 && offsetof(FileHeader, names_offset) == 920 &&
-                  offsetof(FileHeader, names_lost) == 936,
+                  offsetof(FileHeader, names_lost) == 936 && offsetof(FileHeader, sched_switches) == 944,
               "FileHeader is a file ABI");
 
 // 1.2, kFlagCompressed: one chunk of the record area. The payload follows (stored_bytes), then zeros to
