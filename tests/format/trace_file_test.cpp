@@ -402,6 +402,24 @@ TEST(TraceFile, SchedSwitchesAreKeptApartFromSamples) {
       EXPECT_EQ(r.sched_switches()[i].h.cpu, i);
     }
     EXPECT_TRUE(r.warnings().empty());
+    EXPECT_EQ(r.header().sched_switches, 3u);
+    if (level == 0) {  // the header's count must agree with the records, as `samples` must (ERRATUM E157, E128)
+      set_header(p, [](FileHeader& h) { h.sched_switches = 2; });
+      Reader bad(p.string());
+      const std::string e = error_of([&] {
+        while (bad.next(s)) {
+        }
+      });
+      EXPECT_NE(e.find("offset 944: the header counts 2 scheduling switches, the record area holds 3"), std::string::npos)
+          << e;
+      ReadOptions salvage;
+      salvage.salvage = true;
+      Reader lenient(p.string(), salvage);
+      while (lenient.next(s)) {
+      }
+      ASSERT_EQ(lenient.warnings().size(), 1u);
+      EXPECT_NE(lenient.warnings()[0].find("2 scheduling switches"), std::string::npos) << lenient.warnings()[0];
+    }
   }
   const auto p = temp_path("sched12");
   {
