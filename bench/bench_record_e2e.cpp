@@ -1,4 +1,4 @@
-// The live recorder end to end (issue 10 parts 1 and 5): the real `kron record` running the real
+// The live recorder end to end: the real `kron record` running the real
 // instrumented program build/bench/kron_probe_flood (record_e2e/probe_flood.cpp: THREADS threads calling
 // kron::trace flat out, after committing the board's pages), the trace file written as users write it.
 // For each thread count, in the same run:
@@ -70,7 +70,7 @@ double cpu_seconds(const struct rusage& ru) {
 Run record_once(const std::string& kron, const std::string& flood, const std::string& trace, unsigned threads,
                 std::uint64_t samples, const std::string& board_args, bool wait = true) {
   fs::remove(trace);  // (truncating last run's file would be timed as part of this one)
-  const std::string cmd = "'" + kron + "' record -q " + (wait ? "--wait " : "") + board_args + " -o '" + trace + "' -- '" + flood + "' " +
+  const std::string cmd = "'" + kron + "' record " + (wait ? "--wait " : "") + board_args + " -o '" + trace + "' -- '" + flood + "' " +
                           std::to_string(threads) + " " + std::to_string(samples) + " 2>&1";
   struct rusage ru0 {}, ru1 {};
   ::getrusage(RUSAGE_CHILDREN, &ru0);
@@ -112,7 +112,7 @@ Run record_once(const std::string& kron, const std::string& flood, const std::st
 double sample1_bytes_per_sample(const std::string& kron, const std::string& sample1, const std::string& trace,
                                 const std::string& extra) {
   fs::remove(trace);
-  const std::string cmd = "'" + kron + "' record -q --wait " + extra + " -o '" + trace + "' -- '" + sample1 + "' 200000 2>&1";
+  const std::string cmd = "'" + kron + "' record --wait " + extra + " -o '" + trace + "' -- '" + sample1 + "' 200000 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) std::perror("popen"), std::exit(1);
   std::string out;

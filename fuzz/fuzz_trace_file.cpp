@@ -1,7 +1,8 @@
 // Fuzz target: the kron trace file reader (header validation and record iteration) on arbitrary bytes.
 // It must either read samples or throw InputError; never crash, hang or read out of bounds. Seeds hold
 // an uncompressed file and compressed ones (1.2: zstd chunks, and a chunk stored raw), so the chunk
-// headers and zstd frames are fuzzed too, and one with a name section (1.3: names.kron).
+// headers and zstd frames are fuzzed too, one with a name section (1.3: names.kron) and a 1.3 file with
+// scheduling switches (record kind 4, kron record --sched) after its samples.
 #include <sys/mman.h>
 #include <unistd.h>
 

@@ -7,7 +7,7 @@
 //     (Configuration Register bit 14 WRAPB: 1 simple buffer, 0 circular buffer), 16 MB local memory.
 //   000 (NISTIR 5571) Table B1 (CSR), "Filter Register", "Wait Error Counter", "Overrun Error Counter",
 //     Tables B3a (wait or discard), B5 (Mode), B6 (Clock Select), B7 (Enable), "Source Address Registers".
-// Not modelled (the modern equivalent on purpose, issue 3): the chip's FIFO and shadow registers (a lane
+// Not modelled (the modern equivalent on purpose): the chip's FIFO and shadow registers (a lane
 //   is the FIFO), the 32-bit mode (bit 14/15 kept as status only), the CPU ID lines (the CPU number comes
 //   from rseq), the network output, test mode, the board's external cable and DIS_STATE machinery.
 //
@@ -16,7 +16,7 @@
 //   [NameSlot x name_slots][blocks]
 // The sample memory is one pool of block_count fixed-size blocks (block_bytes, a power of two) that the
 // lanes draw from as they fill and give back when drained (simple board) or that the board recycles
-// oldest-first across all lanes (circular board): no static split between lanes (issue 10).
+// oldest-first across all lanes (circular board): no static split between lanes.
 // Records in a block are the trace file's records (kron/core/record.hpp: TraceRecord, 32 bytes = one
 // slot; ResourceRecord, 160 bytes = 5 slots), so the drain copies them to the file unchanged; a record
 // never straddles two blocks. ERRATUM E20: lanes replace the chip's one FIFO. Positions (head, read, tail)
@@ -36,10 +36,11 @@ namespace kron::board {
 
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'B', 'R', 'D', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
-inline constexpr std::uint16_t kMajor = 2;  // a reader refuses another major (2.0: the block pool, issue 10)
+inline constexpr std::uint16_t kMajor = 2;  // a reader refuses another major (2.0: the block pool)
 inline constexpr std::uint16_t kMinor = 1;  // and accepts any minor (fields only ever appended)
 // Minor versions: 2.0 the block pool; 2.1 adds the name table (names_offset..names_used: named probes and
-// thread names). A 2.0 board has names_offset 0: no table, named probes record with no name.
+// thread names) and `program` (the command that last ran on the board). A 2.0 board has names_offset 0: no
+// table, named probes record with no name; and an empty program.
 inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
 inline constexpr std::uint32_t kSlot = record::kSlotBytes;  // ring unit = one Trace record (32 bytes)
 inline constexpr std::uint32_t kResourceSlots = record::kResourceSlots;  // a Resource record (160 bytes)
@@ -208,7 +209,11 @@ struct alignas(kLine) BoardHeader {
   // Slots taken: a registering probe's fetch_add (slow path). Beyond name_slots nothing is written and the
   // excess counts the names that found no room (they record as KRON_NAME_NONE: never lost uncounted).
   std::atomic<std::uint64_t> names_used;
-  std::uint8_t reserved[4096 - 1688];
+  // 2.1: the command of the program that last ran on the board (kron record, kron run), shell-quoted,
+  // NUL-terminated; written by those tools before the program starts, "" when none did. Tools only:
+  // kron rdsample --board puts it in the trace file's header (ERRATUM E148).
+  alignas(kLine) char program[256];
+  std::uint8_t reserved[4096 - 1728 - 256];
 };
 static_assert(sizeof(BoardHeader) == 4096, "BoardHeader is a shared-memory ABI: one page");
 static_assert(offsetof(BoardHeader, control) == 128 && offsetof(BoardHeader, no_lane) == 192);
@@ -216,6 +221,7 @@ static_assert(offsetof(BoardHeader, enable_reg) == 256 && offsetof(BoardHeader, 
 static_assert(offsetof(BoardHeader, blocks_offset) == 1408 && offsetof(BoardHeader, free_top) == 1472 &&
               offsetof(BoardHeader, sealed_enq) == 1536 && offsetof(BoardHeader, sealed_deq) == 1600);
 static_assert(offsetof(BoardHeader, names_offset) == 1664 && offsetof(BoardHeader, names_used) == 1680);
+static_assert(offsetof(BoardHeader, program) == 1728);
 
 // ---- A lane: one writer (a thread), a chain of blocks --------------------------------------------------
 struct alignas(kLine) LaneHeader {

@@ -6,8 +6,9 @@
  *   mk_resource(1, 20);        Resource sample (adds the sixteen resource counters)
  *   mk_count(5, 1);            software increment of resource counter 5
  *
- * Link with kron_probe (and the C++ runtime: the probe library is written in C++). Define
- * KRON_DISABLE_PROBES to compile every probe away. */
+ * Link with `pkg-config --cflags --libs kron-probe`, or find_package(kron) and kron::kron_probe in CMake:
+ * both name the C++ runtime the probe library needs (it is written in C++). Define KRON_DISABLE_PROBES
+ * to compile every probe away. */
 #ifndef KRON_MK_H
 #define KRON_MK_H
 #include <stdint.h>

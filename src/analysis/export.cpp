@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace kron::analysis {
@@ -57,6 +59,64 @@ std::string jstr(const std::string& s) {
 
 }  // namespace
 
+namespace {
+// Scheduling switches (kron record --sched) as per-thread state tracks: a thread track of its own beside
+// each thread's slices (tid kSchedTrack | thread, named "thread N: scheduling"), one slice per stretch:
+// "running" from a switch in to the next switch out (args: the CPU), then "preempted" (switched out
+// while runnable) or "waiting" (it blocked or slept) up to the next switch in. A stretch whose other end
+// is not in the recording is not drawn. Times as the slices': microseconds since the first sample `t0`.
+constexpr std::uint32_t kSchedTrack = 0x40000000u;
+// ERRATUM E153. Times are integer nanoseconds since the first sample `t0` (ticks converted once, rounding
+// down), written as microseconds with exactly three decimals: a slice's end is start + duration in the
+// same integers, so a child never ends after its parent, whatever the viewer's rounding.
+std::uint64_t ns_since(std::uint64_t t, std::uint64_t t0, std::uint64_t mask, std::uint64_t clock) {
+  return static_cast<std::uint64_t>(static_cast<u128>((t - t0) & mask) * 1'000'000'000u / clock);
+}
+std::string us_text(std::uint64_t n) { return fmt::format("{}.{:03}", n / 1000, n % 1000); }
+
+std::uint64_t export_sched_tracks(const Merged& in, std::uint64_t t0, std::uint64_t clock,
+                                  const std::function<void()>& sep, std::string& b) {
+  auto it = std::back_inserter(b);
+  // A stretch that began before the first sample is drawn from it; one that ended before it is not drawn
+  // (the export's times start at the first sample). Switch timestamps are full 64-bit board ticks.
+  auto ns = [&](std::uint64_t t) { return t <= t0 ? 0 : ns_since(t, t0, ~std::uint64_t{0}, clock); };
+  struct Last {
+    std::uint64_t t;
+    std::uint8_t flags;
+    std::uint16_t cpu;
+  };
+  std::unordered_map<std::uint64_t, Last> last;  // (source, thread) -> its last switch
+  std::uint64_t slices = 0;
+  for (const auto& input : in.inputs())
+    for (const auto& sw : input->sched_switches()) {
+      const std::uint64_t key = std::uint64_t{sw.source} << 32 | sw.thread;
+      const auto [at, first] = last.try_emplace(key, Last{sw.timestamp, sw.h.flags, sw.h.cpu});
+      const std::uint32_t tid = kSchedTrack | (sw.thread & (kSchedTrack - 1));
+      if (first) {
+        sep();
+        fmt::format_to(it, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"thread {}: scheduling"}}}})",
+                       sw.source, tid, sw.thread);
+        continue;
+      }
+      Last& l = at->second;
+      const bool was_out = l.flags & record::kSchedOut, now_out = sw.h.flags & record::kSchedOut;
+      if (was_out != now_out && sw.timestamp >= l.t && sw.timestamp > t0) {
+        sep();
+        const std::string state = !was_out ? "running" : (l.flags & record::kSchedPreempt) ? "preempted" : "waiting";
+        const std::uint64_t n0 = ns(l.t), n1 = ns(sw.timestamp);
+        fmt::format_to(it,
+                       R"({{"ph":"X","cat":"sched","name":"{}","pid":{},"tid":{},"ts":{},"dur":{},)"
+                       R"("args":{{"cpu":{},"ticks":{}}}}})",
+                       state, sw.source, tid, us_text(n0), us_text(n1 - n0), was_out ? sw.h.cpu : l.cpu,
+                       sw.timestamp - l.t);
+        ++slices;
+      }
+      l = Last{sw.timestamp, sw.h.flags, sw.h.cpu};
+    }
+  return slices;
+}
+}  // namespace
+
 ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* f) {
   Out out(f);
   ExportStats st;
@@ -73,13 +133,7 @@ ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOp
     if (!first_event) b += ",\n";
     first_event = false;
   };
-  // ERRATUM E153. Times are integer nanoseconds since the first sample (ticks converted once, rounding
-  // down), written as microseconds with exactly three decimals: a slice's end is start + duration in the
-  // same integers, so a child never ends after its parent, whatever the viewer's rounding.
-  auto ns = [&](std::uint64_t t) {
-    return static_cast<std::uint64_t>(static_cast<u128>((t - t0) & in.ts_mask()) * 1'000'000'000u / clock);
-  };
-  auto us_text = [](std::uint64_t n) { return fmt::format("{}.{:03}", n / 1000, n % 1000); };
+  auto ns = [&](std::uint64_t t) { return ns_since(t, t0, in.ts_mask(), clock); };  // ERRATUM E153
   std::string counter_names[kResourceCounters];
   for (unsigned c = 0; c < kResourceCounters; ++c) {
     for (const auto& input : in.inputs())
@@ -194,6 +248,7 @@ ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOp
     out.maybe_flush();
   }
   m.finish();
+  st.sched_slices = export_sched_tracks(in, t0, clock, sep, b);
   b += "\n]}\n";
   out.flush();
   return st;

@@ -3,7 +3,8 @@
 //    TrackEvents, interned names, incremental timestamps), what ui.perfetto.dev opens at any size.
 //  - chrome-json: Chrome Trace Event JSON (the "JSON Object Format" that chrome://tracing and the Perfetto UI
 //    read): one track per stream (process = source identification, thread = CPU), the intervals of
-//    interval.info as slices, resource counters as counter tracks, every other Trace sample as an instant.
+//    interval.info as slices, resource counters as counter tracks, every other Trace sample as an instant;
+//    scheduling switches (kron record --sched) as a state track per thread (running, preempted, waiting).
 //  - csv: one row a sample.
 //  - ctf (export_ctf.cpp): a Common Trace Format 1.8 trace, a directory (babeltrace2, Trace Compass).
 //  - otf2 (export_otf2.cpp): an OTF2 archive, a directory (Vampir, Score-P's tools), when built with OTF2.
@@ -24,6 +25,7 @@ struct ExportStats {
   std::uint64_t lanes_reused = 0;  // Perfetto: overlapping slices put on a full lane set (E163)
   std::uint64_t discarded = 0;     // CTF: the recorder's losses written as discarded events (E165)
   std::uint64_t closed_at_end = 0;  // OTF2: scopes still open at the end, left there (E167)
+  std::uint64_t sched_slices = 0;  // thread states drawn from scheduling switches (kron record --sched)
 };
 
 // `info` may be null (no interval slices). Counter names come from the first kron trace file's header.

@@ -122,7 +122,7 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-                   row.stream == "all" ? " class=\"all\"" : "", esc(row.name), row.cls, esc(row.stream), s.count,
+                   row.stream == "all" ? " class=\"all\"" : "", esc(row.name), row.cls, esc(row.shown_stream()), s.count,
                    s.total, opt(n, std::to_string(s.min)), opt(n, std::to_string(s.max)), opt(n, num(s.mean())),
                    opt(n, num(s.stddev())), us(static_cast<double>(s.total)),
                    opt(n, us(static_cast<double>(s.min))), opt(n, us(static_cast<double>(s.max))),
@@ -133,7 +133,7 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
   for (const auto& row : r.rows) {
     const Stats& s = *row.stats;
     if (!s.count || !s.hist) continue;
-    const std::string label = fmt::format("{} [{}]: {} intervals", row.name, row.stream, s.count);
+    const std::string label = fmt::format("{} [{}]: {} intervals", row.name, row.shown_stream(), s.count);
     fmt::format_to(it, "<section class=\"chart\">\n<h3>{}</h3>\n{}</section>\n", esc(label),
                    svg_histogram(*s.hist, r.clock_hz, label));
     ++charts;

@@ -177,6 +177,7 @@ class KronFile final : public Input {
       if (l.overruns + l.overwritten) v.push_back({l.pid, l.tid, l.overruns + l.overwritten});
     return v;
   }
+  std::span<const record::SchedRecord> sched_switches() const override { return r_.sched_switches(); }
 
  private:
   tracefile::Reader r_;

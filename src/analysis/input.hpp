@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kron/core/record.hpp"
 #include "kron/core/sample.hpp"
 #include "analysis/reorder.hpp"
 #include "kron/format/classic.hpp"
@@ -73,6 +74,9 @@ class Input {
   virtual std::string counter_name(unsigned) const { return {}; }
   // The name section of a kron trace file (1.3): named probes' sites and thread names; empty otherwise.
   virtual const std::vector<record::NameRecord>* name_records() const { return nullptr; }
+  // The scheduling switches read so far (kron trace files of `kron record --sched`); all of them once the
+  // samples were read to the end. Empty for other inputs.
+  virtual std::span<const record::SchedRecord> sched_switches() const { return {}; }
   // What the input says was lost or cut (a recording not closed, samples the recorder dropped), for the
   // tools to print once they have read it: nothing lost goes uncounted.
   virtual std::vector<std::string> warnings() const { return {}; }

@@ -169,6 +169,7 @@ IntervalInfo load_interval_info(const std::string& path) {
   return parse_interval_info(read_text_file(path, kIntervalInfoLimits), path);  // ERRATUM E130: bounded
 }
 
-std::string class3_total_name(const Interval& iv) { return iv.names[0] + " " + iv.names[1]; }
+// ERRATUM E145: 003 prints the two names side by side; " + " between them keeps them readable apart.
+std::string class3_total_name(const Interval& iv) { return iv.names[0] + " + " + iv.names[1]; }
 
 }  // namespace kron::analysis

@@ -44,7 +44,8 @@ IntervalInfo parse_interval_info(std::string_view text, const std::string& path)
 // Reads and parses a file. Throws InputError (a file that cannot be read names the file, line 0).
 IntervalInfo load_interval_info(const std::string& path);
 
-// The name 003 gives the whole of a class-3 interval: "the name sub-interval-1 sub-interval-2".
+// The name of the whole of a class-3 interval: "sub-interval-1 + sub-interval-2" (003: the two names side by
+// side, "sub-interval-1 sub-interval-2"; ERRATUM E145).
 std::string class3_total_name(const Interval& iv);
 
 }  // namespace kron::analysis

@@ -25,6 +25,13 @@ void Stats::merge(const Stats& o) {
     if (!hist) hist = std::make_unique<Histogram>();
     for (unsigned b = 0; b < Histogram::kBuckets; ++b) hist->counts[b] += o.hist->counts[b];
   }
+  if (o.cpu_count) {
+    cpu_min = cpu_count ? std::min(cpu_min, o.cpu_min) : o.cpu_min;
+    cpu_max = cpu_count ? std::max(cpu_max, o.cpu_max) : o.cpu_max;
+    cpu_count += o.cpu_count;
+    cpu_total += o.cpu_total;
+    cpu_wall += o.cpu_wall;
+  }
   if (o.count == 0) return;
   if (count == 0) {
     min = o.min;
@@ -193,11 +200,14 @@ std::string Matcher::part_name(unsigned interval, unsigned part) const {
 }
 
 inline void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
-                     std::uint64_t start, std::uint64_t end) {
+                     std::uint64_t start, std::uint64_t end, std::uint64_t cpu0, std::uint64_t cpu1) {
   // ERRATUM E43: modulo the timestamp field's width, so a counter that wrapped gives the right interval.
   const std::uint64_t d = (end - start) & ts_mask_;
   // Classes 1-3 per stream (the row "all" is merged in finish()); class 4 across all streams only.
-  slot(m.interval, part, m.global ? kAll : stream).add(d, opt_.histograms);
+  Stats& st = slot(m.interval, part, m.global ? kAll : stream);
+  st.add(d, opt_.histograms);
+  // ERRATUM E140: a counter that went back (reset or re-enabled between the two) gives no on-CPU time.
+  if (cpu0 != kNoCpu && cpu1 != kNoCpu && cpu1 >= cpu0) st.add_cpu(static_cast<double>(cpu1 - cpu0) * opt_.cpu_scale, d);
   if (on_interval) on_interval(Occurrence{m.interval, part, stream, start_stream, start, end, d});
 }
 
@@ -217,7 +227,7 @@ bool Matcher::feed_named(const Sample& s) {
   const std::uint16_t id = record::name_id_of(s.data);
   const unsigned iv = named_interval(id);
   if (begin) {
-    open.push_back(NamedOpen{iv, id, s.timestamp, record::named_value_of(s.data)});
+    open.push_back(NamedOpen{iv, id, s.timestamp, record::named_value_of(s.data), cpu_of(s)});
     return true;
   }
   // ERRATUM E152: the innermost open scope of this id; the scopes opened inside it and never ended are
@@ -232,7 +242,10 @@ bool Matcher::feed_named(const Sample& s) {
   const NamedOpen o = open[k - 1];
   open.resize(k - 1);
   const std::uint64_t d = (s.timestamp - o.t) & ts_mask_;
-  slot(iv, 0, stream).add(d, opt_.histograms);
+  Stats& st = slot(iv, 0, stream);
+  st.add(d, opt_.histograms);
+  if (const std::uint64_t cpu1 = cpu_of(s); o.cpu != kNoCpu && cpu1 != kNoCpu && cpu1 >= o.cpu)
+    st.add_cpu(static_cast<double>(cpu1 - o.cpu) * opt_.cpu_scale, d);
   if (on_interval) {
     Occurrence occ{iv, 0, stream, stream, o.t, s.timestamp, d};
     occ.value = o.value;
@@ -269,6 +282,7 @@ inline bool Matcher::feed_one(const Sample& s) {
     if (r.end < 0) {
       if (o.open) ++slot(m.interval, m.start_part, stream).unmatched_starts;  // counted, then replaced
       o.t = s.timestamp;
+      o.cpu = cpu_of(s);
       o.open = true;
     } else {
       const unsigned part = m.end_part[static_cast<unsigned>(r.end)];
@@ -276,7 +290,7 @@ inline bool Matcher::feed_one(const Sample& s) {
         ++slot(m.interval, part, stream).unmatched_ends;
       } else {
         o.open = false;
-        record(m, part, stream, stream, o.t, s.timestamp);
+        record(m, part, stream, stream, o.t, s.timestamp, o.cpu, cpu_of(s));
       }
     }
   }
@@ -308,6 +322,37 @@ void Matcher::finish() {
     slot(machines_[k].interval, machines_[k].start_part, kAll).unmatched_starts += queues_[k].size();
     queues_[k].clear();
   }
+}
+
+OnCpuTimeline::OnCpuTimeline(std::span<const record::SchedRecord> switches) {
+  for (const auto& sw : switches) threads_[std::uint64_t{sw.source} << 32 | sw.thread].push_back(
+      Point{sw.timestamp, 0, !(sw.h.flags & record::kSchedOut)});
+  constexpr std::uint64_t kBias = std::uint64_t{1} << 62;  // room for running time before the first switch
+  for (auto& [key, v] : threads_) {
+    std::stable_sort(v.begin(), v.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
+    v[0].running = kBias;
+    for (std::size_t i = 1; i < v.size(); ++i)
+      v[i].running = v[i - 1].running + (v[i - 1].in ? v[i].t - v[i - 1].t : 0);
+  }
+}
+
+std::uint64_t OnCpuTimeline::running_at(std::uint32_t source, std::uint32_t thread, std::uint64_t t) const {
+  const auto f = threads_.find(std::uint64_t{source} << 32 | thread);
+  if (f == threads_.end()) return kNone;
+  const auto& v = f->second;
+  // The last switch at or before t; before the first: running before a switch out, not before a switch in.
+  const auto after = std::upper_bound(v.begin(), v.end(), t, [](std::uint64_t x, const Point& p) { return x < p.t; });
+  if (after == v.begin()) return v[0].in ? v[0].running : v[0].running - std::min(v[0].t - t, v[0].running);
+  const Point& p = *(after - 1);
+  return p.running + (p.in ? t - p.t : 0);
+}
+
+CpuCounter find_cpu_counter(const std::vector<std::string>& names, std::uint64_t clock_hz) {
+  for (std::size_t n = 0; n < names.size(); ++n) {
+    if (names[n] == "task-clock") return {static_cast<int>(n), static_cast<double>(clock_hz) / 1e9};  // ns
+    if (names[n] == "oncpu") return {static_cast<int>(n), 1.0};  // NodeClk ticks: the timestamp clock
+  }
+  return {};
 }
 
 }  // namespace kron::analysis

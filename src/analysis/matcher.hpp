@@ -59,6 +59,21 @@ struct Stats {
   double s1 = 0, s2 = 0;
   std::uint64_t unmatched_starts = 0, unmatched_ends = 0;
   std::unique_ptr<Histogram> hist;
+  // On-CPU time (RptOptions::cpu_counter), in timestamp ticks, of the occurrences whose start and end
+  // were both Resource samples: cpu_count of the `count` occurrences have it.
+  std::uint64_t cpu_count = 0;
+  double cpu_total = 0, cpu_min = 0, cpu_max = 0, cpu_wall = 0;  // cpu_wall: those occurrences' wall time
+
+  void add_cpu(double cpu, std::uint64_t wall) {
+    cpu_min = cpu_count == 0 || cpu < cpu_min ? cpu : cpu_min;
+    cpu_max = cpu_count == 0 || cpu > cpu_max ? cpu : cpu_max;
+    ++cpu_count;
+    cpu_total += cpu;
+    cpu_wall += static_cast<double>(wall);
+  }
+  // On-CPU share of the wall time of the occurrences that have both (0-1; can pass 1 by the counter's
+  // own rounding); -1 when none has.
+  double cpu_share() const { return cpu_count && cpu_wall > 0 ? cpu_total / cpu_wall : -1.0; }
 
   void add(std::uint64_t d, bool keep_histogram) {
     if (count == 0) {
@@ -88,6 +103,39 @@ struct Stats {
 struct RptOptions {
   unsigned event_bits = 32;  // ERRATUM E40: -e VALUE, the width of the event number in the user data
   bool histograms = false;   // keep histograms (for -h and --html)
+  // ERRATUM E140: on-CPU time per interval. The resource counter (0-15) that counts the thread's time on a
+  // CPU (source "task-clock", in ns, or "oncpu", in timestamp ticks), -1 none; an interval whose start
+  // and end events are Resource samples gets end - start of it, times cpu_scale (to timestamp ticks).
+  int cpu_counter = -1;
+  double cpu_scale = 1.0;
+};
+// The counter of a recording that counts on-CPU time, by the sources the file names ("task-clock" or
+// "oncpu"), and its scale to timestamp ticks; {-1, 1} when none.
+struct CpuCounter {
+  int counter = -1;
+  double scale = 1.0;
+};
+CpuCounter find_cpu_counter(const std::vector<std::string>& counter_names, std::uint64_t clock_hz);
+
+// ERRATUM E157: on-CPU time from scheduling switches (kron record --sched), exact to the switch, for any
+// interval (named scopes too: no Resource sample needed). Per thread, the running time accumulated up to
+// each switch; between switches a thread is running after a switch in and not after a switch out. Before
+// its first switch a thread is taken to be in the state that switch leaves (running before a switch out).
+class OnCpuTimeline {
+ public:
+  explicit OnCpuTimeline(std::span<const record::SchedRecord> switches);
+  bool empty() const { return threads_.empty(); }
+  // The thread's running ticks up to `t`, plus a constant bias (differences are what count); kNone when the
+  // recording has no switch of the thread.
+  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  std::uint64_t running_at(std::uint32_t source, std::uint32_t thread, std::uint64_t t) const;
+
+ private:
+  struct Point {
+    std::uint64_t t, running;  // the switch's time; running ticks (biased) up to it
+    bool in;                   // a switch in: running after it
+  };
+  std::unordered_map<std::uint64_t, std::vector<Point>> threads_;  // (source << 32 | thread) -> its switches
 };
 
 // One completed interval occurrence (for -n and the Perfetto export).
@@ -138,6 +186,9 @@ class Matcher {
   void feed_batch(std::span<const Sample> batch);
   void finish();  // counts the starts still open as unmatched
 
+  // On-CPU time from scheduling switches instead of a counter (ERRATUM E157); `tl` outlives the matcher.
+  void set_timeline(const OnCpuTimeline* tl) { timeline_ = tl; }
+
   // Called for every completed occurrence when set.
   std::function<void(const Occurrence&)> on_interval;
 
@@ -171,8 +222,15 @@ class Matcher {
   };
   struct Open {
     std::uint64_t t = 0;
+    std::uint64_t cpu = kNoCpu;  // the on-CPU counter at the start (kNoCpu: not a Resource sample)
     bool open = false;
   };
+  static constexpr std::uint64_t kNoCpu = ~std::uint64_t{0};
+  std::uint64_t cpu_of(const Sample& s) const {
+    if (timeline_) return s.thread ? timeline_->running_at(s.source, s.thread, s.timestamp) : kNoCpu;
+    return opt_.cpu_counter >= 0 && s.is_resource() ? s.counters[static_cast<unsigned>(opt_.cpu_counter)] : kNoCpu;
+  }
+  const OnCpuTimeline* timeline_ = nullptr;
   [[gnu::always_inline]] inline bool feed_one(const Sample& s);  // defined and used in rpt.cpp only
   bool feed_named(const Sample& s);
   unsigned named_interval(std::uint16_t id) const {
@@ -182,6 +240,7 @@ class Matcher {
     unsigned interval;
     std::uint16_t id;
     std::uint64_t t, value;
+    std::uint64_t cpu;  // cpu_of() at the begin
   };
   std::vector<std::uint32_t> named_of_id_;  // id -> interval (kAll: none)
   unsigned unnamed_interval_ = 0;           // "#unnamed": scopes whose id the names do not hold
@@ -191,7 +250,7 @@ class Matcher {
   [[gnu::always_inline]] inline std::uint32_t stream_one(const Sample& s);
   Stats& slot(unsigned interval, unsigned part, std::uint32_t stream);
   [[gnu::always_inline]] inline void record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
-              std::uint64_t start, std::uint64_t end);
+              std::uint64_t start, std::uint64_t end, std::uint64_t cpu0 = kNoCpu, std::uint64_t cpu1 = kNoCpu);
 
   IntervalInfo info_;  // interval.info's intervals, then the named scopes'
   RptOptions opt_;

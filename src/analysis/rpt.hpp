@@ -22,6 +22,9 @@ struct ReportRow {
   std::string stream;  // "SOURCE/cpuN" or "all"
   const Stats* stats;
   std::string location;  // a named scope's site, "file:line function" ("" otherwise)
+  std::string thread_name;  // the stream's thread's name when the recording has it (kron::thread_name, comm)
+  // What the text and HTML reports show for the stream: "NAME/tidN" for a named thread, else `stream`.
+  std::string shown_stream() const;
 };
 
 struct InputSummary {
@@ -35,19 +38,24 @@ struct Report {
   std::vector<InputSummary> inputs;
   std::uint64_t samples = 0, resource_samples = 0, matched_events = 0, other_events = 0, out_of_order = 0;
   std::vector<ReportRow> rows;
+  bool has_cpu = false;  // some row has on-CPU time (RptOptions::cpu_counter, or the switches: cpu_from_sched)
+  bool cpu_from_sched = false;       // on-CPU time from the scheduling switches (ERRATUM E157)
+  std::uint64_t sched_switches = 0;  // context switches in the inputs (kron record --sched)
   std::vector<std::string> warnings;  // Merged::warnings()
 };
 
 // Rows in interval.info order; within an interval, parts in 003's order; within a part, streams in
-// ascending (source, cpu), then "all" when `summary` (-s) or when no stream saw the interval; class 4
-// has the one row "all".
-Report make_report(const Matcher& m, bool summary);
+// ascending (source, cpu), then "all" when `summary` (-s) and two streams or more saw the interval, or
+// when no stream saw it; class 4 has the one row "all".
+// `names`: the recording's thread names, for ReportRow::thread_name (none: every row shows its id).
+Report make_report(const Matcher& m, bool summary, const tracefile::NameTable* names = nullptr);
 
 double ticks_to_us(double ticks, std::uint64_t clock_hz);
 
 struct TextOptions {
   bool verbose = false;     // -v
   bool histograms = false;  // -h
+  bool wide = false;        // --wide: every column, ticks and microseconds (else 100 columns)
 };
 std::string render_text(const Report& r, const TextOptions& opt);
 // One JSON document (docs/rpt-json.md).

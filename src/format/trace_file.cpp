@@ -225,7 +225,17 @@ void Writer::append_records(std::span<const std::uint8_t> records, std::uint64_t
   bytes_ += records.size();
 }
 
+void Writer::append_sched(std::span<const SchedRecord> switches) { sched_.insert(sched_.end(), switches.begin(), switches.end()); }
+
 void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names) {
+  header.sched_switches = sched_.size();
+  if (!sched_.empty()) {  // after every sample; not samples (the count is put back)
+    const std::uint64_t samples = samples_;
+    append_records(std::span(reinterpret_cast<const std::uint8_t*>(sched_.data()), sched_.size() * sizeof(SchedRecord)),
+                   sched_.size());
+    samples_ = samples;
+    sched_.clear();
+  }
   flush();
   if (!cctx_) stored_ = bytes_;
   header.header_size = sizeof(FileHeader);
@@ -383,6 +393,7 @@ void Reader::rewind() {
   released_ = 0;
   dropped_tail_ = 0;
   read_ = skipped_ = first_skipped_at_ = 0;
+  sched_.clear();
   mismatch_.clear();
   if (compressed()) {  // no chunk yet: the record loops call next_chunk() first
     rec_ = nullptr;
@@ -551,6 +562,14 @@ bool Reader::next(Sample& out) {
       throw bad_record("record of kind " + std::to_string(static_cast<unsigned>(h.kind)) + " has size " +
                        std::to_string(h.size));
     if (h.size > left) throw bad_record("record cut short by the end of the record area");
+    if (h.kind == RecordKind::SchedSwitch && header_.minor >= 3) {  // 1.3: not a sample; kept apart
+      if (h.size != sizeof(SchedRecord)) throw bad_record("scheduling switch record has size " + std::to_string(h.size));
+      SchedRecord sr;
+      std::memcpy(&sr, rec_ + pos_, sizeof sr);
+      sched_.push_back(sr);
+      pos_ += h.size;
+      continue;
+    }
     if (!known) {
       // ERRATUM E128: only a later minor version may hold kinds this reader does not know; in any other
       // file the kind is damage, an error unless salvaging. Either way it is counted.
@@ -583,11 +602,17 @@ bool Reader::at_end() {
   if (!complete() || !mismatch_.empty()) return false;
   // `samples` counts the samples written: a skipped record (a later minor's kind, or damage) is not one.
   const std::uint64_t found = read_;
-  if (found == header_.samples) return false;
-  const std::string what = "the header counts " + std::to_string(header_.samples) + " samples, the record area holds " +
-                           std::to_string(found);
+  std::string what;
+  if (found != header_.samples)
+    what = "the header counts " + std::to_string(header_.samples) + " samples, the record area holds " +
+           std::to_string(found);
+  else if (header_.sched_switches != sched_.size())  // 1.3; 0 and none in older files
+    what = "the header counts " + std::to_string(header_.sched_switches) +
+           " scheduling switches, the record area holds " + std::to_string(sched_.size());
+  else
+    return false;
   if (!options_.salvage)
-    throw InputError::at_offset(path_, offsetof(FileHeader, samples),
+    throw InputError::at_offset(path_, found != header_.samples ? offsetof(FileHeader, samples) : offsetof(FileHeader, sched_switches),
                                 what + " (damaged file? --salvage reads what is there and warns)");
   mismatch_ = what;
   return false;

@@ -542,4 +542,20 @@ tracefile::FileHeader BoardReader::file_header() {
   return f;
 }
 
+std::string BoardReader::program() const {
+  if (geo().minor < 1) return {};  // 2.0: reserved bytes
+  const char* p = header().program;
+  std::size_t n = 0;
+  while (n < sizeof header().program && p[n]) ++n;
+  return std::string(p, n);
+}
+
+void BoardReader::set_program(const std::string& command) {
+  if (geo().minor < 1) return;
+  char* p = header().program;
+  const std::size_t n = std::min(command.size(), sizeof header().program - 1);
+  std::memcpy(p, command.data(), n);
+  std::memset(p + n, 0, sizeof header().program - n);
+}
+
 }  // namespace kron::recorder

@@ -89,6 +89,11 @@ class BoardReader {
   std::uint16_t csr_read();
   // A trace file header describing this board (clock, node, counters, mode).
   tracefile::FileHeader file_header();
+  // Board 2.1's program field (BoardHeader::program): the command of the program that last ran on the
+  // board, as kron record / kron run wrote it ("" when none did, or a 2.0 board). Bounded: the board is
+  // untrusted memory, the text is read up to its first NUL or the field's end.
+  std::string program() const;
+  void set_program(const std::string& command);
 
  private:
   BoardReader(board::Mapping m, std::string label) : map_(std::move(m)), label_(std::move(label)) {}

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,9 @@
 #include <stdexcept>
 
 #include "kron/core/record.hpp"
+#include "kron/core/error.hpp"
+#include "kron/core/text.hpp"
+#include "recorder/sched.hpp"
 
 namespace kron::recorder {
 namespace {
@@ -62,6 +66,12 @@ void stop_program(pid_t child, const std::string& name, const std::string& why) 
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
   }
+}
+
+std::uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -111,9 +121,9 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   const DrainLock lock = DrainLock::take(o.board.name);  // one drainer per board (kron record --board)
 
   tracefile::FileHeader fh = reader.file_header();
-  std::string cmdline;
-  for (const auto& p : o.program) cmdline += (cmdline.empty() ? "" : " ") + p;
-  tracefile::set_program(fh, cmdline);
+  const std::string command = text::shell_command(o.program);  // as typed: each word shell-quoted where needed
+  tracefile::set_program(fh, command);
+  reader.set_program(command);  // for kron rdsample --board on this board
   tracefile::Writer writer(o.output, fh, o.compress_level);
   Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
   reader.set_drainer(true);
@@ -126,6 +136,13 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   ::pthread_sigmask(SIG_BLOCK, &forwarded, &before);
   const pid_t parent = ::getpid();
   const auto t0 = std::chrono::steady_clock::now();
+  // --sched: the program waits at this pipe until its context switches are being recorded.
+  int gate[2] = {-1, -1};
+  if (o.sched && ::pipe2(gate, O_CLOEXEC) != 0) {
+    const int e = errno;
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    throw std::runtime_error(std::string("pipe failed: ") + std::strerror(e));
+  }
   const pid_t child = ::fork();
   if (child < 0) {
     const int e = errno;
@@ -137,6 +154,13 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(127);  // kron record already gone
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    if (gate[0] >= 0) {
+      ::close(gate[1]);
+      char go = 0;
+      while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {
+      }
+      if (go != 1) ::_exit(127);  // kron record could not record the switches: it says why
+    }
     ::setenv(board::kEnvBoard, o.board.name.c_str(), 1);
     ::setenv(board::kEnvNode, std::to_string(o.board.node).c_str(), 1);
     std::vector<char*> argv;
@@ -148,11 +172,41 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   }
   g_child = child;
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a signal that came meanwhile is forwarded now
+  std::unique_ptr<SchedRecorder> sched;
+  if (o.sched) {
+    ::close(gate[0]);
+    const board::ClockKind kind = reader.geo().clock_kind;
+    const std::uint64_t a = board::ticks(kind), mono = mono_ns(), b = board::ticks(kind);
+    std::string why;
+    sched = SchedRecorder::open(child, o.board.node, reader.geo().clock_hz, a + (b - a) / 2, mono, &why);
+    if (!sched) {  // the program never ran: closing the gate ends it
+      ::close(gate[1]);
+      int status = 0;
+      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      g_child = 0;
+      throw InputError::at_offset("--sched", 0, why);
+    }
+    const char go = 1;
+    if (::write(gate[1], &go, 1) != 1) {
+    }
+    ::close(gate[1]);
+  }
   RecordResult r;
   r.board_note = note;
   bool reaped = false;
   try {
-    drain_until(rec, progress, t0, [&] { return reaped = ::waitpid(child, &r.wait_status, WNOHANG) == child; });
+    drain_until(rec, progress, t0, [&] {
+      if (sched) sched->poll();
+      return reaped = ::waitpid(child, &r.wait_status, WNOHANG) == child;
+    });
+    if (sched) {
+      sched->poll();
+      r.sched_lost = sched->lost();
+      const auto switches = sched->take_sorted();
+      r.sched_switches = switches.size();
+      writer.append_sched(switches);
+    }
   } catch (const std::exception& e) {
     g_child = 0;
     if (!reaped) stop_program(child, o.program[0], e.what());  // (the final passes come after the program ended)

@@ -23,6 +23,7 @@ struct RecordOptions {
   std::vector<std::string> program;    // program and arguments (run with KRON_BOARD, KRON_NODE set)
   double hold_ms = double(Recorder::kDefaultHoldMs);
   int compress_level = 0;              // --compress: zstd level 1-19 for the file's chunks; 0 none
+  bool sched = false;                  // --sched: the program's context switches (sched.hpp) into the file
 };
 struct RecordResult {
   int wait_status = 0;            // the program's, as waitpid() returns it
@@ -33,6 +34,7 @@ struct RecordResult {
   std::uint64_t clock_hz = 0;     // the board's timestamp rate
   std::vector<std::string> problems;  // corrupt lane memory met (each names its offset)
   std::string board_note;         // --huge-pages: what the board got, or why not
+  std::uint64_t sched_switches = 0, sched_lost = 0;  // --sched: switches written; lost by the kernel
 };
 // Called about every 250 ms while the program runs: records and bytes written so far, seconds.
 using Progress = std::function<void(std::uint64_t records, std::uint64_t bytes, double seconds)>;
@@ -42,6 +44,8 @@ using Progress = std::function<void(std::uint64_t records, std::uint64_t bytes, 
 // std::runtime_error / InputError when the board, file or process cannot be made, or when the drain fails
 // (a write error, a corrupt board): then the program is stopped first (SIGTERM, SIGKILL after 2 s; said
 // on standard error) and the file is left marked incomplete with every record written so far.
+// With `sched`, the program's context switches too (SchedRecorder); an InputError saying why when perf
+// refuses them (the program is not started then).
 RecordResult record_program(const RecordOptions& o, const Progress& progress = nullptr);
 
 // ---- kron rdsample --board ------------------------------------------------------------------------------

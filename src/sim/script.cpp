@@ -11,6 +11,14 @@
 
 namespace kron::sim {
 namespace {
+// A script number's base: 16 after a "0x" prefix (removed from `s`), else 10.
+int strip_base(std::string_view& s) {
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    s.remove_prefix(2);
+    return 16;
+  }
+  return 10;
+}
 
 struct Token {
   std::string_view text;
@@ -44,11 +52,7 @@ struct Syntax {
   }
   std::uint64_t number(const Token& t, std::uint64_t max = ~std::uint64_t{0}) const {
     std::string_view s = t.text;
-    int base = 10;
-    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-      s.remove_prefix(2);
-      base = 16;
-    }
+    const int base = strip_base(s);
     std::uint64_t v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
     if (ec == std::errc::result_out_of_range) fail(t.column, fmt::format("number '{}' does not fit in 64 bits", t.text));
@@ -112,11 +116,7 @@ std::string flag_names(std::uint8_t flags) {
 }  // namespace
 
 std::optional<std::uint64_t> parse_number(std::string_view s) {
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    s.remove_prefix(2);
-    base = 16;
-  }
+  const int base = strip_base(s);
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
   if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;

@@ -63,8 +63,9 @@ int run(const Args& a) {
   if (a.format == "csv")
     fmt::print("wrote {}: {} samples\n", a.output, st.samples);
   else
-    fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants\n", a.output, st.samples,
-               st.slices, st.counters, st.instants);
+    fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants{}\n", a.output, st.samples,
+               st.slices, st.counters, st.instants,
+               st.sched_slices ? fmt::format(", {} thread states", st.sched_slices) : std::string());
   if (st.lanes_reused)
     fmt::print(stderr,
                "kron: warning: {} interval slices overlapped more than 1024 others of their interval on one "

@@ -94,7 +94,7 @@ int run(const Args& a) {
   recorder::SnapshotOptions o;
   o.start = a.start;
   o.end = a.end;
-  o.program = "kron rdsample --board " + a.board;
+  o.program = r.program();  // the program's command, as kron record / kron run left it on the board
   if (a.verbose)
     o.on_lane = [](const recorder::LaneView& v, std::uint64_t n) {
       fmt::print(stderr, "kron rdsample: lane {} (pid {} tid {}): {} samples\n", v.index, v.pid, v.tid, n);

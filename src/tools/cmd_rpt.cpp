@@ -20,10 +20,23 @@ namespace {
 struct Args {
   InputArgs in;
   bool verbose = false, histograms = false, summary = false, chronological = false, dbl = false, json = false;
+  bool wide = false;
   std::string info_file;  // -f; none: interval.info when it exists (named scopes need none)
   unsigned event_bits = 32;
   std::string html;
 };
+
+// The scheduling switches of a kron trace file, read ahead: they follow the samples in the file, and the
+// matcher needs them as it meets each interval. One extra pass over the file, only when its header counts
+// some (kron record --sched).
+std::vector<record::SchedRecord> sched_ahead(const std::string& path) {
+  tracefile::Reader r(path);
+  if (r.header().sched_switches == 0) return {};
+  std::vector<Sample> batch(4096);
+  while (r.next_batch(batch) != 0) {
+  }
+  return r.sched_switches();
+}
 
 int run(const Args& a) {
   // Named scopes are paired without interval.info (which stays for event numbers, 003's workflow): without
@@ -36,8 +49,26 @@ int run(const Args& a) {
   analysis::RptOptions ro;
   ro.event_bits = a.event_bits;
   ro.histograms = a.histograms || !a.html.empty();
-  analysis::Matcher m(info, ro, in.ts_mask(), &in.names());
   const std::uint64_t clock = in.clock_hz();
+  // On-CPU time per interval: from the recording's scheduling switches (kron record --sched, exact to the
+  // switch, ERRATUM E157), else where a counter counted it (kron record --counter N=task-clock or oncpu).
+  // Only one input is taken: inputs merged from several recordings may wire their counters differently.
+  std::vector<record::SchedRecord> switches;
+  if (in.inputs().size() == 1 && in.inputs()[0]->format() == analysis::InputFormat::Kron &&
+      in.inputs()[0]->path() != "-")
+    switches = sched_ahead(in.inputs()[0]->path());
+  const analysis::OnCpuTimeline timeline(switches);
+  if (!timeline.empty()) {
+    ro.cpu_scale = 1.0;  // ticks of the timestamp clock
+  } else if (in.inputs().size() == 1) {
+    std::vector<std::string> names;
+    for (unsigned n = 0; n < kResourceCounters; ++n) names.push_back(in.inputs()[0]->counter_name(n));
+    const analysis::CpuCounter cc = analysis::find_cpu_counter(names, clock);
+    ro.cpu_counter = cc.counter;
+    ro.cpu_scale = cc.scale;
+  }
+  analysis::Matcher m(info, ro, in.ts_mask(), &in.names());
+  if (!timeline.empty()) m.set_timeline(&timeline);
 
   // -n: every occurrence as it completes, in time order (printed while reading: each line is final).
   std::string buf;
@@ -68,10 +99,12 @@ int run(const Args& a) {
   if (!buf.empty()) buf += '\n';
   flush();
 
-  analysis::Report r = analysis::make_report(m, a.summary);
+  analysis::Report r = analysis::make_report(m, a.summary, &in.names());
   r.clock_hz = clock;
   r.event_bits = a.event_bits;
   r.out_of_order = in.out_of_order();
+  for (const auto& i : in.inputs()) r.sched_switches += i->sched_switches().size();
+  r.cpu_from_sched = !timeline.empty();
   r.warnings = in.warnings();
   for (const auto& i : in.inputs()) r.inputs.push_back({i->path(), analysis::name(i->format()), i->samples()});
   if (!a.html.empty()) {
@@ -82,7 +115,7 @@ int run(const Args& a) {
   }
   const std::string text =
       a.json ? analysis::render_json(r, a.histograms)
-             : analysis::render_text(r, {a.verbose, a.histograms && !a.chronological});
+             : analysis::render_text(r, {a.verbose, a.histograms && !a.chronological, a.wide});
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (a.verbose && !a.html.empty() && !a.json) fmt::print("wrote {}\n", a.html);
   return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;
@@ -105,6 +138,9 @@ KRON_COMMAND("rpt", "interval report from interval.info: count, total, min, max,
                             "do not sort: list every interval occurrence in chronological order (instead of the "
                             "sorted histogram)");
                app.add_flag("-d", a->dbl, "64-bit timestamp arithmetic (always on in kron; accepted for mk_rpt)");
+               app.add_flag("--wide", a->wide,
+                            "every column (class, stddev, unmatched starts and ends, ticks and us lines); the default "
+                            "fits 100 columns");
                app.add_flag("--json", a->json, "print the report as one JSON document (docs/rpt-json.md)");
                app.add_option("--html", a->html, "also write a self-contained HTML page with SVG histograms");
                return [a] { return run(*a); };

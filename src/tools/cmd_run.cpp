@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "kron/core/text.hpp"
 #include "recorder/board_reader.hpp"
 #include "tools/command.hpp"
 
@@ -15,7 +16,8 @@ struct Args {
   std::vector<std::string> program;
 };
 int run(const Args& a) {
-  (void)recorder::BoardReader::open(a.board);  // refuse a missing or corrupt board up front
+  // Refuse a missing or corrupt board up front; leave the command on it for kron rdsample --board.
+  recorder::BoardReader::open(a.board).set_program(text::shell_command(a.program));
   ::setenv(board::kEnvBoard, a.board.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& p : a.program) argv.push_back(const_cast<char*>(p.c_str()));

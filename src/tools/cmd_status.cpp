@@ -2,6 +2,10 @@
 // Filter Register, Wait and Overrun Error Counters, counter control per Tables B5-B7), fill level,
 // lanes and accounting. Inspection never changes the board.
 #include <fmt/core.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <set>
 
 #include "kron/core/control_regs.hpp"
 #include "recorder/board_reader.hpp"
@@ -20,8 +24,17 @@ int run(const Args& a) {
   auto r = recorder::BoardReader::open(a.board);
   const BoardHeader& h = r.header();
   const Geometry& g = r.geo();  // the fixed fields as validated at open (ERRATUM E120)
-  fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} processes attached\n", a.board, g.major, g.minor,
-             g.segment_size, g.creator_pid, h.attached.load());
+  // ERRATUM E143: "live" are the processes that hold a lane now and still run (the board's `attached` counts
+  // every attach ever, so after the program exited it is not a count of anything attached).
+  const auto lanes = r.lanes();
+  std::set<std::uint32_t> live;
+  for (const auto& v : lanes)
+    if (v.state == LaneState::Active && !v.owner_dead && v.pid && (::kill(static_cast<pid_t>(v.pid), 0) == 0 || errno == EPERM))
+      live.insert(v.pid);
+  fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} live process{} with lanes ({} attached since "
+             "creation)\n", a.board, g.major, g.minor, g.segment_size, g.creator_pid, live.size(),
+             live.size() == 1 ? "" : "es", h.attached.load());
+  if (const std::string prog = r.program(); !prog.empty()) fmt::print("program: {}\n", prog);
   fmt::print("Configuration Register 0x{:06x}: WRAPB={} ({} buffer)\n", g.config, (g.config & kCfgWrapB) ? 1 : 0,
              r.circular() ? "circular" : "simple");
   fmt::print("timestamp clock: {} Hz ({}), node {}\n", g.clock_hz, g.clock_kind == ClockKind::Tsc ? "TSC" : "CLOCK_MONOTONIC", g.node);
@@ -43,7 +56,6 @@ int run(const Args& a) {
                regs::name(enable_of(field(en, n))), h.sources[n].name);
   }
   std::uint64_t held = 0, cap = 0, used = 0;
-  const auto lanes = r.lanes();
   for (const auto& v : lanes) held += v.held, cap += v.capacity_slots, used += v.used_slots;
   const auto pool = r.pool();
   cap = std::uint64_t{pool.blocks} * (pool.block_bytes / kSlot);

@@ -23,7 +23,7 @@ inline const char* kIntervalInfo =
     "1 10 20 \"whole program\"\n"
     "\n"
     "2 81 82 83 \"if then\" \"if else\"\n"
-    "3 8 17 12 \"process input\" \"write output\"   # the whole is \"process input write output\"\n"
+    "3 8 17 12 \"process input\" \"write output\"   # the whole is \"process input + write output\"\n"
     "4 27 36 \"message timer\"\n";
 
 inline Sample ev(std::uint64_t t, bool on_a, std::uint64_t data) {
@@ -74,7 +74,7 @@ inline std::vector<Sample> hand_checked() {
   // last 50 later (a second sub-interval of 50; the whole has an unmatched end).
   // "process input": n 2 (40, 20), total 60, mean 30, stddev 10, 1 unmatched end.
   // "write output": n 3 (60, 80, 50), total 190, mean 63.333, stddev sqrt(1400/9).
-  // "process input write output": n 2 (100, 100), total 200, stddev 0, 1 unmatched end.
+  // "process input + write output": n 2 (100, 100), total 200, stddev 0, 1 unmatched end.
   v.push_back(ev(3000, B, 8));
   v.push_back(ev(3040, B, 17));
   v.push_back(ev(3100, B, 12));

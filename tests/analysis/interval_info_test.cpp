@@ -33,7 +33,7 @@ TEST(IntervalInfo, ParsesThe003Examples) {
   EXPECT_EQ(c2.names[1], "if else");
   const auto& c3 = info.intervals[2];
   EXPECT_EQ(c3.events[1], 17u);
-  EXPECT_EQ(class3_total_name(c3), "process input write output");
+  EXPECT_EQ(class3_total_name(c3), "process input + write output");
   EXPECT_EQ(info.intervals[4].names[0], "message send/receive latency");
   EXPECT_EQ(info.intervals[3].line, 4u);
 }

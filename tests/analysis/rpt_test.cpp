@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -77,7 +79,7 @@ TEST(RptMatcher, Class3SubIntervalsAndTheirSum) {
   auto r = run(hand_checked());
   expect_stats(*row(r->r, "process input", B).stats, 2, 60, 20, 40, 30, 10, 0, 1);
   expect_stats(*row(r->r, "write output", B).stats, 3, 190, 50, 80, 190.0 / 3, std::sqrt(1400.0 / 9), 0, 0);
-  expect_stats(*row(r->r, "process input write output", B).stats, 2, 200, 100, 100, 100, 0, 0, 1);
+  expect_stats(*row(r->r, "process input + write output", B).stats, 2, 200, 100, 100, 100, 0, 0, 1);
 }
 
 // 003 section 3.5, class 4: starts and ends out of sequence, k-th end with k-th start, across streams.
@@ -104,6 +106,117 @@ TEST(RptMatcher, WithoutSummaryNoAllRowsExceptClass4) {
     if (x.cls != 4) {
       EXPECT_NE(x.stream, "all") << x.name;
     }
+}
+
+// ERRATUM E144: -s adds "all" where two streams or more saw the interval; over one stream it would
+// repeat that stream's row ("if then" is seen on A only, "whole program" on A and B).
+TEST(RptMatcher, SummaryRowOnlyOverTwoStreamsOrMore) {
+  auto r = run(hand_checked(), {}, true);
+  EXPECT_NO_THROW(row(r->r, "whole program", "all"));
+  EXPECT_NO_THROW(row(r->r, "if then", A));
+  EXPECT_THROW(row(r->r, "if then", "all"), std::runtime_error);
+  const std::string text = render_text(r->r, {});
+  std::size_t rows = 0;
+  for (std::size_t p = 0; (p = text.find("\nif then ", p)) != std::string::npos; ++p) ++rows;
+  EXPECT_EQ(rows, 1u) << text;
+}
+
+// ERRATUM E140: on-CPU time from a task-clock counter (ns) at both ends of an interval, scaled to ticks
+// (10 MHz: 1 tick = 100 ns). A start or an end that is a Trace sample gives no on-CPU time; a counter
+// that went back gives none either. The "all" row sums the streams.
+// ERRATUM E157: on-CPU time from context switches (kron record --sched): running from a switch in to the
+// next switch out, summed between an interval's two ends; before a thread's first switch, the state that
+// switch leaves; a thread without switches gets none. Every figure below is worked out by hand.
+TEST(RptMatcher, OnCpuTimeFromContextSwitches) {
+  auto sw = [](std::uint32_t thread, std::uint64_t t, bool out) {
+    record::SchedRecord r{};
+    r.h.kind = record::RecordKind::SchedSwitch;
+    r.h.size = sizeof r;
+    r.h.flags = out ? record::kSchedOut : 0;
+    r.source = kSrcA;
+    r.thread = thread;
+    r.timestamp = t;
+    return r;
+  };
+  // Thread 7: in 100, out 300, in 600, out 700. Thread 8: out 400 (so it ran before). Thread 9: none.
+  const std::vector<record::SchedRecord> switches{sw(7, 600, false), sw(7, 100, false), sw(8, 400, true),
+                                                  sw(7, 300, true), sw(7, 700, true)};
+  const OnCpuTimeline tl(switches);
+  EXPECT_EQ(tl.running_at(kSrcA, 9, 500), OnCpuTimeline::kNone);
+  EXPECT_EQ(tl.running_at(kSrcA, 7, 700) - tl.running_at(kSrcA, 7, 0), 300u);    // 100-300 and 600-700
+  EXPECT_EQ(tl.running_at(kSrcA, 7, 1000) - tl.running_at(kSrcA, 7, 700), 0u);  // out after 700
+  EXPECT_EQ(tl.running_at(kSrcA, 8, 400) - tl.running_at(kSrcA, 8, 250), 150u);  // running before its out
+  auto at = [](std::uint64_t t, std::uint32_t thread, std::uint64_t data) {
+    Sample s = ev(t, true, data);
+    s.thread = thread;
+    return s;
+  };
+  auto info = parse_interval_info(kIntervalInfo, "interval.info");
+  Matcher m(info, RptOptions{}, ~std::uint64_t{0});
+  m.set_timeline(&tl);
+  // "whole program" is events 10 -> 20. Thread 7: 200-650 (100 + 50 on a CPU), 50-150 (50: off before
+  // its first switch in at 100). Thread 8: 300-500 (100). Thread 9: 0-100 (no switches: no on-CPU time).
+  for (const Sample& s : {at(0, 9, 10), at(50, 7, 10), at(100, 9, 20), at(150, 7, 20), at(200, 7, 10), at(300, 8, 10),
+                          at(500, 8, 20), at(650, 7, 20)})
+    m.feed(s);
+  m.finish();
+  const Report r = make_report(m, false);
+  const auto stats_of = [&](std::uint32_t thread) -> const Stats& {
+    return *row(r, "whole program", fmt::format("0x{:08x}/tid{}", kSrcA, thread)).stats;
+  };
+  EXPECT_EQ(stats_of(7).count, 2u);
+  EXPECT_EQ(stats_of(7).cpu_count, 2u);
+  EXPECT_DOUBLE_EQ(stats_of(7).cpu_total, 200.0);
+  EXPECT_DOUBLE_EQ(stats_of(7).cpu_min, 50.0);
+  EXPECT_DOUBLE_EQ(stats_of(7).cpu_max, 150.0);
+  EXPECT_DOUBLE_EQ(stats_of(7).cpu_share(), 200.0 / 550.0);
+  EXPECT_DOUBLE_EQ(stats_of(8).cpu_total, 100.0);
+  EXPECT_EQ(stats_of(9).count, 1u);
+  EXPECT_EQ(stats_of(9).cpu_count, 0u);
+}
+
+TEST(RptMatcher, OnCpuTimeFromTaskClockCounter) {
+  RptOptions opt;
+  const CpuCounter cc = find_cpu_counter({"clock", "", "task-clock"}, 10'000'000);
+  ASSERT_EQ(cc.counter, 2);
+  EXPECT_DOUBLE_EQ(cc.scale, 0.01);
+  opt.cpu_counter = cc.counter;
+  opt.cpu_scale = cc.scale;
+  auto res = [](std::uint64_t t, bool on_a, std::uint64_t data, std::uint64_t ns) {
+    Sample s = ev(t, on_a, data);
+    s.type = SampleType::Resource;
+    s.counters[2] = ns;
+    return s;
+  };
+  // A: 1000 ticks of wall time, 40000 ns = 400 ticks on a CPU; then 500 ticks, 50000 ns = 500 ticks.
+  // B: 200 ticks, 2000 ns = 20 ticks; then one with a Trace end (no on-CPU time), one that went back.
+  auto r = run({res(0, true, 10, 1000), res(1000, true, 20, 41000), res(2000, true, 10, 50000),
+                res(2500, true, 20, 100000), res(100, false, 10, 0), res(300, false, 20, 2000),
+                res(400, false, 10, 5000), ev(500, false, 20), res(600, false, 10, 9000), res(700, false, 20, 10)},
+               opt);
+  const Stats& a = *row(r->r, "whole program", A).stats;
+  EXPECT_EQ(a.count, 2u);
+  EXPECT_EQ(a.cpu_count, 2u);
+  EXPECT_DOUBLE_EQ(a.cpu_total, 900.0);
+  EXPECT_DOUBLE_EQ(a.cpu_min, 400.0);
+  EXPECT_DOUBLE_EQ(a.cpu_max, 500.0);
+  EXPECT_DOUBLE_EQ(a.cpu_share(), 900.0 / 1500.0);
+  const Stats& b = *row(r->r, "whole program", B).stats;
+  EXPECT_EQ(b.count, 3u);
+  EXPECT_EQ(b.cpu_count, 1u);
+  EXPECT_DOUBLE_EQ(b.cpu_total, 20.0);
+  EXPECT_DOUBLE_EQ(b.cpu_share(), 0.1);
+  const Stats& all = *row(r->r, "whole program", "all").stats;
+  EXPECT_EQ(all.cpu_count, 3u);
+  EXPECT_DOUBLE_EQ(all.cpu_total, 920.0);
+  EXPECT_DOUBLE_EQ(all.cpu_min, 20.0);
+  EXPECT_TRUE(r->r.has_cpu);
+  const std::string text = render_text(r->r, {});
+  EXPECT_NE(text.find("on-cpu"), std::string::npos) << text;
+  EXPECT_NE(text.find("   60%"), std::string::npos) << text;  // A: 900 of 1500 ticks
+  // Without the counter named, nothing is taken (003: counters are discarded).
+  EXPECT_EQ(find_cpu_counter({"clock", "page-faults"}, 1).counter, -1);
+  EXPECT_EQ(find_cpu_counter({"", "oncpu"}, 1).counter, 1);
 }
 
 // ERRATUM E40: -e VALUE is the width of the event number; the default 32 ignores a qualifier above it.

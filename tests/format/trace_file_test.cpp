@@ -362,3 +362,81 @@ TEST(TraceFile, SecondWriterOfTheSameFileIsRefused) {
   EXPECT_EQ(read_all(r), 1u);
   Writer again(p.string(), h);  // the lock went with the first writer
 }
+
+// Trace format 1.3: scheduling switches (kron record --sched, record kind 4) follow the samples, are not
+// samples (FileHeader::samples does not count them), and come back apart from them, in order; compressed
+// or not. A kind-4 record in a 1.2 file is damage, as any unknown kind of the file's own version.
+TEST(TraceFile, SchedSwitchesAreKeptApartFromSamples) {
+  for (const int level : {0, 3}) {
+    const auto p = temp_path("sched");
+    const auto samples = some_samples();
+    std::vector<record::SchedRecord> sw(3);
+    for (std::size_t i = 0; i < sw.size(); ++i) {
+      sw[i].h.kind = record::RecordKind::SchedSwitch;
+      sw[i].h.size = sizeof(record::SchedRecord);
+      sw[i].h.flags = i % 2 ? record::kSchedOut : 0;
+      sw[i].h.cpu = static_cast<std::uint16_t>(i);
+      sw[i].source = 0x10;
+      sw[i].thread = 77;
+      sw[i].timestamp = 100 + i;
+    }
+    {
+      FileHeader h = make_header();
+      h.clock_hz = 1;
+      Writer w(p.string(), h, level);
+      for (const auto& s : samples) w.append(s);
+      w.append_sched(sw);
+      w.finish(h, {});
+    }
+    Reader r(p.string());
+    EXPECT_EQ(r.header().samples, samples.size());
+    EXPECT_EQ(r.header().minor, 3u);
+    std::vector<Sample> back;
+    Sample s;
+    while (r.next(s)) back.push_back(s);
+    EXPECT_EQ(back, samples) << "level " << level;
+    ASSERT_EQ(r.sched_switches().size(), 3u);
+    for (std::size_t i = 0; i < sw.size(); ++i) {
+      EXPECT_EQ(r.sched_switches()[i].timestamp, 100 + i);
+      EXPECT_EQ(r.sched_switches()[i].h.flags, sw[i].h.flags);
+      EXPECT_EQ(r.sched_switches()[i].h.cpu, i);
+    }
+    EXPECT_TRUE(r.warnings().empty());
+    EXPECT_EQ(r.header().sched_switches, 3u);
+    if (level == 0) {  // the header's count must agree with the records, as `samples` must (ERRATUM E157, E128)
+      set_header(p, [](FileHeader& h) { h.sched_switches = 2; });
+      Reader bad(p.string());
+      const std::string e = error_of([&] {
+        while (bad.next(s)) {
+        }
+      });
+      EXPECT_NE(e.find("offset 944: the header counts 2 scheduling switches, the record area holds 3"), std::string::npos)
+          << e;
+      ReadOptions salvage;
+      salvage.salvage = true;
+      Reader lenient(p.string(), salvage);
+      while (lenient.next(s)) {
+      }
+      ASSERT_EQ(lenient.warnings().size(), 1u);
+      EXPECT_NE(lenient.warnings()[0].find("2 scheduling switches"), std::string::npos) << lenient.warnings()[0];
+    }
+  }
+  const auto p = temp_path("sched12");
+  {
+    FileHeader h = make_header();
+    h.clock_hz = 1;
+    h.minor = 2;
+    Writer w(p.string(), h);
+    w.append(Sample{});
+    std::vector<record::SchedRecord> sw(1);
+    sw[0].h.kind = record::RecordKind::SchedSwitch;
+    sw[0].h.size = sizeof(record::SchedRecord);
+    w.append_sched(sw);
+    h.minor = 2;
+    w.finish(h, {});
+  }
+  Reader r(p.string());
+  Sample s;
+  EXPECT_TRUE(r.next(s));
+  EXPECT_THROW(r.next(s), InputError);
+}

@@ -16,7 +16,20 @@ CC=cc CXX=c++ cmake -S "$here/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="
 cmake --build "$tmp/consumer" >/dev/null
 "$tmp/consumer/trace_side"
 "$tmp/consumer/probe_side"
-# The trace side carries no probe start-up (kron::kron links kron_board, not kron_probe): issue 17.
+# C programs link with the documented flags alone: pkg-config's, and a C-only CMake project's
+# find_package(kron) + kron::kron_probe (the probe library is C++: the C++ runtime comes with its flags).
+cc "$here/consumer_c/probe_c.c" $(pkg-config --cflags --libs kron-probe) -o "$tmp/probe_c_pc"
+"$tmp/probe_c_pc" 3
+CC=cc cmake -S "$here/consumer_c" -B "$tmp/consumer_c" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/consumer_c" >/dev/null
+"$tmp/consumer_c/probe_c" 3
+# Both record under the installed kron record: 50 Trace samples and one Resource sample each.
+for prog in "$tmp/probe_c_pc" "$tmp/consumer_c/probe_c"; do
+  "$tmp/prefix/bin/kron" record -q -o "$tmp/c.kron" -- "$prog" 50
+  n=$("$tmp/prefix/bin/kron" info "$tmp/c.kron" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["samples"])')
+  [ "$n" = 51 ] || { echo "FAIL: $prog under kron record left $n samples, expected 51"; exit 1; }
+done
+# The trace side carries no probe start-up (kron::kron links kron_board, not kron_probe).
 if nm -C "$tmp/trace_pc" "$tmp/consumer/trace_side" | grep -q 'auto_attach'; then
   echo "FAIL: a trace-side consumer carries the probe's start-up attach"; exit 1
 fi
@@ -30,4 +43,4 @@ board="install-$$"
 trap '"$tmp/prefix/bin/kron" board rm "$board" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 env -u KRON_SELFTEST_PROBE "$tmp/prefix/bin/kron" selftest basic --board "$board" | grep -q "test_mk: 0 error(s)" \
   || { echo "FAIL: the installed kron selftest basic --board"; exit 1; }
-echo "install: pkg-config and find_package(kron) consumers built and ran; installed selftest probe found"
+echo "install: pkg-config and find_package(kron) consumers (C++ and C) built and ran, the C ones recorded; installed selftest probe found"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17: the kron command never attaches to a board. Only instrumented programs (kron_probe) attach at
+# The kron command never attaches to a board. Only instrumented programs (kron_probe) attach at
 # start-up to $KRON_BOARD; `kron status`, `kron info` and the live selftest must leave board A alone even
 # with KRON_BOARD=A in their environment, and `kron selftest sample --board B` writes to B only.
 set -euo pipefail
@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 A="attachA-$$" B="attachB-$$"
 trap 'rm -rf "$tmp"; "$kron" board rm "$A" >/dev/null 2>&1 || true; "$kron" board rm "$B" >/dev/null 2>&1 || true' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-attached() { env -u KRON_BOARD "$kron" status --board "$1" | sed -n 's/.* \([0-9][0-9]*\) processes attached$/\1/p'; }
+attached() { env -u KRON_BOARD "$kron" status --board "$1" | sed -n 's/.* (\([0-9][0-9]*\) attached since creation)$/\1/p'; }
 held() { env -u KRON_BOARD "$kron" rdsample --board "$1" -f "$tmp/$1.trace" | sed -n 's/^kron rdsample: \([0-9]*\) of \([0-9]*\) samples.*/\2/p'; }
 
 "$kron" board create "$A" --buffer 1M --lanes 4 >/dev/null

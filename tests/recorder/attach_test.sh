@@ -35,7 +35,7 @@ wait_end() { for _ in $(seq 600); do kill -0 "$1" 2>/dev/null || return 0; sleep
 w5=$!
 wait_mapped "$w5" "$b1"
 # Drains live; the hold-back is long so that the file must be in time order whatever the machine's load.
-"$kron" record --board "$b1" --until-idle 1 --hold-back 500 -q -o "$tmp/a.trace" >"$tmp/a.out" 2>"$tmp/a.err" &
+"$kron" record --board "$b1" --until-idle 1 --hold-back 500 -o "$tmp/a.trace" >"$tmp/a.out" 2>"$tmp/a.err" &
 rec=$!
 wait_file "$tmp/a.trace"  # created after the drainer took the board's lock
 # A second drainer is refused, naming the first one's pid, and writes nothing.
@@ -113,7 +113,7 @@ PY
 "$kron" board create "$b3" --buffer 64M --lanes 4 >/dev/null
 "$kron" run --board "$b3" -- "$writer" run 4 "$tmp/stop" &
 w=$!
-"$kron" record --board "$b3" -q -o "$tmp/s1.trace" >"$tmp/s1.out" 2>"$tmp/s1.err" &
+"$kron" record --board "$b3" -o "$tmp/s1.trace" >"$tmp/s1.out" 2>"$tmp/s1.err" &
 rec=$!
 wait_file "$tmp/s1.trace"
 sleep 0.5

@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # 40000 loops: about 280 k samples, 9 MB of records: nine 1 MiB chunks; --wait: none lost.
 "$kron" record -q --wait -o "$tmp/raw.trace" -- "$sample" 40000 >/dev/null
-out=$("$kron" record -q --wait --compress -o "$tmp/z.trace" -- "$sample" 40000)
+out=$("$kron" record --wait --compress -o "$tmp/z.trace" -- "$sample" 40000 2>&1 >/dev/null)
 grep -q "kron record: compressed .* MB of records to .* MB (.*x, .* bytes a sample)" <<<"$out" || fail "summary: $out"
 "$kron" record -q --wait --compress=9 -o "$tmp/z9.trace" -- "$sample" 40000 >/dev/null
 python3 - "$("$kron" info --json "$tmp/raw.trace")" "$("$kron" info --json "$tmp/z.trace")" \

@@ -17,6 +17,10 @@ cd "$tmp"  # no interval.info here
 [ "$(gzip -dc k.gz 2>/dev/null | wc -c)" = 2097152 ] || fail "kcompress under kron record did not compress 2 MiB"
 
 "$kron" rpt --json k.trace >rpt.json
+"$kron" rpt k.trace | grep -q "^write  *writer/tid[0-9]* " || fail "rpt's text does not name the writer thread"
+"$kron" info k.trace | grep -q "^ *[0-9]* *[0-9]* .* writer$" || fail "kron info's lane rows do not name the writer thread"
+[ "$("$kron" info --json k.trace | python3 -c 'import json,sys; print(sorted(l.get("thread_name", "") for l in json.load(sys.stdin)["lanes"]))')" = \
+  "['compress 0', 'compress 1', 'reader', 'writer']" ] || fail "kron info --json lanes' thread_name"
 "$kron" expand k.trace >expand.txt
 "$kron" export --format chrome-json -o k.json k.trace >/dev/null
 python3 - <<'PY'
@@ -31,6 +35,9 @@ assert total("read") == 17, total("read")  # the last read finds the end of the 
 loc = [row["location"] for row in r["rows"] if row["name"] == "compress"][0]
 assert re.search(r"kcompress\.cpp:\d+ compress_block$", loc), loc
 assert not any(row["name"] == "#unnamed" for row in r["rows"]), "a scope without its name"
+# The thread names label the rows: JSON thread_name, the text table "NAME/tidN".
+assert {row.get("thread_name") for row in r["rows"] if row["name"] == "write"} == {"writer"}, r["rows"]
+assert {row.get("thread_name") for row in r["rows"] if row["name"] == "deflate"} <= {"compress 0", "compress 1"}
 
 lines = open("expand.txt").read().splitlines()
 begins = [l for l in lines if " begin compress value " in l]

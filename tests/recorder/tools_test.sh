@@ -10,11 +10,14 @@ trap 'rm -rf "$tmp"; "$kron" board rm "$board" >/dev/null 2>&1 || true' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # kron record: a multithreaded program, resource counters, one-line summary with exact accounting.
-out=$("$kron" record -q -o "$tmp/s.trace" --counter 0=clock --counter 1=software --counter 2=page-faults -- "$sample" 300)
-echo "$out"
+# The summary goes to standard error (standard output is the program's, untouched).
+out=$("$kron" record -o "$tmp/s.trace" --counter 0=clock --counter 1=software --counter 2=page-faults -- "$sample" 300 \
+      2>"$tmp/s.err")
+echo "$out"; cat "$tmp/s.err"
 grep -q "sample1: 300 loops done" <<<"$out" || fail "program output"
-grep -q "recorded + overruns + overwritten" <<<"$out" || fail "summary line"
-grep -q "passed [0-9]* = recorded" <<<"$out" || fail "accounting"
+grep -q "recorded + overruns + overwritten" "$tmp/s.err" || fail "summary line"
+grep -q "passed [0-9]* = recorded" "$tmp/s.err" || fail "accounting"
+grep -q "kron record" <<<"$out" && fail "kron record wrote to the program's standard output"
 info=$("$kron" info "$tmp/s.trace" --json)
 python3 - "$info" <<'PY'
 import json, sys

@@ -20,7 +20,7 @@ echo "$out"
 grep -q "202 samples (202 trace, 0 resource), 4040 bytes from memory words 0x000000-0x0003f1; circular buffer, not wrapped" <<<"$out" || fail "rdsample summary"
 [ "$(stat -c %s mk.dat)" = 4040 ] || fail "mk.dat size"
 [ "$("$kron" expand --input-format mk2 mk.dat | wc -l)" = 202 ] || fail "expand of mk.dat"
-"$kron" rpt --input-format mk2 -f "$here/examples/pci/interval.info" mk.dat | grep -q "whole program  *1 .* 1 " || fail "rpt of mk.dat"
+"$kron" rpt --wide --input-format mk2 -f "$here/examples/pci/interval.info" mk.dat | grep -q "whole program  *1 .* 1 " || fail "rpt of mk.dat"
 # -f, -s, -e as mk_rdsample: memory words; -s 5 skips sample 0 (5 words).
 "$kron" rdsample --pci-memory board.img -f part.dat -s 5 -e 15 >/dev/null
 [ "$(stat -c %s part.dat)" = 40 ] || fail "-s/-e"

@@ -25,10 +25,12 @@
 namespace kron::record {
 
 // Record kinds (the values are file and board ABI).
-// Trace and Resource are samples (a board lane's and the file's record area). Names (1.3) is an entry of the
-// name table: a board's name slots and the trace file's name section, never a lane or the record area.
-enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2, Names = 3 };
-inline constexpr std::size_t kRecordKinds = 2;  // the sample kinds (kRecordSize below)
+// Trace and Resource are samples (a board lane's and the file's record area). Names (3, trace format 1.3) is
+// an entry of the name table: a board's name slots and the trace file's name section, never a lane or the
+// record area (its kRecordSize entry is 0). SchedSwitch (4, trace format 1.3) is the recorder's, never a
+// probe's: a board never holds one (valid_slots refuses it).
+enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2, Names = 3, SchedSwitch = 4 };
+inline constexpr std::size_t kRecordKinds = 4;
 
 struct RecordHeader {
   RecordKind kind;
@@ -48,12 +50,27 @@ struct ResourceRecord {
   TraceRecord t;
   std::uint64_t counters[kResourceCounters];
 };
+// A context switch of a traced thread (kron record --sched): the thread went off (kSchedOut) or onto a CPU
+// (h.cpu) at `timestamp`, in the file's clock. Not a sample: readers hand them apart from the samples,
+// and FileHeader::samples does not count them. The ids are a Trace record's (source, thread).
+enum SchedFlag : std::uint8_t {
+  kSchedOut = 1u << 0,      // switched out (else in)
+  kSchedPreempt = 1u << 1,  // switched out while still runnable (preempted), else it blocked or slept
+};
+struct SchedRecord {
+  RecordHeader h;           // kind SchedSwitch, flags SchedFlag, group 0xff, cpu the CPU
+  std::uint32_t source;     // "node.process" source identification of the thread's process
+  std::uint32_t thread;     // thread id
+  std::uint64_t timestamp;  // ticks
+  std::uint64_t reserved;   // 0
+};
 
 // Record size table by kind, checked against the kinds (Tracy's QueueDataSize). Index 0 is no kind.
-inline constexpr std::size_t kRecordSize[] = {0, sizeof(TraceRecord), sizeof(ResourceRecord)};
+inline constexpr std::size_t kRecordSize[] = {0, sizeof(TraceRecord), sizeof(ResourceRecord), 0, sizeof(SchedRecord)};
 static_assert(std::size(kRecordSize) == kRecordKinds + 1);
-static_assert(std::size(kRecordSize) == static_cast<std::size_t>(RecordKind::Resource) + 1);
+static_assert(std::size(kRecordSize) == static_cast<std::size_t>(RecordKind::SchedSwitch) + 1);
 static_assert(sizeof(RecordHeader) == 8 && sizeof(TraceRecord) == 32 && sizeof(ResourceRecord) == 160);
+static_assert(sizeof(SchedRecord) == 32 && offsetof(SchedRecord, timestamp) == offsetof(TraceRecord, timestamp));
 static_assert(offsetof(RecordHeader, size) == 2 && offsetof(RecordHeader, flags) == 4 &&
               offsetof(RecordHeader, group) == 5 && offsetof(RecordHeader, cpu) == 6);
 static_assert(offsetof(TraceRecord, source) == 8 && offsetof(TraceRecord, thread) == 12 &&
@@ -98,12 +115,14 @@ constexpr std::uint16_t size_of_word(std::uint64_t word) { return static_cast<st
 constexpr std::uint64_t valid_slots(std::uint64_t word) {
   const std::uint16_t kind = kind_of(word), size = size_of_word(word);
   if (kind == 0 || kind >= std::size(kRecordSize) || size != kRecordSize[kind]) return 0;
+  if (kind == static_cast<std::uint16_t>(RecordKind::SchedSwitch)) return 0;  // the recorder's, never a probe's
   return size / kSlotBytes;
 }
 
 static_assert(header_word(RecordKind::Trace) == (1u | 32u << 16) && header_word(RecordKind::Resource) == (2u | 160u << 16));
 static_assert(valid_slots(header_word(RecordKind::Trace) | group_bits(3) | cpu_bits(7)) == 1);
 static_assert(valid_slots(header_word(RecordKind::Resource)) == kResourceSlots && valid_slots(2u | 32u << 16) == 0);
+static_assert(valid_slots(header_word(RecordKind::SchedSwitch)) == 0 && valid_slots(3u | 32u << 16) == 0);
 
 // ---- Named probes: the data word and the name table ------------------------------------------------------
 // ERRATUM E150. A named probe's sample is a Trace record with kFlagNamed whose data word carries the name id

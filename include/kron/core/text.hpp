@@ -50,4 +50,23 @@ inline std::string utf8_safe(std::string_view s) {
   return o;
 }
 
+// A command line as a POSIX shell reads it back: each word as it is when it holds only characters no
+// shell treats specially, else in single quotes (a quote inside as '\''); an empty word is ''. The
+// trace file's header quotes the recorded command this way, so `sh -c 'a > b'` reads back as typed
+// (ERRATUM E148).
+inline std::string shell_quote(std::string_view word) {
+  constexpr std::string_view kPlain =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-";
+  if (!word.empty() && word.find_first_not_of(kPlain) == std::string_view::npos) return std::string(word);
+  std::string o = "'";
+  for (const char c : word) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+template <typename Words>
+std::string shell_command(const Words& words) {
+  std::string o;
+  for (const auto& w : words) o += (o.empty() ? "" : " ") + shell_quote(w);
+  return o;
+}
+
 }  // namespace kron::text

@@ -39,6 +39,8 @@ inline constexpr std::uint16_t kMinor = 3;  // a reader accepts any minor; skips
 // 1.3 adds record kinds 3, names, and 4, scheduling switches. Names: the name section after the lane table
 // (FileHeader::names_offset, name_count, names_lost; record::NameRecord), the names of named probes' sites
 // and of threads; a 1.2 reader ignores it (the samples carry the name id in their data word, kFlagNamed).
+// Scheduling switches (record::SchedRecord: `kron record --sched`): after the samples, not counted in
+// `samples`.
 
 enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
@@ -97,11 +99,14 @@ struct FileHeader {
   std::uint32_t name_count;
   std::uint32_t name_record_size;  // sizeof(NameRecord) of the producer
   std::uint64_t names_lost;
-  std::uint8_t reserved[80];
+  // 1.3: the scheduling switches (kind 4) after the samples (kron record --sched); complete files. Tools
+  // that need them before the samples (rpt's on-CPU time, ERRATUM E157) read ahead only when it is not 0.
+  std::uint64_t sched_switches;
+  std::uint8_t reserved[72];
 };
 static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904 &&
                   offsetof(FileHeader, records_raw_bytes) == 912 && offsetof(FileHeader, names_offset) == 920 &&
-                  offsetof(FileHeader, names_lost) == 936,
+                  offsetof(FileHeader, names_lost) == 936 && offsetof(FileHeader, sched_switches) == 944,
               "FileHeader is a file ABI");
 
 // 1.2, kFlagCompressed: one chunk of the record area. The payload follows (stored_bytes), then zeros to
@@ -126,6 +131,7 @@ using record::kRecordSize;
 using record::RecordHeader;
 using record::RecordKind;
 using record::ResourceRecord;
+using record::SchedRecord;
 using record::TraceRecord;
 using record::NameRecord;
 inline constexpr std::uint32_t kMaxNames = 1u << 20;  // the most name records a reader accepts
@@ -188,6 +194,9 @@ class Writer {
   void append(const Sample& s);
   // Already-encoded records (a whole number of them), as a recorder's drain copies them.
   void append_records(std::span<const std::uint8_t> records, std::uint64_t count);
+  // Scheduling switches (1.3, kind 4), in time order: kept and written by finish() after every sample
+  // (they are not samples: `samples` does not count them).
+  void append_sched(std::span<const SchedRecord> switches);
   // Counts in `header` (samples is filled in by the writer), the lanes and the name section (1.3; the
   // header's names_lost is kept); sets kFlagComplete.
   void finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names = {});
@@ -206,6 +215,7 @@ class Writer {
   std::FILE* f_ = nullptr;
   std::vector<std::uint8_t> buf_;
   std::uint64_t samples_ = 0, bytes_ = 0, stored_ = 0;
+  std::vector<SchedRecord> sched_;  // append_sched: written by finish()
   ZSTD_CCtx_s* cctx_ = nullptr;  // compressing: one context reused for every chunk
   std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
 };
@@ -247,6 +257,9 @@ class Reader {
   std::uint64_t dropped_tail_bytes() const { return dropped_tail_; }
   // Records of unknown kinds skipped so far (a later minor version's, or --salvage).
   std::uint64_t skipped_records() const { return skipped_; }
+  // Scheduling switches (kind 4) met so far, in file order: next() and next_batch() pass over them (they
+  // are not samples) and keep them here.
+  const std::vector<SchedRecord>& sched_switches() const { return sched_; }
   // What a salvaging read met (each with its count and offset), and skipped kinds of a later minor version.
   std::vector<std::string> warnings() const;
 
@@ -282,6 +295,7 @@ class Reader {
   ZSTD_DCtx_s* dctx_ = nullptr;
   ReadOptions options_;
   std::uint64_t read_ = 0, skipped_ = 0;  // records returned, and records of unknown kinds skipped
+  std::vector<SchedRecord> sched_;        // kind 4 records passed over
   std::uint64_t first_skipped_at_ = 0;    // file offset of the first one skipped
   std::string mismatch_;                  // salvaging: the count check's finding
   bool at_end();      // the end of the records: checks the file did not shrink, and the header's count

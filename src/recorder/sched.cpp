@@ -1,0 +1,152 @@
+// kron record --sched: context switches from perf_event's PERF_RECORD_SWITCH (see sched.hpp).
+// Source: perf_event_open(2), "context_switch" (since Linux 4.3), "use_clockid" (4.1), "MMAP layout",
+// PERF_RECORD_SWITCH and PERF_RECORD_MISC_SWITCH_OUT_PREEMPT (4.17), PERF_RECORD_LOST.
+#include "recorder/sched.hpp"
+
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "kron/board.hpp"
+
+namespace kron::recorder {
+namespace {
+
+constexpr std::size_t kDataPages = 32;  // per CPU: 128 KiB with 4 KiB pages, inside perf_event_mlock_kb's 516
+
+#ifndef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
+#define PERF_RECORD_MISC_SWITCH_OUT_PREEMPT (1 << 14)
+#endif
+
+}  // namespace
+
+std::unique_ptr<SchedRecorder> SchedRecorder::open(pid_t pid, std::uint32_t node, std::uint64_t clock_hz,
+                                                   std::uint64_t board_ticks0, std::uint64_t mono_ns0, std::string* why) {
+  std::unique_ptr<SchedRecorder> s(new SchedRecorder);
+  s->node_ = node;
+  s->ticks_per_ns_ = static_cast<double>(clock_hz) / 1e9;
+  s->ticks0_ = board_ticks0;
+  s->mono0_ = mono_ns0;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  s->data_bytes_ = kDataPages * static_cast<std::size_t>(page);
+  s->map_bytes_ = s->data_bytes_ + static_cast<std::size_t>(page);
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_DUMMY;  // counts nothing: only the side-band switch records
+  a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  a.sample_id_all = 1;  // the switch records carry (pid, tid) and time
+  a.context_switch = 1;
+  a.inherit = 1;         // every thread and child the program makes
+  a.disabled = 1;
+  a.enable_on_exec = 1;  // from the program's exec on (not kron record's code between fork and exec)
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  a.use_clockid = 1;
+  a.clockid = CLOCK_MONOTONIC;
+  const long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
+  int first_error = 0;
+  for (long cpu = 0; cpu < cpus; ++cpu) {
+    const int fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, pid, static_cast<int>(cpu), -1, PERF_FLAG_FD_CLOEXEC));
+    if (fd < 0) {
+      if (errno == ENODEV) continue;  // an offline CPU
+      if (!first_error) first_error = errno;
+      continue;
+    }
+    void* m = ::mmap(nullptr, s->map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+      if (!first_error) first_error = errno;
+      ::close(fd);
+      continue;
+    }
+    s->rings_.push_back(Ring{fd, m, static_cast<std::uint32_t>(cpu)});
+  }
+  if (first_error || s->rings_.empty()) {
+    *why = std::string("perf_event_open (context switches of pid ") + std::to_string(pid) + ") failed: " +
+           std::strerror(first_error ? first_error : ENODEV);
+    if (first_error == EACCES || first_error == EPERM) {
+      std::string paranoid = "?";
+      if (FILE* f = std::fopen("/proc/sys/kernel/perf_event_paranoid", "r")) {
+        char buf[16] = {};
+        if (std::fgets(buf, sizeof buf, f)) paranoid = std::string(buf, std::strcspn(buf, "\n"));
+        std::fclose(f);
+      }
+      *why += " (kernel.perf_event_paranoid is " + paranoid +
+              "; a user's own programs need it at 2 or below, or CAP_PERFMON: sysctl kernel.perf_event_paranoid=2)";
+    } else if (first_error == ENOSYS || first_error == ENOENT) {
+      *why += " (no perf_event in this kernel or container)";
+    } else if (first_error == ENOMEM || first_error == EPERM) {
+      *why += " (the perf buffer is over perf_event_mlock_kb)";
+    }
+    return nullptr;  // the destructor closes what was opened
+  }
+  return s;
+}
+
+SchedRecorder::~SchedRecorder() {
+  for (const Ring& r : rings_) {
+    ::munmap(r.base, map_bytes_);
+    ::close(r.fd);
+  }
+}
+
+void SchedRecorder::poll() {
+  for (const Ring& r : rings_) {
+    auto* pg = static_cast<perf_event_mmap_page*>(r.base);
+    // Acquire: the records up to data_head are written before the kernel publishes it.
+    const std::uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+    std::uint64_t tail = pg->data_tail;
+    const auto* data = static_cast<const std::uint8_t*>(r.base) + (map_bytes_ - data_bytes_);
+    std::uint8_t rec[256];
+    while (tail < head) {
+      perf_event_header h;
+      for (std::size_t i = 0; i < sizeof h; ++i) reinterpret_cast<std::uint8_t*>(&h)[i] = data[(tail + i) % data_bytes_];
+      if (h.size < sizeof h || tail + h.size > head) break;  // damaged or not whole: stop here
+      const std::size_t n = std::min<std::size_t>(h.size, sizeof rec);
+      for (std::size_t i = 0; i < n; ++i) rec[i] = data[(tail + i) % data_bytes_];
+      if (h.type == PERF_RECORD_SWITCH && n >= sizeof h + 16) {
+        std::uint32_t pid, tid;
+        std::uint64_t t;
+        std::memcpy(&pid, rec + sizeof h, 4);
+        std::memcpy(&tid, rec + sizeof h + 4, 4);
+        std::memcpy(&t, rec + sizeof h + 8, 8);
+        record::SchedRecord sr{};
+        sr.h.kind = record::RecordKind::SchedSwitch;
+        sr.h.size = sizeof sr;
+        sr.h.flags = static_cast<std::uint8_t>(
+            (h.misc & PERF_RECORD_MISC_SWITCH_OUT ? record::kSchedOut : 0) |
+            (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? record::kSchedPreempt : 0));
+        sr.h.group = 0xff;
+        sr.h.cpu = static_cast<std::uint16_t>(r.cpu);
+        sr.source = board::source_id(node_, pid);
+        sr.thread = tid;
+        const double dt = (static_cast<double>(t) - static_cast<double>(mono0_)) * ticks_per_ns_;
+        sr.timestamp = dt >= 0 ? ticks0_ + static_cast<std::uint64_t>(dt)
+                               : ticks0_ - std::min(ticks0_, static_cast<std::uint64_t>(-dt));
+        out_.push_back(sr);
+      } else if (h.type == PERF_RECORD_LOST && n >= sizeof h + 16) {
+        std::uint64_t lost;
+        std::memcpy(&lost, rec + sizeof h + 8, 8);
+        lost_ += lost;
+      }
+      tail += h.size;
+    }
+    // Release: the kernel may overwrite what was read only after the reads above.
+    __atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+  }
+}
+
+std::vector<record::SchedRecord> SchedRecorder::take_sorted() {
+  std::stable_sort(out_.begin(), out_.end(),
+                   [](const record::SchedRecord& x, const record::SchedRecord& y) { return x.timestamp < y.timestamp; });
+  return std::move(out_);
+}
+
+}  // namespace kron::recorder
