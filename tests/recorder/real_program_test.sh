@@ -124,7 +124,7 @@ for r in (c, s):
     assert r["cpu_total_us"] <= r["total_us"] + 1e-3, r  # never more on a CPU than the wall time
 assert c["cpu_mean_us"] > 5 * s["cpu_mean_us"] and s["cpu_share"] < 0.2, (c, s)
 ' || fail "on-CPU time from the context switches"
-  "$kron" export -f "$tmp/work.info" -o "$tmp/s.json" "$tmp/s.kron" | grep -q "thread states" || fail "export says no thread states"
+  "$kron" export --format chrome-json -f "$tmp/work.info" -o "$tmp/s.json" "$tmp/s.kron" | grep -q "thread states" || fail "export says no thread states"
   python3 - "$tmp/s.json" <<'PY'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
