@@ -29,8 +29,10 @@ struct Args {
 // The scheduling switches of a kron trace file, read ahead: they follow the samples in the file, and the
 // matcher needs them as it meets each interval. One extra pass over the file, only when its header counts
 // some (kron record --sched).
-std::vector<record::SchedRecord> sched_ahead(const std::string& path) {
-  tracefile::Reader r(path);
+std::vector<record::SchedRecord> sched_ahead(const std::string& path, bool salvage) {
+  tracefile::ReadOptions ro;
+  ro.salvage = salvage;  // --salvage reads ahead as it reads the samples
+  tracefile::Reader r(path, ro);
   if (r.header().sched_switches == 0) return {};
   std::vector<Sample> batch(4096);
   while (r.next_batch(batch) != 0) {
@@ -56,7 +58,7 @@ int run(const Args& a) {
   std::vector<record::SchedRecord> switches;
   if (in.inputs().size() == 1 && in.inputs()[0]->format() == analysis::InputFormat::Kron &&
       in.inputs()[0]->path() != "-")
-    switches = sched_ahead(in.inputs()[0]->path());
+    switches = sched_ahead(in.inputs()[0]->path(), a.in.salvage);
   const analysis::OnCpuTimeline timeline(switches);
   if (!timeline.empty()) {
     ro.cpu_scale = 1.0;  // ticks of the timestamp clock
