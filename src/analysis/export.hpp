@@ -22,6 +22,7 @@ namespace kron::analysis {
 struct ExportStats {
   std::uint64_t samples = 0, slices = 0, counters = 0, instants = 0;
   std::uint64_t bytes = 0;         // bytes written (the Perfetto export)
+  std::uint64_t raw_bytes = 0;     // Perfetto, compressed: the packets' bytes before deflate
   std::uint64_t lanes_reused = 0;  // Perfetto: overlapping slices put on a full lane set (E163)
   std::uint64_t discarded = 0;     // CTF: the recorder's losses written as discarded events (E165)
   std::uint64_t closed_at_end = 0;  // OTF2: scopes still open at the end, left there (E167)
@@ -33,8 +34,14 @@ ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOp
 // ERRATUM E161: the default limit, 2 GiB less one byte: the Perfetto UI reads a trace into the browser's
 // memory and refuses larger files; a larger trace is refused with a message (max_bytes), never written.
 inline constexpr std::uint64_t kPerfettoMaxBytes = (std::uint64_t{1} << 31) - 1;
+struct PerfettoOptions {
+  std::uint64_t max_bytes = kPerfettoMaxBytes;
+  // ERRATUM E168: batches of packets deflated into TracePacket.compressed_packets at this libdeflate level
+  // (1-12); 0 writes the packets as they are.
+  int deflate_level = 1;
+};
 ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out,
-                            std::uint64_t max_bytes = kPerfettoMaxBytes);
+                            const PerfettoOptions& po = {});
 ExportStats export_csv(Merged& in, std::FILE* out);
 // A CTF 1.8 trace (export_ctf.cpp) in the directory `dir`, which must exist and be empty.
 ExportStats export_ctf(Merged& in, const std::string& dir);

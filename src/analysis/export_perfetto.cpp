@@ -21,6 +21,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <condition_variable>
+#include <exception>
+#include <libdeflate.h>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -39,6 +45,7 @@ __extension__ typedef unsigned __int128 u128;
 // Field numbers (tests/export/perfetto_subset.proto, from Perfetto's protos/perfetto/trace/).
 enum : std::uint32_t {
   kTracePacket = 1,  // Trace.packet (trace.proto)
+  kPktCompressedPackets = 50,  // TracePacket.compressed_packets (trace_packet.proto)
   // TracePacket (trace_packet.proto)
   kPktTimestamp = 8, kPktClockId = 58, kPktClockSnapshot = 6, kPktTrackEvent = 11, kPktTrackDescriptor = 60,
   kPktSequenceId = 10, kPktInternedData = 12, kPktSequenceFlags = 13, kPktDefaults = 59,
@@ -107,39 +114,134 @@ struct StreamState {
   std::uint64_t counter_uuid(unsigned c) const { return uuid + 1 + c; }
 };
 
+// The output: packets are built into a batch of about kBatch bytes (whole packets only). Uncompressed,
+// a full batch is written as it is. Compressed (ERRATUM E168), a full batch is handed to a second thread
+// that deflates it (libdeflate, zlib format) into one TracePacket.compressed_packets and writes that, while
+// this thread builds the next batch: one batch in flight, so memory stays two batches and a compressor.
 class Writer {
  public:
-  Writer(std::FILE* f, std::uint64_t max_bytes) : f_(f), max_bytes_(max_bytes) { b_.reserve(kBuf + 65536); }
+  Writer(std::FILE* f, const PerfettoOptions& o) : f_(f), max_bytes_(o.max_bytes), level_(o.deflate_level) {
+    b_.reserve(kBatch + 65536);
+    if (level_ > 0) {
+      z_ = libdeflate_alloc_compressor(level_);
+      if (!z_) throw std::runtime_error(fmt::format("cannot make a deflate compressor of level {}", level_));
+      in_.reserve(kBatch + 65536);
+      worker_ = std::thread([this] { run(); });
+    }
+  }
+  ~Writer() {
+    stop();
+    if (z_) libdeflate_free_compressor(z_);
+  }
   std::string& b() { return b_; }
   void maybe_flush() {
-    if (b_.size() >= kBuf) flush();
+    if (b_.size() >= kBatch) flush();
   }
+  // Hands the batch on (compressed: to the worker, after the previous one is written).
   void flush() {
+    if (b_.empty()) return;
+    if (!z_) {
+      write(b_.data(), b_.size());
+      b_.clear();
+      return;
+    }
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !busy_; });
+    rethrow();
+    in_.swap(b_);
+    b_.clear();
+    busy_ = true;
+    cv_.notify_all();
+  }
+  // The last batch written, the worker gone; throws what went wrong on either thread.
+  void finish() {
+    flush();
+    stop();
+    rethrow();
+  }
+  std::uint64_t written() const { return written_; }
+  std::uint64_t raw_bytes() const { return raw_; }
+
+ private:
+  static constexpr std::size_t kBatch = 1 << 20;
+  void write(const char* p, std::size_t n) {
     // ERRATUM E161: a trace larger than max_bytes is refused, not split or written unopenable.
-    if (written_ + b_.size() > max_bytes_)
+    if (written_ + n > max_bytes_)
       throw std::runtime_error(fmt::format(
           "the Perfetto trace would be larger than {} bytes, the most the Perfetto UI opens in a browser "
           "(refused after {} bytes); export part of the recording, or use --format ctf",
-          max_bytes_, written_ + b_.size()));
-    if (!b_.empty() && std::fwrite(b_.data(), 1, b_.size(), f_) != b_.size())
-      throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
-    written_ += b_.size();
-    b_.clear();
+          max_bytes_, written_ + n));
+    if (n && std::fwrite(p, 1, n, f_) != n) throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
+    written_ += n;
   }
-  std::uint64_t written() const { return written_; }
+  void run() {
+    std::string out;
+    std::unique_lock lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return busy_ || quit_; });
+      if (!busy_) return;
+      lock.unlock();
+      try {
+        // One packet: Trace.packet { compressed_packets: zlib(deflate(the batch's packets, each with its tag)) }.
+        const std::size_t bound = libdeflate_zlib_compress_bound(z_, in_.size());
+        out.resize(bound + 16);
+        const std::size_t head = 16;  // room for the two tags and lengths, filled in front of the data
+        const std::size_t n = libdeflate_zlib_compress(z_, in_.data(), in_.size(), out.data() + head, bound);
+        if (n == 0) throw std::runtime_error("deflate of a Perfetto batch failed");
+        std::string pre;
+        pb::tag(pre, kPktCompressedPackets, pb::kLengthDelimited);
+        pb::varint(pre, n);
+        std::string outer;
+        pb::tag(outer, kTracePacket, pb::kLengthDelimited);
+        pb::varint(outer, pre.size() + n);
+        outer += pre;
+        std::memcpy(out.data() + head - outer.size(), outer.data(), outer.size());
+        raw_ += in_.size();
+        write(out.data() + head - outer.size(), outer.size() + n);
+      } catch (...) {
+        lock.lock();
+        error_ = std::current_exception();
+        busy_ = false;
+        cv_.notify_all();
+        continue;
+      }
+      lock.lock();
+      busy_ = false;
+      cv_.notify_all();
+    }
+  }
+  void stop() {
+    if (!worker_.joinable()) return;
+    {
+      std::lock_guard lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  void rethrow() {
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
 
- private:
-  static constexpr std::size_t kBuf = 1 << 20;
   std::FILE* f_;
-  std::uint64_t max_bytes_, written_ = 0;
+  std::uint64_t max_bytes_, written_ = 0, raw_ = 0;
+  int level_;
   std::string b_;
+  // Compressed: the batch in flight (in_), guarded by mu_ while busy_ says whose it is.
+  libdeflate_compressor* z_ = nullptr;
+  std::string in_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool busy_ = false, quit_ = false;
+  std::exception_ptr error_;
+  std::thread worker_;
 };
 
 }  // namespace
 
 ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* f,
-                            std::uint64_t max_bytes) {
-  Writer w(f, max_bytes);
+                            const PerfettoOptions& po) {
+  Writer w(f, po);
   std::string& b = w.b();
   ExportStats st;
   IntervalInfo none;
@@ -492,8 +594,9 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     w.maybe_flush();
   }
   m.finish();
-  w.flush();
+  w.finish();
   st.bytes = w.written();
+  st.raw_bytes = w.raw_bytes();
   return st;
 }
 

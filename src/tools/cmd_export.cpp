@@ -19,6 +19,7 @@ struct Args {
   std::string format = "perfetto", output, info_file;
   unsigned event_bits = 32;
   std::uint64_t max_bytes = analysis::kPerfettoMaxBytes;
+  int deflate = 1;  // perfetto: --compress (ERRATUM E168)
 };
 
 int run(const Args& a) {
@@ -58,10 +59,15 @@ int run(const Args& a) {
     else if (a.format == "chrome-json")
       st = analysis::export_chrome_json(in, info ? &*info : nullptr, ro, f);
     else
-      st = analysis::export_perfetto(in, info ? &*info : nullptr, ro, f, a.max_bytes);
+      st = analysis::export_perfetto(in, info ? &*info : nullptr, ro, f, {a.max_bytes, a.deflate});
   });
   if (a.format == "csv")
     fmt::print("wrote {}: {} samples\n", a.output, st.samples);
+  else if (a.format == "perfetto")
+    fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants{}; {} bytes{}\n", a.output,
+               st.samples, st.slices, st.counters, st.instants,
+               st.sched_slices ? fmt::format(", {} thread states", st.sched_slices) : std::string(), st.bytes,
+               st.raw_bytes ? fmt::format(" ({} before deflate)", st.raw_bytes) : std::string());
   else
     fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants{}\n", a.output, st.samples,
                st.slices, st.counters, st.instants,
@@ -86,6 +92,10 @@ KRON_COMMAND("export", "write samples as a Perfetto trace, Chrome Trace Event JS
                app.add_option("--max-bytes", a->max_bytes,
                               "perfetto: refuse a trace larger than this (default 2 GiB - 1, what the Perfetto UI opens)")
                    ->check(CLI::PositiveNumber);
+               app.add_option("--compress", a->deflate,
+                              "perfetto: deflate level of its compressed packets, 1-12 (default 1, the fastest); 0 "
+                              "writes plain packets (what protoc --decode reads)")
+                   ->check(CLI::Range(0, 12));
                app.add_option("-o,--output", a->output, "output file (ctf: a directory, made by the command)")->required();
                app.add_option("-f", a->info_file,
                               "interval description file for slices (default ./interval.info when present)");

@@ -4,7 +4,8 @@
 # clock and interned names resolve; the tracks carry the recording's process and thread names; and the
 # slices, instants and counter values (names, tracks, times to the nanosecond, counts) are exactly those
 # of the Chrome JSON export of the same file (an independent writer, tested against the recording in
-# tests/recorder/named_test.sh and tests/tools/analysis_test.cpp). Inputs: kcompress under kron record
+# tests/recorder/named_test.sh and tests/tools/analysis_test.cpp). The default output's compressed_packets
+# inflate (tests/export/perfetto_inflate.py, Python's zlib) to exactly --compress 0's packets. Inputs: kcompress under kron record
 # (named scopes, nested, a named event, named threads); kron_sample1 with interval.info (classes 1-4,
 # resource counters). Then the size limit (docs/errata.md E161).
 set -euo pipefail
@@ -26,8 +27,17 @@ for t in k s; do
   "$kron" export --format perfetto "${f[@]}" -o $t.again.pftrace $t.trace >/dev/null
   cmp $t.pftrace $t.again.pftrace || fail "--format perfetto is not the default"
   "$kron" export --format chrome-json "${f[@]}" -o $t.json $t.trace >/dev/null
-  "$protoc" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <$t.pftrace >$t.txt ||
-    fail "protoc cannot decode $t.pftrace"
+  # The default writes its packets deflated in compressed_packets (E168); inflated, they are exactly the
+  # packets of --compress 0, and of any other level.
+  n=$(python3 "$src/tests/export/perfetto_inflate.py" $t.pftrace $t.inflated)
+  [ "$n" -ge 1 ] || fail "$t: the default export has no compressed_packets"
+  "$kron" export --compress 0 "${f[@]}" -o $t.plain.pftrace $t.trace >/dev/null
+  cmp $t.inflated $t.plain.pftrace || fail "$t: the inflated packets differ from --compress 0's"
+  "$kron" export --compress 9 "${f[@]}" -o $t.9.pftrace $t.trace >/dev/null
+  python3 "$src/tests/export/perfetto_inflate.py" $t.9.pftrace $t.9.inflated >/dev/null
+  cmp $t.9.inflated $t.plain.pftrace || fail "$t: --compress 9 inflates to other packets"
+  "$protoc" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <$t.plain.pftrace >$t.txt ||
+    fail "protoc cannot decode $t.plain.pftrace"
 done
 
 python3 - <<'PY'
@@ -220,7 +230,7 @@ PY
 # A classic stream (the PCI board model's cable: MultiKron II samples, kron sim) on standard input: a
 # process per source, a track per CPU, its Trace samples as instants, its Resource sample as counters.
 "$kron" sim --board pci "$src/examples/pci/cable.sim" >cable.raw 2>/dev/null
-"$kron" export --input-format mk2 -o c.pftrace - <cable.raw >/dev/null
+"$kron" export --compress 0 --input-format mk2 -o c.pftrace - <cable.raw >/dev/null
 "$kron" expand --input-format mk2 cable.raw >c.expand
 "$protoc" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <c.pftrace >c.txt
 python3 - <<'PY'
