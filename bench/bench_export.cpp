@@ -86,31 +86,33 @@ int main() {
   timed_once("'" + kron + "' record -q --wait -o '" + trace.string() + "' -- '" + flood + "' " + std::to_string(threads) +
         " " + std::to_string(per_thread) + " >/dev/null");
   nlohmann::json j;
-  std::printf("%-12s %9s %9s %14s %14s %14s %12s\n", "format", "wall s", "cpu s", "samples/s", "per cpu s",
+  std::printf("%-15s %9s %9s %14s %14s %14s %12s\n", "format", "wall s", "cpu s", "samples/s", "per cpu s",
               "bytes", "bytes/sample");
   auto row = [&](const std::string& name, Time t, std::uint64_t bytes) {
     const double rate = double(samples) / t.wall, cpu_rate = double(samples) / t.cpu,
                  bps = double(bytes) / double(samples);
-    std::printf("%-12s %9.2f %9.2f %14.0f %14.0f %14llu %12.2f\n", name.c_str(), t.wall, t.cpu, rate, cpu_rate,
+    std::printf("%-15s %9.2f %9.2f %14.0f %14.0f %14llu %12.2f\n", name.c_str(), t.wall, t.cpu, rate, cpu_rate,
                 static_cast<unsigned long long>(bytes), bps);
     j["export"][name] = {{"wall_s", t.wall},         {"cpu_s", t.cpu},    {"samples_per_s", rate},
                          {"samples_per_cpu_s", cpu_rate}, {"bytes", bytes}, {"bytes_per_sample", bps}};
   };
   row("cat (input)", timed("cat '" + trace.string() + "' >/dev/null"), fs::file_size(trace));
-  const std::vector<std::string> formats = {"perfetto", "ctf", "chrome-json", "csv"};
+  // perfetto is the default (compressed packets, ERRATUM E168); perfetto-plain its --compress 0.
+  const std::vector<std::string> formats = {"perfetto", "perfetto-plain", "ctf", "chrome-json", "csv"};
   // OTF2 where this kron was built with it (KRON_WITH_OTF2; make bench's tree is not).
   std::vector<std::string> all = formats;
   if (std::system(("'" + kron + "' export --format otf2 -o '" + (dir / ("bench-export-" + tag + ".probe")).string() +
                    "' /nonexistent.trace 2>&1 | grep -q 'not built into'").c_str()) != 0)
     all.insert(all.begin() + 2, "otf2");
   else
-    std::printf("%-12s (not built into this kron: KRON_WITH_OTF2=OFF)\n", "otf2");
+    std::printf("%-15s (not built into this kron: KRON_WITH_OTF2=OFF)\n", "otf2");
   fs::remove_all(dir / ("bench-export-" + tag + ".probe"));
   for (const std::string& f : all) {
     const fs::path out = dir / ("bench-export-" + tag + "." + f);
-    const std::string cmd = "rm -rf '" + out.string() + "' && '" + kron + "' export --format " + f + " -o '" +
+    const std::string args = f == "perfetto-plain" ? "--format perfetto --compress 0" : "--format " + f;
+    const std::string cmd = "rm -rf '" + out.string() + "' && '" + kron + "' export " + args + " -o '" +
                             out.string() + "' '" + trace.string() + "' >/dev/null";
-    const Time t = timed(cmd, f == "perfetto" || f == "ctf" || f == "otf2" ? 3 : 1);
+    const Time t = timed(cmd, f.starts_with("perfetto") || f == "ctf" || f == "otf2" ? 3 : 1);
     row(f, t, tree_bytes(out));
     fs::remove_all(out);
   }
