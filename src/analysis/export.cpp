@@ -59,6 +59,37 @@ std::string jstr(const std::string& s) {
 
 }  // namespace
 
+std::uint64_t for_each_sched_stretch(const Merged& in, std::uint64_t t0,
+                                    const std::function<void(std::uint32_t, std::uint32_t)>& first,
+                                    const std::function<void(const SchedStretch&)>& stretch) {
+  struct Last {
+    std::uint64_t t;
+    std::uint8_t flags;
+    std::uint16_t cpu;
+  };
+  std::unordered_map<std::uint64_t, Last> last;  // (source, thread) -> its last switch
+  std::uint64_t n = 0;
+  for (const auto& input : in.inputs())
+    for (const auto& sw : input->sched_switches()) {
+      const std::uint64_t key = std::uint64_t{sw.source} << 32 | sw.thread;
+      const auto [at, fresh] = last.try_emplace(key, Last{sw.timestamp, sw.h.flags, sw.h.cpu});
+      if (fresh) {
+        first(sw.source, sw.thread);
+        continue;
+      }
+      Last& l = at->second;
+      const bool was_out = l.flags & record::kSchedOut, now_out = sw.h.flags & record::kSchedOut;
+      if (was_out != now_out && sw.timestamp >= l.t && sw.timestamp > t0) {
+        const char* state = !was_out ? "running" : (l.flags & record::kSchedPreempt) ? "preempted" : "waiting";
+        stretch(SchedStretch{sw.source, sw.thread, state, l.t, sw.timestamp,
+                             was_out ? sw.h.cpu : l.cpu});
+        ++n;
+      }
+      l = Last{sw.timestamp, sw.h.flags, sw.h.cpu};
+    }
+  return n;
+}
+
 namespace {
 // Scheduling switches (kron record --sched) as per-thread state tracks: a thread track of its own beside
 // each thread's slices (tid kSchedTrack | thread, named "thread N: scheduling"), one slice per stretch:
@@ -77,43 +108,23 @@ std::string us_text(std::uint64_t n) { return fmt::format("{}.{:03}", n / 1000, 
 std::uint64_t export_sched_tracks(const Merged& in, std::uint64_t t0, std::uint64_t clock,
                                   const std::function<void()>& sep, std::string& b) {
   auto it = std::back_inserter(b);
-  // A stretch that began before the first sample is drawn from it; one that ended before it is not drawn
-  // (the export's times start at the first sample). Switch timestamps are full 64-bit board ticks.
   auto ns = [&](std::uint64_t t) { return t <= t0 ? 0 : ns_since(t, t0, ~std::uint64_t{0}, clock); };
-  struct Last {
-    std::uint64_t t;
-    std::uint8_t flags;
-    std::uint16_t cpu;
-  };
-  std::unordered_map<std::uint64_t, Last> last;  // (source, thread) -> its last switch
-  std::uint64_t slices = 0;
-  for (const auto& input : in.inputs())
-    for (const auto& sw : input->sched_switches()) {
-      const std::uint64_t key = std::uint64_t{sw.source} << 32 | sw.thread;
-      const auto [at, first] = last.try_emplace(key, Last{sw.timestamp, sw.h.flags, sw.h.cpu});
-      const std::uint32_t tid = kSchedTrack | (sw.thread & (kSchedTrack - 1));
-      if (first) {
+  return for_each_sched_stretch(
+      in, t0,
+      [&](std::uint32_t source, std::uint32_t thread) {
         sep();
         fmt::format_to(it, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"thread {}: scheduling"}}}})",
-                       sw.source, tid, sw.thread);
-        continue;
-      }
-      Last& l = at->second;
-      const bool was_out = l.flags & record::kSchedOut, now_out = sw.h.flags & record::kSchedOut;
-      if (was_out != now_out && sw.timestamp >= l.t && sw.timestamp > t0) {
+                       source, kSchedTrack | (thread & (kSchedTrack - 1)), thread);
+      },
+      [&](const SchedStretch& x) {
         sep();
-        const std::string state = !was_out ? "running" : (l.flags & record::kSchedPreempt) ? "preempted" : "waiting";
-        const std::uint64_t n0 = ns(l.t), n1 = ns(sw.timestamp);
+        const std::uint64_t n0 = ns(x.begin), n1 = ns(x.end);
         fmt::format_to(it,
                        R"({{"ph":"X","cat":"sched","name":"{}","pid":{},"tid":{},"ts":{},"dur":{},)"
                        R"("args":{{"cpu":{},"ticks":{}}}}})",
-                       state, sw.source, tid, us_text(n0), us_text(n1 - n0), was_out ? sw.h.cpu : l.cpu,
-                       sw.timestamp - l.t);
-        ++slices;
-      }
-      l = Last{sw.timestamp, sw.h.flags, sw.h.cpu};
-    }
-  return slices;
+                       x.state, x.source, kSchedTrack | (x.thread & (kSchedTrack - 1)), us_text(n0), us_text(n1 - n0),
+                       x.cpu, x.end - x.begin);
+      });
 }
 }  // namespace
 

@@ -11,6 +11,7 @@
 // Both stream: a sample in, its events out; nothing per sample is kept. docs/tools.md says how to open them.
 #pragma once
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "analysis/input.hpp"
@@ -26,8 +27,25 @@ struct ExportStats {
   std::uint64_t lanes_reused = 0;  // Perfetto: overlapping slices put on a full lane set (E163)
   std::uint64_t discarded = 0;     // CTF: the recorder's losses written as discarded events (E165)
   std::uint64_t closed_at_end = 0;  // OTF2: scopes still open at the end, left there (E167)
-  std::uint64_t sched_slices = 0;  // thread states drawn from scheduling switches (kron record --sched)
+  std::uint64_t sched_slices = 0;  // thread states drawn from scheduling switches (kron record --sched); CTF: the switches
 };
+
+// A thread's scheduling stretch between two of its switches (kron record --sched): "running" from a switch
+// in to the next switch out (on `cpu`), then "preempted" (switched out while runnable) or "waiting" (it
+// blocked or slept) up to the next switch in. Ticks (full 64-bit board ticks); a stretch that ended by the
+// first sample `t0` is not given (one that began before it is, from its switch: a writer draws it from
+// t0), nor one whose other end is not in the recording.
+struct SchedStretch {
+  std::uint32_t source, thread;
+  const char* state;
+  std::uint64_t begin, end;
+  std::uint16_t cpu;
+};
+// Calls first(source, thread) at each thread's first switch and stretch() for each stretch, thread by thread
+// in the order of the switches; returns the stretches given. What every export draws the thread states from.
+std::uint64_t for_each_sched_stretch(const Merged& in, std::uint64_t t0,
+                                    const std::function<void(std::uint32_t, std::uint32_t)>& first,
+                                    const std::function<void(const SchedStretch&)>& stretch);
 
 // `info` may be null (no interval slices). Counter names come from the first kron trace file's header.
 ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out);

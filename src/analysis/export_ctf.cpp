@@ -8,7 +8,8 @@
 // Layout (docs/tools.md "CTF"): `metadata`, and one stream file `stream_N` per kron stream (source and
 // CPU, or source and thread), all of one stream class whose packet context names the source and lane.
 // One event class per kind of kron sample: kron:trace, kron:resource (with the sixteen counters),
-// kron:named (a named probe's sample, with its name and value). Every integer is byte-aligned
+// kron:named (a named probe's sample, with its name and value); and kron:sched_switch, a context switch of
+// kron record --sched, on a stream of its own. Every integer is byte-aligned
 // little-endian, so a record is written as it is laid out. Packets are at most kPacketBytes, buffered
 // one per stream; memory is that per stream, nothing per sample.
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -34,7 +36,7 @@ __extension__ typedef unsigned __int128 u128;
 constexpr std::uint32_t kCtfMagic = 0xC1FC1FC1;  // CTF 1.8 section 5
 constexpr std::size_t kPacketBytes = 64 * 1024;
 constexpr std::size_t kPacketHeaderBytes = 8, kPacketContextBytes = 5 * 8 + 4 + 4 + 1;
-enum : std::uint16_t { kEvTrace = 0, kEvResource = 1, kEvNamed = 2 };
+enum : std::uint16_t { kEvTrace = 0, kEvResource = 1, kEvNamed = 2, kEvSched = 3 };
 
 // The metadata: trace, clock, one stream class, the event classes. Kept beside docs/tools.md "CTF".
 std::string metadata(std::uint64_t clock_hz, std::int64_t offset_s, std::uint64_t offset_cycles,
@@ -137,6 +139,20 @@ event {
 		string name;
 	};
 };
+
+event {
+	name = "kron:sched_switch";
+	id = 3;
+	stream_id = 0;
+	fields := struct {
+		uint64_t ticks;
+		uint32_t source;
+		uint32_t thread;
+		uint16_t cpu;
+		uint8_t out;
+		uint8_t preempted;
+	};
+};
 )";
   return m;
 }
@@ -148,8 +164,12 @@ void put(std::string& b, T v) {
   b.append(le, sizeof(T));
 }
 
+// The packet context's by_thread: what a stream's lane is.
+enum : std::uint8_t { kLaneCpu = 0, kLaneThread = 1, kLaneSched = 2 };
+
 struct CtfStream {
   StreamKey key;
+  bool sched = false;  // the scheduling switches' stream (kron:sched_switch), lane 0
   std::string path;
   std::string packet;  // events of the packet being filled
   std::uint64_t first = 0, last = 0;  // clock values of its first and last event
@@ -188,7 +208,7 @@ void flush_packet(CtfStream& s) {
   put<std::uint64_t>(head, s.discarded);
   put<std::uint32_t>(head, s.key.source);
   put<std::uint32_t>(head, s.key.lane);
-  put<std::uint8_t>(head, s.key.by_thread ? 1 : 0);
+  put<std::uint8_t>(head, s.sched ? kLaneSched : s.key.by_thread ? kLaneThread : kLaneCpu);
   write_all(s.path, head, s.packet);
   s.packet.clear();
   s.any = false;
@@ -275,6 +295,38 @@ ExportStats export_ctf(Merged& in, const std::string& dir) {
     }
     if (b.size() >= kPacketBytes) flush_packet(cs);
   }
+  // Scheduling switches (kron record --sched): a stream of their own (by_thread 2, source and lane 0), every
+  // input's in time order, each a kron:sched_switch naming its thread; the clock is the samples' (live
+  // recordings: full 64-bit ticks).
+  {
+    std::vector<const record::SchedRecord*> sw;
+    for (const auto& input : in.inputs())
+      for (const auto& r : input->sched_switches()) sw.push_back(&r);
+    std::stable_sort(sw.begin(), sw.end(), [](auto* a, auto* b) { return a->timestamp < b->timestamp; });
+    CtfStream* cs = nullptr;
+    for (const record::SchedRecord* r : sw) {
+      if (!cs) {
+        cs = &streams.emplace_back();
+        cs->key = StreamKey{0, 0, false};
+        cs->sched = true;
+        cs->path = fmt::format("{}/stream_{}", dir, streams.size() - 1);
+      }
+      std::string& b = cs->packet;
+      if (!cs->any) cs->first = r->timestamp;
+      cs->any = true;
+      cs->last = r->timestamp;
+      put<std::uint16_t>(b, kEvSched);
+      put<std::uint64_t>(b, r->timestamp);
+      put<std::uint64_t>(b, r->timestamp);
+      put<std::uint32_t>(b, r->source);
+      put<std::uint32_t>(b, r->thread);
+      put<std::uint16_t>(b, r->h.cpu);
+      put<std::uint8_t>(b, (r->h.flags & record::kSchedOut) ? 1 : 0);
+      put<std::uint8_t>(b, (r->h.flags & record::kSchedPreempt) ? 1 : 0);
+      ++st.sched_slices;
+      if (b.size() >= kPacketBytes) flush_packet(*cs);
+    }
+  }
   // ERRATUM E165. The recorder's losses: each lane's count on its stream (pid and thread; else the first stream of
   // that pid; else the first stream), in a last empty packet, so that a reader reports them as discarded
   // events after the stream's samples.
@@ -282,11 +334,11 @@ ExportStats export_ctf(Merged& in, const std::string& dir) {
     for (const Input::LaneLoss& l : input->lane_losses()) {
       CtfStream* target = nullptr;
       for (CtfStream& cs : streams)
-        if (board::source_pid(cs.key.source) == l.pid && cs.key.by_thread && cs.key.lane == l.tid) target = &cs;
+        if (!cs.sched && board::source_pid(cs.key.source) == l.pid && cs.key.by_thread && cs.key.lane == l.tid) target = &cs;
       if (!target)
         for (CtfStream& cs : streams)
-          if (board::source_pid(cs.key.source) == l.pid && !target) target = &cs;
-      if (!target && !streams.empty()) target = &streams[0];
+          if (!cs.sched && board::source_pid(cs.key.source) == l.pid && !target) target = &cs;
+      if (!target && !streams.empty() && !streams[0].sched) target = &streams[0];
       if (!target) {  // no sample at all: one stream, empty, to carry the count
         CtfStream& n = streams.emplace_back();
         n.key = StreamKey{0, l.tid, true};

@@ -70,6 +70,7 @@ constexpr std::uint32_t kClockBoottime = 6;  // builtin_clock.proto BUILTIN_CLOC
 constexpr std::uint32_t kClockKron = 64;     // the first sequence-scoped clock id (clock_snapshot.proto)
 // Debug annotation names every sequence interns in its first packet.
 constexpr std::uint64_t kDanValue = 1;  // "value": a named probe's value
+constexpr std::uint64_t kDanCpu = 2;    // "cpu": the CPU a thread ran on (scheduling states)
 // ERRATUM E160: at most this many interned event names per sequence; later new names are written in full
 // on each event (`name`), so memory stays bounded whatever the event numbers.
 constexpr std::uint32_t kMaxInterned = 4096;
@@ -77,7 +78,8 @@ constexpr std::uint32_t kMaxInterned = 4096;
 constexpr std::size_t kMaxLanes = 1024;
 // Track uuids: a stream's thread track is (n+1) * 32, its counter c track that + 1 + c; processes and
 // interval tracks have their own ranges.
-constexpr std::uint64_t kProcessUuidBase = std::uint64_t{1} << 40, kIntervalUuidBase = std::uint64_t{2} << 40;
+constexpr std::uint64_t kProcessUuidBase = std::uint64_t{1} << 40, kIntervalUuidBase = std::uint64_t{2} << 40,
+                        kSchedUuidBase = std::uint64_t{3} << 40;
 
 // "event N" -> iid for one sequence: open addressing over 2 * kMaxInterned slots, never removed from, so a
 // lookup of a name not interned (the common case once the table is full) costs one or two probes.
@@ -594,6 +596,73 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     w.maybe_flush();
   }
   m.finish();
+  // Scheduling switches (kron record --sched): each thread's states as slices on a track of their own
+  // ("thread N: scheduling", in its process), on one sequence of their own after the samples' (the
+  // switches follow the samples in the file), with absolute times (E153's integers, as the JSON's).
+  if (have_t0) {
+    StreamState sched;
+    sched.seq = static_cast<std::uint32_t>(streams.size()) + 1;
+    std::unordered_map<std::uint64_t, std::uint64_t> sched_track;  // (source, thread) -> track uuid
+    std::uint32_t iid[3] = {0, 0, 0};
+    bool started = false;
+    const auto sns = [&](std::uint64_t t) {
+      return t <= t0 ? 0 : static_cast<std::uint64_t>(static_cast<u128>(t - t0) * 1'000'000'000u / clock);
+    };
+    st.sched_slices = for_each_sched_stretch(
+        in, t0,
+        [&](std::uint32_t source, std::uint32_t thread) {
+          if (!started) {  // the sequence's first packet: incremental state cleared (interned names)
+            started = true;
+            const std::size_t p = pb::open(b, kTracePacket);
+            pb::uint_field(b, kPktSequenceId, sched.seq);
+            pb::uint_field(b, kPktSequenceFlags, kSeqIncrementalStateCleared | kSeqNeedsIncrementalState);
+            const std::size_t id = pb::open(b, kPktInternedData);
+            const std::size_t dn = pb::open(b, kIdDebugNames);
+            pb::uint_field(b, kDanIid, kDanCpu);
+            pb::bytes_field(b, kDanName, "cpu");
+            pb::close(b, dn);
+            pb::close(b, id);
+            pb::close(b, p);
+          }
+          auto [pit, new_process] = process_uuid.try_emplace(source, kProcessUuidBase + process_uuid.size());
+          if (new_process) {  // a process with switches and no samples
+            auto d = descriptor(sched);
+            pb::uint_field(b, kTdUuid, pit->second);
+            const std::size_t pd = pb::open(b, kTdProcess);
+            pb::int_field(b, kPdPid, board::source_pid(source));
+            pb::close(b, pd);
+            end_descriptor(d);
+          }
+          const std::uint64_t uuid = kSchedUuidBase + sched_track.size();
+          sched_track.emplace(std::uint64_t{source} << 32 | thread, uuid);
+          auto d = descriptor(sched);
+          pb::uint_field(b, kTdUuid, uuid);
+          pb::uint_field(b, kTdParent, pit->second);
+          pb::bytes_field(b, kTdName, fmt::format("thread {}: scheduling", thread));
+          end_descriptor(d);
+          w.maybe_flush();
+        },
+        [&](const SchedStretch& x) {
+          const std::uint64_t track = sched_track.at(std::uint64_t{x.source} << 32 | x.thread);
+          const unsigned k = x.state[0] == 'r' ? 0 : x.state[0] == 'p' ? 1 : 2;
+          for (const bool begin : {true, false}) {
+            const std::size_t p = packet_at(sched, sns(begin ? x.begin : x.end), true);
+            const std::uint32_t name = begin ? intern(sched, iid[k], x.state) : 0;
+            const std::size_t te = pb::open(b, kPktTrackEvent);
+            pb::uint_field(b, kTeType, begin ? kSliceBegin : kSliceEnd);
+            pb::uint_field(b, kTeTrackUuid, track);
+            if (begin) {
+              name_field(name, x.state);
+              const std::size_t da = pb::open(b, kTeDebug);
+              pb::uint_field(b, kDaNameIid, kDanCpu);
+              pb::uint_field(b, kDaUint, x.cpu);
+              pb::close(b, da);
+            }
+            track_event_end(te, p);
+          }
+          w.maybe_flush();
+        });
+  }
   w.finish();
   st.bytes = w.written();
   st.raw_bytes = w.raw_bytes();

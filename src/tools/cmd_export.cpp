@@ -48,8 +48,9 @@ int run(const Args& a) {
   }
   if (a.format == "ctf") {
     write_dir_atomically(a.output, [&](const std::string& dir) { st = analysis::export_ctf(in, dir); });
-    fmt::print("wrote {}: {} samples, {} counter values, {} named samples, {} discarded events\n", a.output,
-               st.samples, st.counters, st.instants, st.discarded);
+    fmt::print("wrote {}: {} samples, {} counter values, {} named samples, {} discarded events{}\n", a.output,
+               st.samples, st.counters, st.instants, st.discarded,
+               st.sched_slices ? fmt::format(", {} context switches", st.sched_slices) : std::string());
     for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
     return kExitOk;
   }
