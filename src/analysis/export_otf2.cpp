@@ -19,6 +19,7 @@
 #include <otf2/otf2.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +46,35 @@ __extension__ typedef unsigned __int128 u128;
 OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
 OTF2_FlushCallbacks kFlush = {pre_flush, nullptr};
 
+// Bounded memory: libotf2 given no memory callbacks mallocs a new chunk whenever a buffer fills and writes
+// them all only when the writer closes (the whole trace in memory). Given these, a buffer holds at most
+// kChunksPerBuffer chunks: the next request is refused (nullptr), and libotf2 then flushes the buffer to its
+// file (pre_flush says yes), frees its chunks (free_all) and asks again. Memory: chunks x buffers (one a
+// location, and the definitions').
+constexpr std::size_t kChunkBytes = 1024 * 1024, kChunksPerBuffer = 4;
+struct BufferChunks {
+  std::vector<void*> chunks;
+};
+void* chunk_allocate(void*, OTF2_FileType, OTF2_LocationRef, void** per_buffer, std::uint64_t size) {
+  auto*& b = reinterpret_cast<BufferChunks*&>(*per_buffer);
+  if (!b) b = new BufferChunks;
+  if (b->chunks.size() >= kChunksPerBuffer) return nullptr;  // full: libotf2 flushes, frees, asks again
+  void* c = std::malloc(size);
+  if (c) b->chunks.push_back(c);
+  return c;
+}
+void chunk_free_all(void*, OTF2_FileType, OTF2_LocationRef, void** per_buffer, bool final) {
+  auto*& b = reinterpret_cast<BufferChunks*&>(*per_buffer);
+  if (!b) return;
+  for (void* c : b->chunks) std::free(c);
+  b->chunks.clear();
+  if (final) {
+    delete b;
+    b = nullptr;
+  }
+}
+OTF2_MemoryCallbacks kMemory = {chunk_allocate, chunk_free_all};
+
 void check(OTF2_ErrorCode e, const char* what) {
   if (e != OTF2_SUCCESS)
     throw std::runtime_error(fmt::format("OTF2: {}: {} ({})", what, OTF2_Error_GetName(e), OTF2_Error_GetDescription(e)));
@@ -63,7 +93,7 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
   ExportStats st;
   const std::uint64_t clock = in.clock_hz(), mask = in.ts_mask();
   const tracefile::NameTable& names = in.names();
-  OTF2_Archive* ar = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+  OTF2_Archive* ar = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, kChunkBytes, 4 * kChunkBytes,
                                        OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!ar) throw std::runtime_error(dir + ": OTF2 cannot create the archive");
   struct Closer {
@@ -73,6 +103,7 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
     }
   } closer{ar};
   check(OTF2_Archive_SetFlushCallbacks(ar, &kFlush, nullptr), "flush callbacks");
+  check(OTF2_Archive_SetMemoryCallbacks(ar, &kMemory, nullptr), "memory callbacks");
   check(OTF2_Archive_SetSerialCollectiveCallbacks(ar), "collective callbacks");
   check(OTF2_Archive_SetCreator(ar, "kron export"), "creator");
   check(OTF2_Archive_OpenEvtFiles(ar), "open event files");
