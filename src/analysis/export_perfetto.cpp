@@ -326,6 +326,15 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       pb::bytes_field(b, kTeName, text::utf8_safe(name));
   };
 
+  // A debug annotation name interned in the packet being written (a sequence's first).
+  auto intern_debug_name = [&](std::uint64_t iid, std::string_view name) {
+    const std::size_t id = pb::open(b, kPktInternedData);
+    const std::size_t dn = pb::open(b, kIdDebugNames);
+    pb::uint_field(b, kDanIid, iid);
+    pb::bytes_field(b, kDanName, name);
+    pb::close(b, dn);
+    pb::close(b, id);
+  };
   // The stream's sequence: made (with its tracks described) when its first sample comes.
   auto stream_for = [&](const StreamKey& k, std::uint64_t t_ns) -> std::uint32_t {
     auto [it, fresh] = stream_of_key.try_emplace(k.key(), static_cast<std::uint32_t>(streams.size()));
@@ -350,14 +359,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       pb::close(b, te);
       pb::close(b, d);
     }
-    {
-      const std::size_t id = pb::open(b, kPktInternedData);
-      const std::size_t dn = pb::open(b, kIdDebugNames);
-      pb::uint_field(b, kDanIid, kDanValue);
-      pb::bytes_field(b, kDanName, "value");
-      pb::close(b, dn);
-      pb::close(b, id);
-    }
+    intern_debug_name(kDanValue, "value");
     {
       const std::size_t cs = pb::open(b, kPktClockSnapshot);
       std::size_t c = pb::open(b, kCsClocks);
@@ -616,12 +618,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
             const std::size_t p = pb::open(b, kTracePacket);
             pb::uint_field(b, kPktSequenceId, sched.seq);
             pb::uint_field(b, kPktSequenceFlags, kSeqIncrementalStateCleared | kSeqNeedsIncrementalState);
-            const std::size_t id = pb::open(b, kPktInternedData);
-            const std::size_t dn = pb::open(b, kIdDebugNames);
-            pb::uint_field(b, kDanIid, kDanCpu);
-            pb::bytes_field(b, kDanName, "cpu");
-            pb::close(b, dn);
-            pb::close(b, id);
+            intern_debug_name(kDanCpu, "cpu");
             pb::close(b, p);
           }
           auto [pit, new_process] = process_uuid.try_emplace(source, kProcessUuidBase + process_uuid.size());
