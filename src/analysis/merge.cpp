@@ -178,6 +178,13 @@ std::uint64_t count_violations(std::span<const MpiEvent> events, const Matching&
 }
 
 // ---- The controlled logical clock (ERRATUM E206) ------------------------------------------------------
+namespace {
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? ~std::uint64_t{0} : r;
+}
+}  // namespace
+
 std::uint64_t Correction::delta_at(std::uint64_t t, std::size_t& cursor) const {
   if (steps.empty() || t < steps.front().first) return 0;
   if (cursor >= steps.size() || steps[cursor].first > t) {  // a query back in time: search
@@ -187,8 +194,10 @@ std::uint64_t Correction::delta_at(std::uint64_t t, std::size_t& cursor) const {
   }
   while (cursor + 1 < steps.size() && steps[cursor + 1].first <= t) ++cursor;
   const auto& [at, d] = steps[cursor];
-  const double left = double(d) - fade * double(t - at);
-  return left > 0 ? static_cast<std::uint64_t>(left) : 0;
+  const double faded = fade * double(t - at);
+  if (faded >= double(d)) return 0;
+  const std::uint64_t f = faded < 1.8e19 ? static_cast<std::uint64_t>(faded) : d;
+  return d - std::min(f, d);
 }
 
 ClcResult clc(std::vector<MpiEvent>& events, const Matching& m, std::size_t inputs, double gamma) {
@@ -243,10 +252,14 @@ ClcResult clc(std::vector<MpiEvent>& events, const Matching& m, std::size_t inpu
     if (!pick_ready) ++res.forced;  // a dependency cycle (a mismatched pair): taken in time order
     const std::size_t node = order[pick][cursor[pick]++];
     const std::uint64_t a = time_of(node);
-    double lower = double(a);
-    if (has_prev[pick]) lower = std::max(lower, double(prev_c[pick]) + gamma * double(a - prev_a[pick]));
-    std::uint64_t c = static_cast<std::uint64_t>(std::ceil(lower));
-    c = std::max(c, a);
+    std::uint64_t c = a;
+    if (has_prev[pick]) {
+      // The distance to the event before, shrunk by at most (1 - gamma) of it (forward amortization).
+      const std::uint64_t gap = a - prev_a[pick];
+      const double shrink = double(gap) * (1.0 - gamma);
+      const std::uint64_t keep = gap - std::min<std::uint64_t>(gap, shrink < 1.8e19 ? static_cast<std::uint64_t>(shrink) : gap);
+      c = std::max(c, sat_add(prev_c[pick], keep));
+    }
     if (node & 1)
       for (std::size_t d : deps[node / 2])
         if (done[d]) c = std::max(c, corrected[d]);
@@ -403,7 +416,7 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
     for (std::size_t k = 0; k < x.n; ++k) {
       Sample& s = x.batch[k];
       const std::uint64_t a = x.map(s.timestamp);
-      s.timestamp = a + corr.per_input[i].delta_at(a, x.corr_cursor);
+      s.timestamp = sat_add(a, corr.per_input[i].delta_at(a, x.corr_cursor));
       if (s.flags & kFlagNamed) {
         const std::uint16_t id = record::name_id_of(s.data);
         const std::uint16_t nid = id < x.name_remap.size() && x.name_remap[id] ? x.name_remap[id] : record::kNoNameId;
@@ -435,7 +448,7 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
     for (auto sw : x.reader->sched_switches()) {
       const std::uint64_t a = x.map(sw.timestamp);
       std::size_t cur = 0;
-      sw.timestamp = a + corr.per_input[i].delta_at(a, cur);
+      sw.timestamp = sat_add(a, corr.per_input[i].delta_at(a, cur));
       sched.push_back(sw);
     }
     lanes.insert(lanes.end(), x.reader->lanes().begin(), x.reader->lanes().end());
