@@ -404,9 +404,35 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
   tracefile::set_program(h, o.program);
   tracefile::Writer w(output, h, o.compress_level);
 
-  // The k-way merge: each input's next sample, on the common timeline, in a min-heap.
+  // The k-way merge: each input's next sample, on the common timeline; the smallest found by a scan of
+  // the heads for a few inputs, by a min-heap for many. Records are encoded into a staging buffer written
+  // a megabyte at a time.
   using Head = std::pair<std::uint64_t, std::size_t>;  // (time, input)
   std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heap;
+  std::vector<std::uint8_t> stage(std::size_t{1} << 20);
+  std::size_t staged = 0;
+  std::uint64_t staged_count = 0;
+  auto put = [&](const Sample& s) {
+    if (staged + sizeof(record::ResourceRecord) > stage.size()) {
+      w.append_records(std::span(stage.data(), staged), staged_count);
+      staged = 0;
+      staged_count = 0;
+    }
+    if (!s.is_resource()) [[likely]] {
+      record::TraceRecord t;
+      t.h = {record::RecordKind::Trace, sizeof(record::TraceRecord), s.flags, s.group, s.cpu};
+      t.source = s.source;
+      t.thread = s.thread;
+      t.timestamp = s.timestamp;
+      t.data = s.data;
+      std::memcpy(stage.data() + staged, &t, sizeof t);
+      staged += sizeof t;
+    } else {
+      staged += tracefile::to_record(s, std::span<std::uint8_t, sizeof(record::ResourceRecord)>(stage.data() + staged,
+                                                                                                 sizeof(record::ResourceRecord)));
+    }
+    ++staged_count;
+  };
   auto fill = [&](std::size_t i) -> bool {
     Input& x = in[i];
     if (x.pos < x.n) return true;
@@ -425,19 +451,40 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
     }
     return x.n > 0;
   };
-  for (std::size_t i = 0; i < in.size(); ++i)
-    if (fill(i)) heap.emplace(in[i].batch[0].timestamp, i);
   std::uint64_t last = 0;
-  while (!heap.empty()) {
-    const std::size_t i = heap.top().second;
-    heap.pop();
-    Input& x = in[i];
+  auto emit = [&](Input& x) {
     const Sample& s = x.batch[x.pos++];
     if (s.timestamp < last) ++rep.late;  // an input's own late records stay late (E33)
     last = std::max(last, s.timestamp);
-    w.append(s);
-    if (fill(i)) heap.emplace(x.batch[x.pos].timestamp, i);
+    put(s);
+  };
+  constexpr std::size_t kScanInputs = 8;
+  if (in.size() <= kScanInputs) {
+    std::vector<std::size_t> live;
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (fill(i)) live.push_back(i);
+    while (!live.empty()) {
+      std::size_t best = 0;
+      std::uint64_t bt = in[live[0]].batch[in[live[0]].pos].timestamp;
+      for (std::size_t k = 1; k < live.size(); ++k) {
+        const std::uint64_t t = in[live[k]].batch[in[live[k]].pos].timestamp;
+        if (t < bt) bt = t, best = k;
+      }
+      Input& x = in[live[best]];
+      emit(x);
+      if (!fill(live[best])) live.erase(live.begin() + static_cast<std::ptrdiff_t>(best));
+    }
+  } else {
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (fill(i)) heap.emplace(in[i].batch[0].timestamp, i);
+    while (!heap.empty()) {
+      const std::size_t i = heap.top().second;
+      heap.pop();
+      emit(in[i]);
+      if (fill(i)) heap.emplace(in[i].batch[in[i].pos].timestamp, i);
+    }
   }
+  if (staged) w.append_records(std::span(stage.data(), staged), staged_count);
 
   // Scheduling switches, MPI calls (corrected), clock-offset records (as measured, in each rank's clock).
   std::vector<record::SchedRecord> sched;
@@ -470,6 +517,7 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
     rr.offset_ns = double(std::int64_t(x.map(xh.start_ticks) - xh.start_ticks)) * 1e9 / double(rh.clock_hz ? rh.clock_hz : 1);
     rr.drift_ppm = x.map.drift() * 1e6;
     rr.clock_hz = xh.clock_hz;
+    rr.start_ticks = xh.start_ticks;
     for (const auto& p : rr.points) {
       if (p.rtt == 0 && p.local == p.reference) continue;  // the reference rank's own entries
       rr.min_rtt = rr.min_rtt ? std::min(rr.min_rtt, p.rtt) : p.rtt;

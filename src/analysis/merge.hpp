@@ -109,7 +109,7 @@ struct RankReport {
   double offset_ns = 0;                 // at the rank's first sample, reference - local
   double drift_ppm = 0;
   std::uint64_t min_rtt = 0, max_rtt = 0;  // ticks of the rank
-  std::uint64_t clock_hz = 0;
+  std::uint64_t clock_hz = 0, start_ticks = 0;
   // Accounting of the rank's file.
   std::uint64_t passed_filter = 0, overruns = 0, overwritten = 0;
 };

@@ -58,7 +58,7 @@ int run(const Args& a, const std::string& command) {
       nlohmann::json rk{{"file", text::utf8_safe(k.path)}, {"rank", k.rank}, {"node", text::utf8_safe(k.node)},
                         {"samples", k.samples}, {"mpi_records", k.mpi_records}, {"offset_ns", k.offset_ns},
                         {"drift_ppm", k.drift_ppm}, {"min_rtt_ticks", k.min_rtt}, {"max_rtt_ticks", k.max_rtt},
-                        {"clock_hz", k.clock_hz}, {"passed_filter", k.passed_filter}, {"overruns", k.overruns},
+                        {"clock_hz", k.clock_hz}, {"start_ticks", k.start_ticks}, {"passed_filter", k.passed_filter}, {"overruns", k.overruns},
                         {"overwritten", k.overwritten}};
       rk["measurements"] = nlohmann::json::array();
       for (const auto& p : k.points)
