@@ -75,7 +75,12 @@ ClockMap ClockMap::identity() {
 
 std::uint64_t ClockMap::operator()(std::uint64_t t) const {
   const std::size_t n = points_.size();
-  if (n == 1) return add_signed(points_[0].reference, double(std::int64_t(t - points_[0].local)) * rate_);
+  if (n == 1) {  // a constant offset (rates scaled), saturating at the ends of the range
+    const Point& a = points_[0];
+    const double d = double(t >= a.local ? t - a.local : a.local - t) * rate_;
+    const std::uint64_t u = d < 1.8e19 ? static_cast<std::uint64_t>(d + 0.5) : ~std::uint64_t{0};
+    return t >= a.local ? a.reference + std::min(u, ~std::uint64_t{0} - a.reference) : a.reference - std::min(u, a.reference);
+  }
   // The segment holding t (the first or the last one, extended, outside the points).
   std::size_t i = hint_;
   if (!(i + 1 < n && points_[i].local <= t && t < points_[i + 1].local)) {
@@ -86,8 +91,18 @@ std::uint64_t ClockMap::operator()(std::uint64_t t) const {
   }
   const Point& a = points_[i];
   const Point& b = points_[i + 1];
-  const double slope = double(b.reference - a.reference) / double(b.local - a.local);
-  return add_signed(a.reference, double(std::int64_t(t - a.local)) * slope);
+  const std::uint64_t dref = b.reference - a.reference;
+  const double slope = double(dref) / double(b.local - a.local);
+  if (t >= a.local) {  // inside the segment, or after the last point: never below a, inside never past b
+    double d = double(t - a.local) * slope;
+    if (t <= b.local) d = std::min(d, double(dref));
+    const std::uint64_t u = d < 1.8e19 ? static_cast<std::uint64_t>(d + 0.5) : ~std::uint64_t{0};
+    const std::uint64_t up = t <= b.local ? std::min(u, dref) : std::max(u, dref);
+    return a.reference + std::min(up, ~std::uint64_t{0} - a.reference);  // saturates: never wraps
+  }
+  const double d = double(a.local - t) * slope;  // before the first point
+  const std::uint64_t u = d < 1.8e19 ? static_cast<std::uint64_t>(d + 0.5) : ~std::uint64_t{0};
+  return a.reference - std::min(u, a.reference);
 }
 
 double ClockMap::drift() const {
@@ -281,6 +296,35 @@ ClcResult clc(std::vector<MpiEvent>& events, const Matching& m, std::size_t inpu
     events[i].rec.end = std::max(corrected[2 * i + 1], corrected[2 * i]);
   }
   return res;
+}
+
+// ---- kron rpt's message rows (ERRATUM E210) ------------------------------------------------------------
+std::vector<MessageRow> message_rows(std::span<const MpiEvent> events, const Matching& m, bool histograms) {
+  std::vector<MessageRow> rows;
+  if (m.pairs.empty() && m.unmatched_sends == 0 && m.unmatched_recvs == 0) return rows;
+  std::uint32_t world = 0;
+  for (const auto& e : events) world = std::max(world, e.rec.rank + 1);
+  const bool per_pair = world <= 16;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Stats> pairs;
+  MessageRow all{"MPI messages (all)", {}};
+  for (const auto& [si, ri] : m.pairs) {
+    const MpiRecord& s = events[si].rec;
+    const MpiRecord& r = events[ri].rec;
+    Stats* p = per_pair ? &pairs[{s.rank, r.rank}] : nullptr;
+    if (r.end < s.timestamp) {
+      ++all.stats.unmatched_ends;
+      if (p) ++p->unmatched_ends;
+      continue;
+    }
+    all.stats.add(r.end - s.timestamp, histograms);
+    if (p) p->add(r.end - s.timestamp, histograms);
+  }
+  all.stats.unmatched_starts += m.unmatched_sends;
+  all.stats.unmatched_ends += m.unmatched_recvs;
+  for (auto& [k, st] : pairs)
+    rows.push_back({"MPI message " + std::to_string(k.first) + "->" + std::to_string(k.second), std::move(st)});
+  rows.push_back(std::move(all));
+  return rows;
 }
 
 // ---- The merge -----------------------------------------------------------------------------------------

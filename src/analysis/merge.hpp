@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/matcher.hpp"
 #include "kron/core/record.hpp"
 #include "kron/format/trace_file.hpp"
 
@@ -93,6 +94,17 @@ struct ClcResult {
 };
 // Applies the controlled logical clock to `events` (their times change) for `inputs` inputs.
 ClcResult clc(std::vector<MpiEvent>& events, const Matching& m, std::size_t inputs, double gamma);
+
+// kron rpt's class-4 rows of an MPI recording (003 section 3.5, class 4: "message send/receive latency",
+// a send on one node, its receive on another): each matched message is one interval from its send's
+// begin to its receive's end, by sender and receiver rank (worlds of up to 16 ranks) and for all. A pair
+// whose receive ended before its send began (files not merged, or merged with --no-clc) is counted as an
+// unmatched end, never as a duration (ERRATUM E210).
+struct MessageRow {
+  std::string name;
+  Stats stats;
+};
+std::vector<MessageRow> message_rows(std::span<const MpiEvent> events, const Matching& m, bool histograms);
 
 struct MergeOptions {
   bool align = true;      // --no-align: ticks as recorded

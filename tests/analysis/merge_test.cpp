@@ -190,6 +190,27 @@ TEST(ClcTest, CorrectionsPropagateAlongCausalChains) {
   EXPECT_GE(ev[2].rec.timestamp, ev[1].rec.end);
 }
 
+// ---- kron rpt's message rows: 003 class 4 across ranks (ERRATUM E210) ---------------------------------------
+TEST(MessageRowsTest, EachMessageIsASendToReceiveIntervalPerRankPairAndForAll) {
+  auto ev = events_of({call(0, MpiCall::Send, 1, 1, 100, 110), call(1, MpiCall::Recv, 0, 1, 90, 150),
+                       call(0, MpiCall::Send, 1, 1, 200, 210), call(1, MpiCall::Recv, 0, 1, 160, 230),
+                       call(1, MpiCall::Send, 0, 2, 300, 305), call(0, MpiCall::Recv, 1, 2, 250, 290),
+                       call(1, MpiCall::Send, 0, 3, 400, 405)});
+  const auto rows = message_rows(ev, match_messages(ev), false);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].name, "MPI message 0->1");
+  EXPECT_EQ(rows[0].stats.count, 2u);
+  EXPECT_EQ(rows[0].stats.min, 30u);   // 200 -> 230
+  EXPECT_EQ(rows[0].stats.max, 50u);   // 100 -> 150
+  EXPECT_EQ(rows[1].name, "MPI message 1->0");
+  EXPECT_EQ(rows[1].stats.count, 0u);  // its receive ended (290) before the send began (300)
+  EXPECT_EQ(rows[1].stats.unmatched_ends, 1u);
+  EXPECT_EQ(rows[2].name, "MPI messages (all)");
+  EXPECT_EQ(rows[2].stats.count, 2u);
+  EXPECT_EQ(rows[2].stats.unmatched_starts, 1u);  // the send of tag 3 nobody received
+  EXPECT_EQ(rows[2].stats.unmatched_ends, 1u);
+}
+
 // ---- merge_files on rank files written here ----------------------------------------------------------------
 class MergeFilesTest : public ::testing::Test {
  protected:

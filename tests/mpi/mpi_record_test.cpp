@@ -17,6 +17,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -203,6 +205,26 @@ TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
   EXPECT_EQ(run(kron + " expand " + merged + " >/dev/null"), 0);
   EXPECT_EQ(run("cd " + dir.string() + " && " + kron + " rpt " + merged + " >/dev/null"), 0);
   EXPECT_EQ(run(kron + " export --format csv -o " + (dir / "t.csv").string() + " " + merged), 0);
+  // 003 class 4 across ranks (E210): every message one send -> receive interval, per rank pair and for all.
+  const std::string json = (dir / "rpt.json").string();
+  ASSERT_EQ(run("cd " + dir.string() + " && " + kron + " rpt --json " + merged + " > " + json), 0);
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
+  const analysis::MergeReport m = analysis::merge_files(files, (dir / "again.kron").string(), analysis::MergeOptions{});
+  std::uint64_t pairs_total = 0;
+  bool all = false;
+  for (const auto& row : j["rows"]) {
+    const std::string name = row["name"];
+    if (name == "MPI messages (all)") {
+      all = true;
+      EXPECT_EQ(row["class"], 4);
+      EXPECT_EQ(row["count"], m.messages);
+      EXPECT_EQ(row["unmatched_ends"], 0);
+    } else if (name.rfind("MPI message ", 0) == 0) {
+      pairs_total += row["count"].get<std::uint64_t>();
+    }
+  }
+  EXPECT_TRUE(all);
+  EXPECT_EQ(pairs_total, m.messages);
   // An input that is not a trace file: a clear error (exit 2) naming it, never a crash.
   const std::string junk = (dir / "junk.kron").string();
   ASSERT_EQ(run("printf 'not a trace file' > " + junk), 0);
