@@ -38,6 +38,18 @@ ClockMap ClockMap::build(std::span<const ClockOffsetRecord> offsets, std::uint64
   std::vector<Point> p;
   p.reserve(offsets.size());
   for (const auto& o : offsets) p.push_back({o.timestamp, o.reference, o.rtt});
+  // A measurement whose best round trip was long (the rank or rank 0 preempted during all its ping-pongs)
+  // is known only to within that rtt / 2: one over 4 times the rank's median round trip is dropped, so
+  // that it cannot bend the line between good ones (ERRATUM E205). The best one always stays.
+  if (p.size() > 2) {
+    std::vector<std::uint64_t> rtts;
+    for (const Point& q : p) rtts.push_back(q.rtt);
+    std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
+    const std::uint64_t median = rtts[rtts.size() / 2];
+    const std::uint64_t best = *std::min_element(rtts.begin(), rtts.end());
+    if (median > 0)
+      std::erase_if(p, [&](const Point& q) { return q.rtt > 4 * median && q.rtt != best; });
+  }
   std::sort(p.begin(), p.end(), [](const Point& a, const Point& b) { return a.local < b.local; });
   // Strictly increasing in both clocks: a measurement that would make time run backwards (or stand
   // still) is dropped; of two at one local time the one with the smaller round trip is kept.

@@ -395,6 +395,8 @@ using namespace kron::mpi;
 // that moves data, its MpiRecord.
 #define KRON_MPI_ON (g && g->on)
 
+// The library is built with hidden visibility: only the MPI_* wrappers below are exported.
+#pragma GCC visibility push(default)
 extern "C" {
 
 int MPI_Init(int* argc, char*** argv) {
@@ -668,3 +670,4 @@ int MPI_Comm_free(MPI_Comm* comm) {
 }
 
 }  // extern "C"
+#pragma GCC visibility pop

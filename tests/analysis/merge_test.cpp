@@ -94,6 +94,17 @@ TEST(ClockMapTest, MeasurementsThatWouldRunTimeBackwardsAreDropped) {
   }
 }
 
+TEST(ClockMapTest, AMeasurementWithALongRoundTripIsDropped) {
+  tracefile::FileHeader h = tracefile::make_header();
+  // The middle exchange was preempted throughout: 3000 ticks of round trip, its reference 1400 off.
+  const ClockOffsetRecord o[] = {offset(1, 1000, 1000, 10), offset(1, 5000, 6400, 3000), offset(1, 9000, 9000, 12)};
+  const ClockMap m = ClockMap::build(o, 1000, 1000, h, h);
+  ASSERT_EQ(m.points().size(), 2u);
+  EXPECT_EQ(m(5000), 5000u);
+  const ClockOffsetRecord two[] = {offset(1, 1000, 1000, 10), offset(1, 5000, 6400, 3000)};
+  EXPECT_EQ(ClockMap::build(two, 1000, 1000, h, h).points().size(), 2u);  // two are kept: nothing to compare with
+}
+
 TEST(ClockMapTest, WithoutMeasurementsTheStartTimesAlign) {
   tracefile::FileHeader ref = tracefile::make_header(), loc = tracefile::make_header();
   ref.start_ticks = 1'000'000;
