@@ -379,10 +379,6 @@ Reader::Reader(const std::string& path, ReadOptions options)
   map_ = file_.data();
   std::memcpy(&header_, map_, sizeof header_);
   validate(path, header_, size_);
-  if (compressed()) {
-    dctx_ = ZSTD_createDCtx();
-    if (!dctx_) throw std::runtime_error(path + ": cannot set up zstd decompression");
-  }
   if (complete()) {
     area_end_ = header_.header_size + header_.records_bytes;
     lanes_.resize(header_.lane_count);
@@ -400,6 +396,12 @@ Reader::Reader(const std::string& path, ReadOptions options)
     }
   } else {
     area_end_ = size_;  // an unclosed file: records run to the last whole one (see next())
+  }
+  // Last: a constructor that throws runs no destructor, so nothing that needs freeing is made before
+  // every check above passed (a damaged name section of a compressed file leaked the context).
+  if (compressed()) {
+    dctx_ = ZSTD_createDCtx();
+    if (!dctx_) throw std::runtime_error(path + ": cannot set up zstd decompression");
   }
   rewind();
 }
@@ -654,7 +656,8 @@ void Reader::read_annex() {
   // A complete uncompressed file: the writer put kinds 8 then 9 last in the record area, so they are read
   // straight from its tail; anything else there (or any other file) is read through to the end.
   const std::uint64_t tail = header_.mpi_records * sizeof(MpiRecord) + std::uint64_t{header_.clock_offsets} * sizeof(ClockOffsetRecord);
-  if (complete() && !compressed() && header_.mpi_records <= area_end_ && tail <= area_end_ - header_.header_size) {
+  if (complete() && !compressed() && header_.mpi_records <= area_end_ / sizeof(MpiRecord) &&
+      tail <= area_end_ - header_.header_size) {
     std::uint64_t at = area_end_ - tail;
     bool ok = true;
     for (std::uint64_t i = 0; ok && i < header_.mpi_records + header_.clock_offsets; ++i) {
