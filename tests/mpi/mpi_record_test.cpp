@@ -164,6 +164,36 @@ TEST_F(MpiRecordTest, MergedFileHasNoViolationsWhileTheUnalignedMergeHasMany) {
   EXPECT_EQ(late, rd.header().late);
 }
 
+TEST_F(MpiRecordTest, TheClcAloneRemovesTheFaultsViolationsAndKeepsEachRanksOrder) {
+  // Without the alignment every violation the fault makes is left to the controlled logical clock (E206):
+  // it must remove them all, moving events forward only, and keep each rank's samples in their order.
+  analysis::MergeOptions o;
+  o.align = false;
+  const std::string out = (dir / "clc.kron").string();
+  const analysis::MergeReport r = analysis::merge_files(files, out, o);
+  EXPECT_GT(r.violations_found, 10u);
+  EXPECT_EQ(r.violations_left, 0u);
+  EXPECT_GT(r.max_correction, 0u);
+  EXPECT_EQ(r.forced, 0u);
+  std::vector<std::vector<std::uint64_t>> merged(kRanks), original(kRanks);
+  {
+    tracefile::Reader rd(out);
+    Sample s;
+    std::uint64_t last = 0;
+    while (rd.next(s)) {
+      EXPECT_GE(s.timestamp, last);
+      last = s.timestamp;
+      merged[board::source_node(s.source)].push_back((s.data & record::kNamedValueMask) | (std::uint64_t(s.flags) << 48));
+    }
+  }
+  for (int k = 0; k < kRanks; ++k) {
+    tracefile::Reader rd(files[static_cast<std::size_t>(k)]);
+    Sample s;
+    while (rd.next(s)) original[static_cast<std::size_t>(k)].push_back((s.data & record::kNamedValueMask) | (std::uint64_t(s.flags) << 48));
+    EXPECT_EQ(merged[static_cast<std::size_t>(k)], original[static_cast<std::size_t>(k)]) << "rank " << k;
+  }
+}
+
 TEST_F(MpiRecordTest, EverySendIsMatchedToItsReceive) {
   const analysis::MergeReport m = analysis::merge_files(files, (dir / "m.kron").string(), analysis::MergeOptions{});
   // The demo's messages: the ring (kRanks a round), the halo (2 a rank), every fourth iteration the
