@@ -56,8 +56,9 @@ mpirun --allow-run-as-root --oversubscribe -np 4 -x LD_PRELOAD="$(cd "$build" &&
 "$kron" info "$out/mpi.rank-1.kron"
 echo "== kron merge $out/mpi.rank-*.kron -o $out/mpi.kron"
 "$kron" merge "$out"/mpi.rank-{0,1,2,3}.kron -o "$out/mpi.kron"
-echo "== kron rpt (every MPI call a named scope, per rank: source node = rank)"
-(cd "$out" && "$kron" rpt mpi.kron | head -40)
+echo "== kron rpt: every message a class-4 interval from its send to its receive, across ranks (003 class 4)"
+(cd "$out" && "$kron" rpt mpi.kron | grep -E "^interval|^MPI message")
+echo "   (kron rpt $out/mpi.kron also lists every MPI call as a named scope, per rank's thread)"
 "$kron" export --format perfetto -o "$out/mpi.pftrace" "$out/mpi.kron"
 echo "   timeline:    $out/mpi.pftrace (every rank on rank 0's clock)"
 echo
