@@ -375,6 +375,9 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
     in[i].reader->read_annex();
     const auto& h = in[i].reader->header();
     in[i].rank = h.mpi_world_size ? h.mpi_rank : static_cast<std::uint32_t>(i);
+    if (h.mpi_world_size && h.mpi_rank == tracefile::kMergedRank)
+      throw InputError::at_offset(paths[i], offsetof(tracefile::FileHeader, mpi_rank),
+                                  "is a merged file (kron merge): merge the ranks' own files");
     if (h.mpi_world_size && h.mpi_rank >= h.mpi_world_size)
       throw InputError::at_offset(paths[i], offsetof(tracefile::FileHeader, mpi_rank),
                                   "MPI rank " + std::to_string(h.mpi_rank) + " is not below the world size " +

@@ -171,7 +171,8 @@ MpiRecord make(MpiCall call, std::uint64_t t0, MPI_Comm comm, int peer_comm_rank
   m.h.kind = record::RecordKind::Mpi;
   m.h.size = sizeof(MpiRecord);
   m.h.group = 0xff;
-  m.h.cpu = static_cast<std::uint16_t>(::sched_getcpu() < 0 ? 0 : ::sched_getcpu());
+  const int cpu = ::sched_getcpu();
+  m.h.cpu = static_cast<std::uint16_t>(cpu < 0 ? 0 : cpu);
   m.source = source_of();
   m.thread = static_cast<std::uint32_t>(::gettid());
   m.timestamp = t0;

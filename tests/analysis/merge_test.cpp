@@ -350,6 +350,14 @@ TEST_F(MergeFilesTest, TwoFilesOfOneRankAreRefusedNamingTheField) {
     EXPECT_NE(std::string(e.what()).find(copy), std::string::npos);
   }
   EXPECT_THROW(merge_files({a}, a, MergeOptions{}), std::runtime_error);  // the output is an input
+  const std::string merged = (dir / "merged.kron").string();
+  merge_files({a}, merged, MergeOptions{});
+  try {
+    merge_files({merged}, (dir / "y.kron").string(), MergeOptions{});
+    FAIL() << "merged a merged file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a merged file"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
