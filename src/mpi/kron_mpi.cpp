@@ -5,7 +5,8 @@
 //   kron merge run.rank-*.kron -o run.kron                                 # one timeline
 //
 // At MPI_Init each rank creates its own board (node number = its rank, so that sources "node.process" tell
-// the ranks apart, ERRATUM E201), attaches this process's probes to it, and drains it from a thread of
+// the ranks apart, ERRATUM E201), attaches its own copy of the probe to it (its symbols hidden: see E209 for a program's own probes), and
+// drains it from a thread of
 // its own into OUT.rank-N.kron (the recorder of `kron record`, in process). Every wrapped call is a named
 // scope on that board ("MPI_Send" begin and end: Trace samples); a call that moves a message, or a
 // collective, is also one MpiRecord (kind 8: peer, tag, communicator, size, begin and completion) kept
