@@ -111,7 +111,10 @@ struct Rank {
   std::atomic<bool> stop{false};
   Fault fault;
   std::mutex mu;  // what follows: MPI_THREAD_MULTIPLE programs call from several threads
-  std::vector<MpiRecord> calls;
+  // The calls so far, in chunks of kChunk: a growing vector would copy them all at every doubling, in the
+  // middle of an MPI call.
+  static constexpr std::size_t kChunk = 4096;
+  std::vector<std::vector<MpiRecord>> calls;
   std::vector<ClockOffsetRecord> offsets;
   // Posted, not yet completed. ERRATUM E202: an MPI library may hand out one handle for several requests
   // at once (Open MPI gives eagerly completed sends a shared one): each handle keeps its records in posting
@@ -127,7 +130,16 @@ Rank* g = nullptr;  // set by MPI_Init when recording is on
 
 std::uint64_t now() { return g->fault(kron::detail::now()); }
 
-std::uint32_t source_of() { return board::source_id(static_cast<std::uint32_t>(g->rank) & 1023u, static_cast<std::uint32_t>(::getpid())); }
+// getpid() and gettid() are system calls (glibc caches neither): taken once, per process and per thread.
+std::uint32_t source_of() {
+  static const std::uint32_t source =
+      board::source_id(static_cast<std::uint32_t>(g->rank) & 1023u, static_cast<std::uint32_t>(::getpid()));
+  return source;
+}
+std::uint32_t thread_id() {
+  static thread_local const std::uint32_t tid = static_cast<std::uint32_t>(::gettid());
+  return tid;
+}
 
 // ERRATUM E203: a communicator's id is a hash of its members' world ranks (FNV-1a), equal on every member
 // without any communication; MPI_COMM_WORLD is 0. Two communicators of the same members (a dup) share it.
@@ -175,7 +187,7 @@ MpiRecord make(MpiCall call, std::uint64_t t0, MPI_Comm comm, int peer_comm_rank
   const int cpu = ::sched_getcpu();
   m.h.cpu = static_cast<std::uint16_t>(cpu < 0 ? 0 : cpu);
   m.source = source_of();
-  m.thread = static_cast<std::uint32_t>(::gettid());
+  m.thread = thread_id();
   m.timestamp = t0;
   m.end = t0;
   m.bytes = bytes;
@@ -189,7 +201,10 @@ MpiRecord make(MpiCall call, std::uint64_t t0, MPI_Comm comm, int peer_comm_rank
   return m;
 }
 
-void keep(const MpiRecord& m) { g->calls.push_back(m); }
+void keep(const MpiRecord& m) {
+  if (g->calls.empty() || g->calls.back().size() == Rank::kChunk) g->calls.emplace_back().reserve(Rank::kChunk);
+  g->calls.back().push_back(m);
+}
 
 // A completed receive: the source, tag and size are the status's (MPI_ANY_SOURCE, MPI_ANY_TAG).
 void fill_recv(MpiRecord& m, const MPI_Status& st, MPI_Comm comm) {
@@ -342,10 +357,11 @@ void finish() {
     for (auto& [req, q] : g->pending)
       for (MpiRecord m : q) {
         m.h.flags = record::kMpiIncomplete;
-        g->calls.push_back(m);
+        keep(m);
       }
     g->pending.clear();
-    g->writer->append_mpi(g->calls);
+    for (const auto& chunk : g->calls) g->writer->append_mpi(chunk);
+    g->calls.clear();
     g->writer->append_clock(g->offsets);
     record::NameRecord n{};
     n.h.kind = record::RecordKind::Names;
