@@ -13,6 +13,32 @@ for b in "$build"/bench/kron_bench_*; do
   "$b" --benchmark_out="$build/$name.gbench.json" --benchmark_out_format=json
   results+=("$build/$name.gbench.json")
 done
+# libkron_mpi's cost per MPI call (issue 14): the ping-pong of bench/mpi/pingpong.cpp, 2 ranks, plain and
+# with libkron_mpi preloaded; (instrumented - plain) / 4 calls a round trip, into bench-mpi.json.
+if [ -x "$build/bench/kron_mpi_pingpong" ] && [ -f "$build/lib/libkron_mpi.so" ]; then
+  echo "== kron_mpi_pingpong (plain, then under libkron_mpi)"
+  mpi=(mpirun --allow-run-as-root --oversubscribe -np 2)
+  plain=$("${mpi[@]}" "$build/bench/kron_mpi_pingpong" 100000 5)
+  kronout=$(mktemp -d)
+  kron=$("${mpi[@]}" -x LD_PRELOAD="$(cd "$build" && pwd)/lib/libkron_mpi.so" -x KRON_MPI_OUT="$kronout/pp" \
+    -x KRON_MPI_BOARD_MB=64 "$build/bench/kron_mpi_pingpong" 100000 5)
+  # One rank, MPI_Send to MPI_PROC_NULL: the wrapper's own work, with no busy-polling peer on the cores.
+  mpi1=(mpirun --allow-run-as-root --oversubscribe -np 1)
+  plain1=$("${mpi1[@]}" "$build/bench/kron_mpi_pingpong" 1000000 5 procnull)
+  kron1=$("${mpi1[@]}" -x LD_PRELOAD="$(cd "$build" && pwd)/lib/libkron_mpi.so" -x KRON_MPI_OUT="$kronout/pn" \
+    -x KRON_MPI_BOARD_MB=64 "$build/bench/kron_mpi_pingpong" 1000000 5 procnull)
+  rm -rf "$kronout"
+  python3 - "$build" "$plain" "$kron" "$plain1" "$kron1" <<'PY'
+import json, sys, os
+plain, kron, plain1, kron1 = (json.loads(a) for a in sys.argv[2:6])
+per_call = (kron["round_trip_ns"] - plain["round_trip_ns"]) / 4
+out = {"mpi_pingpong_round_trip_ns": plain["round_trip_ns"], "mpi_pingpong_kron_round_trip_ns": kron["round_trip_ns"],
+       "mpi_per_call_ns": per_call, "mpi_procnull_call_ns": plain1["call_ns"],
+       "mpi_procnull_kron_call_ns": kron1["call_ns"], "mpi_wrapper_ns": kron1["call_ns"] - plain1["call_ns"]}
+print(json.dumps(out))
+json.dump(out, open(os.path.join(sys.argv[1], "bench-mpi.json"), "w"))
+PY
+fi
 python3 - "$build" "${results[@]}" <<'PY'
 import json, sys, glob, os
 build = sys.argv[1]

@@ -47,6 +47,22 @@ echo "   CTF:         $out/kcompress.ctf (babeltrace2 $out/kcompress.ctf, or Tra
 echo "   walkthrough: docs/walkthrough.md"
 echo
 
+echo "== MPI: examples/mpi/mpi_demo (a ring, a halo exchange, an allreduce) on 4 ranks under libkron_mpi, merged"
+# Each rank records itself (its own board and file); kron merge puts them on rank 0's clock. As root mpirun
+# needs --allow-run-as-root; --oversubscribe lets 4 ranks share fewer cores.
+rm -f "$out"/mpi.rank-*.kron
+mpirun --allow-run-as-root --oversubscribe -np 4 -x LD_PRELOAD="$(cd "$build" && pwd)/lib/libkron_mpi.so" \
+  -x KRON_MPI_OUT="$out/mpi" -x KRON_MPI_SYNC_S=0.01 "$build/examples/mpi_demo" 200
+"$kron" info "$out/mpi.rank-1.kron"
+echo "== kron merge $out/mpi.rank-*.kron -o $out/mpi.kron"
+"$kron" merge "$out"/mpi.rank-{0,1,2,3}.kron -o "$out/mpi.kron"
+echo "== kron rpt: every message a class-4 interval from its send to its receive, across ranks (003 class 4)"
+(cd "$out" && "$kron" rpt mpi.kron | grep -E "^interval|^MPI message")
+echo "   (kron rpt $out/mpi.kron also lists every MPI call as a named scope, per rank's thread)"
+"$kron" export --format perfetto -o "$out/mpi.pftrace" "$out/mpi.kron"
+echo "   timeline:    $out/mpi.pftrace (every rank on rank 0's clock)"
+echo
+
 if [ -f "$here/examples/mk2/demo.sim" ]; then
   echo "== kron sim: examples/mk2/demo.sim (MultiKron II, 000)"
   "$kron" sim "$here/examples/mk2/demo.sim"

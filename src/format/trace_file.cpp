@@ -226,6 +226,10 @@ void Writer::append_records(std::span<const std::uint8_t> records, std::uint64_t
 }
 
 void Writer::append_sched(std::span<const SchedRecord> switches) { sched_.insert(sched_.end(), switches.begin(), switches.end()); }
+void Writer::append_mpi(std::span<const MpiRecord> calls) { mpi_.insert(mpi_.end(), calls.begin(), calls.end()); }
+void Writer::append_clock(std::span<const ClockOffsetRecord> offsets) {
+  clock_.insert(clock_.end(), offsets.begin(), offsets.end());
+}
 
 void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names) {
   header.sched_switches = sched_.size();
@@ -235,6 +239,19 @@ void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::sp
                    sched_.size());
     samples_ = samples;
     sched_.clear();
+  }
+  // 1.5: the MPI calls, then the clock-offset measurements, after everything else; not samples.
+  header.mpi_records = mpi_.size();
+  header.clock_offsets = static_cast<std::uint32_t>(clock_.size());
+  if (!mpi_.empty() || !clock_.empty()) {
+    const std::uint64_t samples = samples_;
+    append_records(std::span(reinterpret_cast<const std::uint8_t*>(mpi_.data()), mpi_.size() * sizeof(MpiRecord)),
+                   mpi_.size());
+    append_records(std::span(reinterpret_cast<const std::uint8_t*>(clock_.data()), clock_.size() * sizeof(ClockOffsetRecord)),
+                   clock_.size());
+    samples_ = samples;
+    mpi_.clear();
+    clock_.clear();
   }
   flush();
   if (!cctx_) stored_ = bytes_;
@@ -362,10 +379,6 @@ Reader::Reader(const std::string& path, ReadOptions options)
   map_ = file_.data();
   std::memcpy(&header_, map_, sizeof header_);
   validate(path, header_, size_);
-  if (compressed()) {
-    dctx_ = ZSTD_createDCtx();
-    if (!dctx_) throw std::runtime_error(path + ": cannot set up zstd decompression");
-  }
   if (complete()) {
     area_end_ = header_.header_size + header_.records_bytes;
     lanes_.resize(header_.lane_count);
@@ -384,6 +397,12 @@ Reader::Reader(const std::string& path, ReadOptions options)
   } else {
     area_end_ = size_;  // an unclosed file: records run to the last whole one (see next())
   }
+  // Last: a constructor that throws runs no destructor, so nothing that needs freeing is made before
+  // every check above passed (a damaged name section of a compressed file leaked the context).
+  if (compressed()) {
+    dctx_ = ZSTD_createDCtx();
+    if (!dctx_) throw std::runtime_error(path + ": cannot set up zstd decompression");
+  }
   rewind();
 }
 
@@ -394,6 +413,11 @@ void Reader::rewind() {
   dropped_tail_ = 0;
   read_ = skipped_ = first_skipped_at_ = 0;
   sched_.clear();
+  mpi_seen_ = clock_seen_ = 0;
+  if (!annex_read_) {
+    mpi_.clear();
+    clock_.clear();
+  }
   mismatch_.clear();
   if (compressed()) {  // no chunk yet: the record loops call next_chunk() first
     rec_ = nullptr;
@@ -570,6 +594,14 @@ bool Reader::next(Sample& out) {
       pos_ += h.size;
       continue;
     }
+    if ((h.kind == RecordKind::Mpi || h.kind == RecordKind::ClockOffset) && header_.minor >= 5) {  // 1.5: kept apart
+      if (h.size != kRecordSize[static_cast<std::size_t>(h.kind)])
+        throw bad_record("MPI record of kind " + std::to_string(static_cast<unsigned>(h.kind)) + " has size " +
+                         std::to_string(h.size));
+      keep_annex(rec_ + pos_, h.kind);
+      pos_ += h.size;
+      continue;
+    }
     if (!known) {
       // ERRATUM E128: only a later minor version may hold kinds this reader does not know; in any other
       // file the kind is damage, an error unless salvaging. Either way it is counted.
@@ -597,6 +629,63 @@ bool Reader::next(Sample& out) {
   }
 }
 
+void Reader::keep_annex(const std::uint8_t* rec, RecordKind kind) {
+  if (kind == RecordKind::Mpi) {
+    ++mpi_seen_;
+    if (annex_read_) return;
+    MpiRecord m;
+    std::memcpy(&m, rec, sizeof m);
+    mpi_.push_back(m);
+  } else {
+    ++clock_seen_;
+    if (annex_read_) return;
+    ClockOffsetRecord c;
+    std::memcpy(&c, rec, sizeof c);
+    clock_.push_back(c);
+  }
+}
+
+void Reader::read_annex() {
+  if (annex_read_) return;
+  mpi_.clear();
+  clock_.clear();
+  if (header_.minor < 5 || (complete() && header_.mpi_records == 0 && header_.clock_offsets == 0)) {
+    annex_read_ = true;
+    return;
+  }
+  // A complete uncompressed file: the writer put kinds 8 then 9 last in the record area, so they are read
+  // straight from its tail; anything else there (or any other file) is read through to the end.
+  const std::uint64_t tail = header_.mpi_records * sizeof(MpiRecord) + std::uint64_t{header_.clock_offsets} * sizeof(ClockOffsetRecord);
+  if (complete() && !compressed() && header_.mpi_records <= area_end_ / sizeof(MpiRecord) &&
+      tail <= area_end_ - header_.header_size) {
+    std::uint64_t at = area_end_ - tail;
+    bool ok = true;
+    for (std::uint64_t i = 0; ok && i < header_.mpi_records + header_.clock_offsets; ++i) {
+      RecordHeader h;
+      std::memcpy(&h, map_ + at, sizeof h);
+      const RecordKind want = i < header_.mpi_records ? RecordKind::Mpi : RecordKind::ClockOffset;
+      if (h.kind != want || h.size != kRecordSize[static_cast<std::size_t>(want)]) {
+        ok = false;
+        break;
+      }
+      keep_annex(map_ + at, want);
+      at += h.size;
+    }
+    if (ok) {
+      annex_read_ = true;
+      mpi_seen_ = clock_seen_ = 0;
+      return;
+    }
+    mpi_.clear();
+    clock_.clear();
+  }
+  Sample s;
+  while (next(s)) {
+  }
+  annex_read_ = true;
+  rewind();
+}
+
 bool Reader::at_end() {
   file_.check();
   if (!complete() || !mismatch_.empty()) return false;
@@ -606,14 +695,24 @@ bool Reader::at_end() {
   if (found != header_.samples)
     what = "the header counts " + std::to_string(header_.samples) + " samples, the record area holds " +
            std::to_string(found);
-  else if (header_.sched_switches != sched_.size())  // 1.3; 0 and none in older files
+  std::size_t field = offsetof(FileHeader, samples);
+  if (found != header_.samples) {
+  } else if (header_.sched_switches != sched_.size()) {  // 1.3; 0 and none in older files
     what = "the header counts " + std::to_string(header_.sched_switches) +
            " scheduling switches, the record area holds " + std::to_string(sched_.size());
-  else
+    field = offsetof(FileHeader, sched_switches);
+  } else if (header_.minor >= 5 && header_.mpi_records != mpi_seen_) {  // 1.5
+    what = "the header counts " + std::to_string(header_.mpi_records) + " MPI records, the record area holds " +
+           std::to_string(mpi_seen_);
+    field = offsetof(FileHeader, mpi_records);
+  } else if (header_.minor >= 5 && header_.clock_offsets != clock_seen_) {
+    what = "the header counts " + std::to_string(header_.clock_offsets) +
+           " clock-offset records, the record area holds " + std::to_string(clock_seen_);
+    field = offsetof(FileHeader, clock_offsets);
+  } else {
     return false;
-  if (!options_.salvage)
-    throw InputError::at_offset(path_, found != header_.samples ? offsetof(FileHeader, samples) : offsetof(FileHeader, sched_switches),
-                                what + " (damaged file? --salvage reads what is there and warns)");
+  }
+  if (!options_.salvage) throw InputError::at_offset(path_, field, what + " (damaged file? --salvage reads what is there and warns)");
   mismatch_ = what;
   return false;
 }

@@ -203,6 +203,17 @@ Recorder::Recorder(BoardReader& board, tracefile::Writer& out, std::uint64_t hol
       out_(out),
       hold_(hold_ticks),
       merge_([this](std::span<const std::uint8_t> recs, std::uint64_t n) {
+        if (map_) [[unlikely]] {  // test-only: a clock fault injected into the records (set_timestamp_map)
+          mapped_.assign(recs.begin(), recs.end());
+          for (std::size_t at = 0; at + sizeof(record::RecordHeader) <= mapped_.size();) {
+            const std::uint16_t size = record::size_at(mapped_.data() + at);
+            if (size < sizeof(record::TraceRecord) || at + size > mapped_.size()) break;  // validated records: never
+            const std::uint64_t t = map_(record::timestamp_at(mapped_.data() + at));
+            std::memcpy(mapped_.data() + at + offsetof(record::TraceRecord, timestamp), &t, sizeof t);
+            at += size;
+          }
+          recs = mapped_;
+        }
         out_.append_records(recs, n);
         // A pass with much to write (a large board drained late) still tells waiting probes it is alive.
         board_.heartbeat();
@@ -275,7 +286,7 @@ void Recorder::run(const std::function<bool()>& done, const std::function<void()
   drain_once(true);  // and lanes freed by the pass before
 }
 
-void Recorder::finish(tracefile::FileHeader h) {
+void Recorder::finish(tracefile::FileHeader h, std::span<const record::NameRecord> extra_names) {
   // Whatever is still held goes out now (a caller that skipped the final pass loses nothing).
   merge_.merge(kForever);
   merge_.flush();
@@ -286,8 +297,9 @@ void Recorder::finish(tracefile::FileHeader h) {
   h.late = merge_.late();
   h.flags |= tracefile::kFlagTimeOrdered;  // the hold-back's promise; exceptions are counted in `late`
   std::uint64_t bad = 0;
-  const auto names = board_.names(&h.names_lost, &bad);
+  auto names = board_.names(&h.names_lost, &bad);
   h.names_lost += bad;  // an entry scribbled on the board: its name is lost, and counted
+  names.insert(names.end(), extra_names.begin(), extra_names.end());
   out_.finish(h, lanes, names);
 }
 

@@ -116,13 +116,18 @@ class Recorder {
   void run(const std::function<bool()>& done, const std::function<void()>& tick = {});
   // Final figures for the file header: the board's totals, every lane's entry and `late`; writes what is
   // still held first. Call after the program ended and a last drain_once(true).
-  void finish(tracefile::FileHeader header);
+  // `extra_names` join the board's in the name section (libkron_mpi's node entry).
+  void finish(tracefile::FileHeader header, std::span<const record::NameRecord> extra_names = {});
   std::uint64_t records() const { return merge_.records(); }
   std::uint64_t bytes() const { return merge_.bytes(); }
   std::uint64_t file_bytes() const { return out_.stored_bytes(); }  // the record area on disk (compressed)
   std::uint64_t late() const { return merge_.late(); }
   std::uint64_t held() const { return merge_.held(); }  // records held for a later pass now
   std::uint64_t hold_ticks() const { return hold_; }
+  // Test-only (libkron_mpi's injected clock fault, KRON_MPI_TEST_CLOCK_FAULT): `f` rewrites every record's
+  // timestamp on its way to the file. It must be strictly increasing in its argument, so that the order the
+  // merge established holds. Empty: none (every real recording).
+  void set_timestamp_map(std::function<std::uint64_t(std::uint64_t)> f) { map_ = std::move(f); }
   const Totals& totals() const { return totals_; }
   // The last pass: records taken off the board, and the fill that paces the next (the larger of the part
   // of the pool they filled and the part of kPaceBytes the busiest lane wrote).
@@ -137,6 +142,8 @@ class Recorder {
   BoardReader& board_;
   tracefile::Writer& out_;
   std::uint64_t hold_;
+  std::function<std::uint64_t(std::uint64_t)> map_;  // set_timestamp_map (before merge_: its callback uses it)
+  std::vector<std::uint8_t> mapped_;                  // the records it rewrote
   TimeMerge merge_;
   std::vector<tracefile::LaneEntry> finished_;
   std::uint64_t taken_ = 0;

@@ -88,6 +88,21 @@ int run(const Args& a) {
     if (sized) j["records_raw_bytes"] = h.records_raw_bytes;
     if (r.compressed() && sized) j["compression_ratio"] = ratio;
     j["late"] = h.late;
+    if (h.minor >= 5 && h.mpi_world_size) {  // 1.5: an MPI rank's file, or a merged one
+      const bool merged = h.mpi_rank == tracefile::kMergedRank;
+      j["mpi"] = {{"rank", merged ? nlohmann::json(nullptr) : nlohmann::json(h.mpi_rank)},
+                  {"world_size", h.mpi_world_size},
+                  {"merged", merged},
+                  {"mpi_records", r.mpi_records().size()},
+                  {"clock_offsets", r.clock_offsets().size()},
+                  {"aligned", (h.merge_flags & tracefile::kMergeAligned) != 0},
+                  {"clc", (h.merge_flags & tracefile::kMergeClc) != 0},
+                  {"violations_found", h.violations_found},
+                  {"violations_left", h.violations_left},
+                  {"max_correction_ticks", h.max_correction}};
+      for (const auto& n : r.names())
+        if (n.name_kind == record::NameKind::Node && !merged) j["mpi"]["node"] = text::utf8_safe(std::string(n.name, strnlen(n.name, sizeof n.name)));
+    }
     j["sched_switches"] = r.sched_switches().size();
     j["sched_threads"] = sched_threads.size();
     j["counters"] = nlohmann::json::array();
@@ -128,6 +143,22 @@ int run(const Args& a) {
   if (!r.sched_switches().empty())
     fmt::print("context switches {} of {} thread{} ({} switched out while runnable: preempted)\n",
                r.sched_switches().size(), sched_threads.size(), sched_threads.size() == 1 ? "" : "s", preempted);
+  if (h.minor >= 5 && h.mpi_world_size) {  // 1.5: MPI (libkron_mpi, kron merge)
+    if (h.mpi_rank == tracefile::kMergedRank) {
+      fmt::print("MPI: {} ranks merged (kron merge), clocks {}, {} MPI calls; happened-before violations {} found, {} left{}\n",
+                 h.mpi_world_size, (h.merge_flags & tracefile::kMergeAligned) ? "aligned" : "NOT aligned", r.mpi_records().size(),
+                 h.violations_found, h.violations_left,
+                 (h.merge_flags & tracefile::kMergeClc)
+                     ? fmt::format(" (largest correction {:.3f} us)", double(h.max_correction) * 1e6 / double(h.clock_hz))
+                     : std::string(" (not corrected)"));
+    } else {
+      std::string node;
+      for (const auto& n : r.names())
+        if (n.name_kind == record::NameKind::Node) node = std::string(n.name, strnlen(n.name, sizeof n.name));
+      fmt::print("MPI: rank {} of {} on {}, {} MPI calls, {} clock-offset measurements\n", h.mpi_rank, h.mpi_world_size,
+                 text::utf8_safe(node), r.mpi_records().size(), r.clock_offsets().size());
+    }
+  }
   if (h.late)
     fmt::print("{} samples written late, after a sample with a later timestamp (docs/trace-format.md \"Time order\")\n",
                h.late);

@@ -29,8 +29,11 @@ namespace kron::record {
 // an entry of the name table: a board's name slots and the trace file's name section, never a lane or the
 // record area (its kRecordSize entry is 0). SchedSwitch (4, trace format 1.3) is the recorder's, never a
 // probe's: a board never holds one (valid_slots refuses it).
-enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2, Names = 3, SchedSwitch = 4 };
-inline constexpr std::size_t kRecordKinds = 4;
+// Kinds 5-7 are reserved (trace format 1.4: phases and histograms, another branch). Mpi (8) and ClockOffset
+// (9, trace format 1.5) are libkron_mpi's (src/mpi), never a probe's: after the samples of a rank's file,
+// not samples (FileHeader::mpi_records, clock_offsets count them); kind 10 is reserved for MPI too.
+enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2, Names = 3, SchedSwitch = 4, Mpi = 8, ClockOffset = 9 };
+inline constexpr std::size_t kRecordKinds = 9;
 
 struct RecordHeader {
   RecordKind kind;
@@ -65,10 +68,64 @@ struct SchedRecord {
   std::uint64_t reserved;   // 0
 };
 
-// Record size table by kind, checked against the kinds (Tracy's QueueDataSize). Index 0 is no kind.
-inline constexpr std::size_t kRecordSize[] = {0, sizeof(TraceRecord), sizeof(ResourceRecord), 0, sizeof(SchedRecord)};
+// An MPI call of a rank (1.5, libkron_mpi): point-to-point (one record per message, both ends: the sender's
+// and the receiver's) or collective. `timestamp` is when the call began (a non-blocking one: when it was
+// posted), `end` when it completed (a non-blocking one: the end of the MPI_Wait/MPI_Test call that
+// completed it). Ranks are MPI_COMM_WORLD ranks; `comm` a communicator id equal on every member (E203).
+enum class MpiCall : std::uint16_t {
+  Send = 1, Recv = 2, Isend = 3, Irecv = 4, SendrecvSend = 5, SendrecvRecv = 6,  // point to point
+  Barrier = 16, Bcast = 17, Reduce = 18, Allreduce = 19, Gather = 20, Allgather = 21, Scatter = 22,
+  Alltoall = 23,  // collectives: 16 and up
+};
+inline constexpr std::uint16_t kMpiFirstCollective = 16;
+constexpr bool mpi_is_send(MpiCall c) { return c == MpiCall::Send || c == MpiCall::Isend || c == MpiCall::SendrecvSend; }
+constexpr bool mpi_is_recv(MpiCall c) { return c == MpiCall::Recv || c == MpiCall::Irecv || c == MpiCall::SendrecvRecv; }
+constexpr bool mpi_is_collective(MpiCall c) { return static_cast<std::uint16_t>(c) >= kMpiFirstCollective; }
+enum MpiFlag : std::uint8_t {
+  kMpiIncomplete = 1u << 0,  // a non-blocking request the program never completed: `end` is its posting
+};
+struct MpiRecord {
+  RecordHeader h;           // kind Mpi, size 64, flags MpiFlag, group 0xff, cpu the CPU at the call's begin
+  std::uint32_t source;     // "node.process" of the rank's process (node = rank, E201)
+  std::uint32_t thread;     // thread id
+  std::uint64_t timestamp;  // ticks: begin (posted)
+  std::uint64_t end;        // ticks: completed
+  std::uint64_t bytes;      // message size (collectives: the rank's send buffer), bytes
+  std::uint32_t comm;       // communicator id (E203); 0 MPI_COMM_WORLD
+  std::int32_t peer;        // point to point: the other rank (world); rooted collectives: the root; else -1
+  std::int32_t tag;         // point to point: the tag (a receive's: the one received); collectives: the
+                            // call's sequence number on the communicator (0, 1, ...), the same on every member
+  std::uint32_t rank;       // this rank (world)
+  MpiCall call;
+  std::uint16_t reserved;   // 0
+  std::uint32_t comm_size;  // members of the communicator
+};
+// A clock-offset measurement (1.5, libkron_mpi, ERRATUM E204): of the ping-pongs of one exchange with the
+// reference rank (0), the one with the smallest round trip: the reference's clock read `reference` while
+// this rank's read `timestamp` (the midpoint of the round trip), to within rtt / 2.
+struct ClockOffsetRecord {
+  RecordHeader h;           // kind ClockOffset, size 48, flags 0, group 0xff, cpu 0
+  std::uint32_t rank;       // this rank (world)
+  std::uint32_t reference_rank;  // 0
+  std::uint64_t timestamp;  // this rank's ticks: midpoint of the exchange
+  std::uint64_t reference;  // the reference rank's ticks at that moment (its own clock_hz)
+  std::uint64_t rtt;        // round trip of the exchange kept, this rank's ticks
+  std::uint64_t exchanges;  // ping-pongs done, of which this one had the smallest rtt
+};
+
+// Record size table by kind, checked against the kinds (Tracy's QueueDataSize). Index 0 is no kind; 5-7
+// are reserved (another branch's, trace format 1.4), unknown here.
+inline constexpr std::size_t kRecordSize[] = {0, sizeof(TraceRecord), sizeof(ResourceRecord), 0, sizeof(SchedRecord),
+                                              0, 0, 0, sizeof(MpiRecord), sizeof(ClockOffsetRecord)};
 static_assert(std::size(kRecordSize) == kRecordKinds + 1);
-static_assert(std::size(kRecordSize) == static_cast<std::size_t>(RecordKind::SchedSwitch) + 1);
+static_assert(std::size(kRecordSize) == static_cast<std::size_t>(RecordKind::ClockOffset) + 1);
+static_assert(sizeof(MpiRecord) == 64 && offsetof(MpiRecord, timestamp) == offsetof(TraceRecord, timestamp) &&
+              offsetof(MpiRecord, end) == 24 && offsetof(MpiRecord, bytes) == 32 && offsetof(MpiRecord, comm) == 40 &&
+              offsetof(MpiRecord, peer) == 44 && offsetof(MpiRecord, tag) == 48 && offsetof(MpiRecord, rank) == 52 &&
+              offsetof(MpiRecord, call) == 56 && offsetof(MpiRecord, comm_size) == 60);
+static_assert(sizeof(ClockOffsetRecord) == 48 && offsetof(ClockOffsetRecord, timestamp) == 16 &&
+              offsetof(ClockOffsetRecord, reference) == 24 && offsetof(ClockOffsetRecord, rtt) == 32 &&
+              offsetof(ClockOffsetRecord, exchanges) == 40);
 static_assert(sizeof(RecordHeader) == 8 && sizeof(TraceRecord) == 32 && sizeof(ResourceRecord) == 160);
 static_assert(sizeof(SchedRecord) == 32 && offsetof(SchedRecord, timestamp) == offsetof(TraceRecord, timestamp));
 static_assert(offsetof(RecordHeader, size) == 2 && offsetof(RecordHeader, flags) == 4 &&
@@ -115,7 +172,8 @@ constexpr std::uint16_t size_of_word(std::uint64_t word) { return static_cast<st
 constexpr std::uint64_t valid_slots(std::uint64_t word) {
   const std::uint16_t kind = kind_of(word), size = size_of_word(word);
   if (kind == 0 || kind >= std::size(kRecordSize) || size != kRecordSize[kind]) return 0;
-  if (kind == static_cast<std::uint16_t>(RecordKind::SchedSwitch)) return 0;  // the recorder's, never a probe's
+  if (kind != static_cast<std::uint16_t>(RecordKind::Trace) && kind != static_cast<std::uint16_t>(RecordKind::Resource))
+    return 0;  // SchedSwitch is the recorder's, Mpi and ClockOffset libkron_mpi's: never a probe's
   return size / kSlotBytes;
 }
 
@@ -123,6 +181,7 @@ static_assert(header_word(RecordKind::Trace) == (1u | 32u << 16) && header_word(
 static_assert(valid_slots(header_word(RecordKind::Trace) | group_bits(3) | cpu_bits(7)) == 1);
 static_assert(valid_slots(header_word(RecordKind::Resource)) == kResourceSlots && valid_slots(2u | 32u << 16) == 0);
 static_assert(valid_slots(header_word(RecordKind::SchedSwitch)) == 0 && valid_slots(3u | 32u << 16) == 0);
+static_assert(valid_slots(header_word(RecordKind::Mpi)) == 0 && valid_slots(header_word(RecordKind::ClockOffset)) == 0);
 
 // ---- Named probes: the data word and the name table ------------------------------------------------------
 // ERRATUM E150. A named probe's sample is a Trace record with kFlagNamed whose data word carries the name id
@@ -138,7 +197,9 @@ constexpr std::uint64_t named_value_of(std::uint64_t data) { return data & kName
 inline constexpr std::uint16_t kNoNameId = 0xffff;  // KRON_NAME_NONE (kron/site.h): the table had no room
 
 // What a name-table entry names.
-enum class NameKind : std::uint16_t { Scope = 1, Event = 2, Thread = 3 };
+// Node (1.5, libkron_mpi): id 0, `source` the rank's process, `thread` its rank, `name` the node's name
+// (MPI_Get_processor_name), `function` "rank R of N".
+enum class NameKind : std::uint16_t { Scope = 1, Event = 2, Thread = 3, Node = 4 };
 inline constexpr std::size_t kNameBytes = 64, kFunctionBytes = 64, kFileBytes = 104;
 // One entry (256 bytes): a board's name slot and a record of the trace file's name section. Scope and Event
 // entries: `id` is what samples carry, `source`/`thread` who registered it, name/file/line/function the
@@ -161,8 +222,8 @@ static_assert(sizeof(NameRecord) == 256 && offsetof(NameRecord, name) == 24 && o
 // kind, its id (Scope/Event 1-65534 and `expected_id` when not 0; Thread 0), and a NUL in every string.
 inline const char* name_record_problem(const NameRecord& r, std::uint32_t expected_id) {
   if (r.h.kind != RecordKind::Names || r.h.size != sizeof(NameRecord)) return "not a name record (kind 3, size 256)";
-  if (r.name_kind == NameKind::Thread) {
-    if (r.id != 0) return "thread name entry with an id";
+  if (r.name_kind == NameKind::Thread || r.name_kind == NameKind::Node) {
+    if (r.id != 0) return "thread or node name entry with an id";
   } else if (r.name_kind == NameKind::Scope || r.name_kind == NameKind::Event) {
     if (r.id == 0 || r.id == 0xffff || (expected_id && r.id != expected_id)) return "name entry id is invalid";
   } else {

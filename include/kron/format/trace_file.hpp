@@ -31,7 +31,7 @@ namespace kron::tracefile {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 3;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
+inline constexpr std::uint16_t kMinor = 5;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
 // Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
 // 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
 // 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
@@ -41,6 +41,10 @@ inline constexpr std::uint16_t kMinor = 3;  // a reader accepts any minor; skips
 // and of threads; a 1.2 reader ignores it (the samples carry the name id in their data word, kFlagNamed).
 // Scheduling switches (record::SchedRecord: `kron record --sched`): after the samples, not counted in
 // `samples`.
+// 1.4 is reserved (phases and histograms: another branch; record kinds 5-7, FileHeader bytes 952-983).
+// 1.5 adds MPI recordings (libkron_mpi, kron merge): record kinds 8, MPI calls (record::MpiRecord), and 9,
+// clock-offset measurements (record::ClockOffsetRecord), after the samples and not counted in `samples`
+// (mpi_records and clock_offsets count them); NameKind::Node entries; the FileHeader fields at 984-1023.
 
 enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
@@ -102,12 +106,33 @@ struct FileHeader {
   // 1.3: the scheduling switches (kind 4) after the samples (kron record --sched); complete files. Tools
   // that need them before the samples (rpt's on-CPU time, ERRATUM E157) read ahead only when it is not 0.
   std::uint64_t sched_switches;
-  std::uint8_t reserved[72];
+  std::uint8_t reserved_1_4[32];  // 952-983: trace format 1.4's (phases and histograms, another branch)
+  // 1.5: MPI (libkron_mpi, kron merge; docs/trace-format.md "MPI recordings"). A rank's file: its rank and
+  // the world's size (0: not an MPI recording). A merged file: mpi_rank kMergedRank.
+  std::uint32_t mpi_rank;
+  std::uint32_t mpi_world_size;
+  std::uint64_t mpi_records;      // kind 8 records after the samples (complete files)
+  std::uint32_t clock_offsets;    // kind 9 records after the samples (complete files)
+  std::uint32_t merge_flags;      // MergeFlag (kron merge)
+  std::uint32_t violations_found; // happened-before violations after the clock alignment, before the CLC pass
+  std::uint32_t violations_left;  // and after it (0 once corrected)
+  std::uint64_t max_correction;   // the largest correction the CLC pass made, ticks (clock_hz)
 };
 static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904 &&
                   offsetof(FileHeader, records_raw_bytes) == 912 && offsetof(FileHeader, names_offset) == 920 &&
                   offsetof(FileHeader, names_lost) == 936 && offsetof(FileHeader, sched_switches) == 944,
               "FileHeader is a file ABI");
+static_assert(offsetof(FileHeader, mpi_rank) == 984 && offsetof(FileHeader, mpi_world_size) == 988 &&
+                  offsetof(FileHeader, mpi_records) == 992 && offsetof(FileHeader, clock_offsets) == 1000 &&
+                  offsetof(FileHeader, merge_flags) == 1004 && offsetof(FileHeader, violations_found) == 1008 &&
+                  offsetof(FileHeader, violations_left) == 1012 && offsetof(FileHeader, max_correction) == 1016,
+              "FileHeader is a file ABI (1.5)");
+inline constexpr std::uint32_t kMergedRank = 0xffffffffu;
+enum MergeFlag : std::uint32_t {
+  kMergeMerged = 1u << 0,   // written by kron merge: every rank's samples on rank 0's timeline
+  kMergeAligned = 1u << 1,  // the clock alignment was applied (offset and drift, E205)
+  kMergeClc = 1u << 2,      // the controlled-logical-clock pass was applied (E206)
+};
 
 // 1.2, kFlagCompressed: one chunk of the record area. The payload follows (stored_bytes), then zeros to
 // the next multiple of 8. stored_bytes < raw_bytes: a zstd frame (with its content checksum) that
@@ -134,6 +159,8 @@ using record::ResourceRecord;
 using record::SchedRecord;
 using record::TraceRecord;
 using record::NameRecord;
+using record::MpiRecord;
+using record::ClockOffsetRecord;
 inline constexpr std::uint32_t kMaxNames = 1u << 20;  // the most name records a reader accepts
 
 // Names of a recording: named probes' sites by id, threads by (source, thread). ERRATUM E151: ids are the
@@ -197,6 +224,10 @@ class Writer {
   // Scheduling switches (1.3, kind 4), in time order: kept and written by finish() after every sample
   // (they are not samples: `samples` does not count them).
   void append_sched(std::span<const SchedRecord> switches);
+  // MPI calls and clock-offset measurements (1.5, kinds 8 and 9): kept and written by finish() after the
+  // samples (and the scheduling switches), in the order given; counted in mpi_records and clock_offsets.
+  void append_mpi(std::span<const MpiRecord> calls);
+  void append_clock(std::span<const ClockOffsetRecord> offsets);
   // Counts in `header` (samples is filled in by the writer), the lanes and the name section (1.3; the
   // header's names_lost is kept); sets kFlagComplete.
   void finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names = {});
@@ -216,6 +247,8 @@ class Writer {
   std::vector<std::uint8_t> buf_;
   std::uint64_t samples_ = 0, bytes_ = 0, stored_ = 0;
   std::vector<SchedRecord> sched_;  // append_sched: written by finish()
+  std::vector<MpiRecord> mpi_;      // append_mpi: written by finish()
+  std::vector<ClockOffsetRecord> clock_;  // append_clock: written by finish()
   ZSTD_CCtx_s* cctx_ = nullptr;  // compressing: one context reused for every chunk
   std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
 };
@@ -260,6 +293,11 @@ class Reader {
   // Scheduling switches (kind 4) met so far, in file order: next() and next_batch() pass over them (they
   // are not samples) and keep them here.
   const std::vector<SchedRecord>& sched_switches() const { return sched_; }
+  // MPI calls (kind 8) and clock-offset measurements (kind 9) met so far, in file order (1.5): passed over
+  // as the scheduling switches are. read_annex() reads the file to its end for them (and rewinds).
+  const std::vector<MpiRecord>& mpi_records() const { return mpi_; }
+  const std::vector<ClockOffsetRecord>& clock_offsets() const { return clock_; }
+  void read_annex();
   // What a salvaging read met (each with its count and offset), and skipped kinds of a later minor version.
   std::vector<std::string> warnings() const;
 
@@ -296,6 +334,11 @@ class Reader {
   ReadOptions options_;
   std::uint64_t read_ = 0, skipped_ = 0;  // records returned, and records of unknown kinds skipped
   std::vector<SchedRecord> sched_;        // kind 4 records passed over
+  std::vector<MpiRecord> mpi_;            // kind 8 records passed over (1.5)
+  std::vector<ClockOffsetRecord> clock_;  // kind 9 records passed over (1.5)
+  std::uint64_t mpi_seen_ = 0, clock_seen_ = 0;  // kinds 8, 9 passed over since the last rewind
+  bool annex_read_ = false;               // read_annex() filled mpi_ and clock_: the record loops only count
+  void keep_annex(const std::uint8_t* rec, RecordKind kind);
   std::uint64_t first_skipped_at_ = 0;    // file offset of the first one skipped
   std::string mismatch_;                  // salvaging: the count check's finding
   bool at_end();      // the end of the records: checks the file did not shrink, and the header's count

@@ -1,0 +1,691 @@
+// libkron_mpi: records an MPI program rank by rank through the MPI profiling interface (PMPI). Link it
+// before the MPI library, or LD_PRELOAD it; nothing in the program changes:
+//
+//   mpirun -np 4 -x LD_PRELOAD=libkron_mpi.so -x KRON_MPI_OUT=run ./app   # run.rank-0.kron ... run.rank-3.kron
+//   kron merge run.rank-*.kron -o run.kron                                 # one timeline
+//
+// At MPI_Init each rank creates its own board (node number = its rank, so that sources "node.process" tell
+// the ranks apart, ERRATUM E201), attaches its own copy of the probe to it (its symbols hidden: see E209 for a program's own probes), and
+// drains it from a thread of
+// its own into OUT.rank-N.kron (the recorder of `kron record`, in process). Every wrapped call is a named
+// scope on that board ("MPI_Send" begin and end: Trace samples); a call that moves a message, or a
+// collective, is also one MpiRecord (kind 8: peer, tag, communicator, size, begin and completion) kept
+// in memory and written after the samples at MPI_Finalize (ERRATUM E202). Clock offsets to rank 0 are
+// measured at MPI_Init, at MPI_Finalize and every KRON_MPI_SYNC_S seconds at a collective on
+// MPI_COMM_WORLD (ERRATUM E204) and kept as ClockOffsetRecords (kind 9). The header carries the rank and
+// the world's size, the name section the node's name (NameKind::Node).
+//
+// Settings (environment): KRON_MPI_OUT (file prefix, default "kron-mpi"), KRON_MPI_SYNC_S (seconds between
+// clock measurements, 0 = only at Init and Finalize), KRON_MPI_PINGS (ping-pongs per measurement, 10),
+// KRON_MPI_BOARD_MB (board size), KRON_MPI_TEST_CLOCK_FAULT (test only: "OFFSET_NS:DRIFT_PPM,..." one pair
+// per rank, added to every timestamp this rank records, ERRATUM E207).
+//
+// Uses only the MPI standard's C bindings (Open MPI and MPICH alike). Not recorded (ERRATUM E209): the
+// Fortran bindings, persistent requests, one-sided and I/O calls, MPI_Ibarrier and the other non-blocking
+// collectives, communicators other than through their group (see E203).
+#include <mpi.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "kron/board.hpp"
+#include "kron/board_ops.hpp"
+#include "kron/format/trace_file.hpp"
+#include "kron/kron.hpp"
+#include "recorder/board_reader.hpp"
+#include "recorder/recorder.hpp"
+
+namespace kron::mpi {
+namespace {
+
+using record::ClockOffsetRecord;
+using record::MpiCall;
+using record::MpiRecord;
+
+// ---- Settings ------------------------------------------------------------------------------------------
+std::string env_or(const char* name, const char* dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : dflt;
+}
+
+// ERRATUM E207: the test-only clock fault. t' = t + offset + drift * (t - origin), origin the rank's clock
+// at MPI_Init before the fault (its file's start_ticks is origin + offset): strictly increasing for
+// |drift| < 1, so each rank's order is kept.
+struct Fault {
+  bool on = false;
+  double offset_ticks = 0, drift = 0;
+  std::uint64_t origin = 0;
+  std::uint64_t operator()(std::uint64_t t) const {
+    if (!on) return t;
+    const double d = double(std::int64_t(t - origin)) * drift + offset_ticks;
+    return t + static_cast<std::uint64_t>(static_cast<std::int64_t>(std::llround(d)));
+  }
+};
+
+// The fault of `rank` from "OFF_NS:PPM,OFF_NS:PPM,...": the rank-th pair (none past the list's end).
+bool parse_fault(const std::string& s, int rank, double& off_ns, double& ppm) {
+  std::size_t at = 0;
+  for (int i = 0; i < rank; ++i) {
+    at = s.find(',', at);
+    if (at == std::string::npos) return false;
+    ++at;
+  }
+  char* end = nullptr;
+  off_ns = std::strtod(s.c_str() + at, &end);
+  if (*end != ':') return false;
+  ppm = std::strtod(end + 1, &end);
+  return *end == 0 || *end == ',';
+}
+
+// ---- State of this rank -----------------------------------------------------------------------------
+struct CommInfo {
+  std::uint32_t id = 0;
+  std::vector<int> world;   // world rank of each member
+  std::uint32_t seq = 0;    // collectives called on it so far
+};
+
+struct Rank {
+  bool on = false;
+  int rank = 0, size = 1;
+  std::string node, out, board;
+  std::unique_ptr<recorder::BoardReader> reader;
+  std::unique_ptr<tracefile::Writer> writer;
+  std::unique_ptr<recorder::Recorder> rec;
+  tracefile::FileHeader fh{};
+  std::thread drainer;
+  std::atomic<bool> stop{false};
+  Fault fault;
+  std::mutex mu;  // what follows: MPI_THREAD_MULTIPLE programs call from several threads
+  // The calls so far, in chunks of kChunk: a growing vector would copy them all at every doubling, in the
+  // middle of an MPI call.
+  static constexpr std::size_t kChunk = 4096;
+  std::vector<std::vector<MpiRecord>> calls;
+  std::vector<ClockOffsetRecord> offsets;
+  // Posted, not yet completed. ERRATUM E202: an MPI library may hand out one handle for several requests
+  // at once (Open MPI gives eagerly completed sends a shared one): each handle keeps its records in posting
+  // order, and each completion of that handle takes the oldest.
+  std::unordered_map<MPI_Request, std::deque<MpiRecord>> pending;
+  std::unordered_map<MPI_Comm, CommInfo> comms;
+  MPI_Comm sync_comm = MPI_COMM_NULL;
+  double sync_s = 0;
+  int pings = 10;
+  std::chrono::steady_clock::time_point last_sync;
+};
+Rank* g = nullptr;  // set by MPI_Init when recording is on
+
+std::uint64_t now() { return g->fault(kron::detail::now()); }
+
+// getpid() and gettid() are system calls (glibc caches neither): taken once, per process and per thread.
+std::uint32_t source_of() {
+  static const std::uint32_t source =
+      board::source_id(static_cast<std::uint32_t>(g->rank) & 1023u, static_cast<std::uint32_t>(::getpid()));
+  return source;
+}
+std::uint32_t thread_id() {
+  static thread_local const std::uint32_t tid = static_cast<std::uint32_t>(::gettid());
+  return tid;
+}
+
+// ERRATUM E203: a communicator's id is a hash of its members' world ranks (FNV-1a), equal on every member
+// without any communication; MPI_COMM_WORLD is 0. Two communicators of the same members (a dup) share it.
+CommInfo& comm_info(MPI_Comm comm) {
+  auto it = g->comms.find(comm);
+  if (it != g->comms.end()) return it->second;
+  CommInfo c;
+  int n = 0;
+  PMPI_Comm_size(comm, &n);
+  c.world.resize(static_cast<std::size_t>(n));
+  if (comm == MPI_COMM_WORLD) {
+    for (int i = 0; i < n; ++i) c.world[static_cast<std::size_t>(i)] = i;
+  } else {
+    MPI_Group wg, cg;
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Comm_group(comm, &cg);
+    std::vector<int> ranks(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)] = i;
+    PMPI_Group_translate_ranks(cg, n, ranks.data(), wg, c.world.data());
+    PMPI_Group_free(&cg);
+    PMPI_Group_free(&wg);
+    std::uint32_t h = 2166136261u;
+    for (int w : c.world)
+      for (int b = 0; b < 4; ++b) h = (h ^ ((static_cast<std::uint32_t>(w) >> (8 * b)) & 0xffu)) * 16777619u;
+    c.id = h ? h : 1;
+  }
+  return g->comms.emplace(comm, std::move(c)).first->second;
+}
+
+int world_of(CommInfo& c, int r) {
+  return r >= 0 && static_cast<std::size_t>(r) < c.world.size() ? c.world[static_cast<std::size_t>(r)] : -1;
+}
+
+std::uint64_t type_bytes(int count, MPI_Datatype t) {
+  int sz = 0;
+  if (count <= 0 || PMPI_Type_size(t, &sz) != MPI_SUCCESS || sz < 0) return 0;
+  return std::uint64_t(count) * std::uint64_t(sz);
+}
+
+MpiRecord make(MpiCall call, std::uint64_t t0, MPI_Comm comm, int peer_comm_rank, int tag, std::uint64_t bytes) {
+  MpiRecord m{};
+  m.h.kind = record::RecordKind::Mpi;
+  m.h.size = sizeof(MpiRecord);
+  m.h.group = 0xff;
+  const int cpu = ::sched_getcpu();
+  m.h.cpu = static_cast<std::uint16_t>(cpu < 0 ? 0 : cpu);
+  m.source = source_of();
+  m.thread = thread_id();
+  m.timestamp = t0;
+  m.end = t0;
+  m.bytes = bytes;
+  CommInfo& c = comm_info(comm);
+  m.comm = c.id;
+  m.comm_size = static_cast<std::uint32_t>(c.world.size());
+  m.peer = peer_comm_rank >= 0 ? world_of(c, peer_comm_rank) : -1;
+  m.tag = tag;
+  m.rank = static_cast<std::uint32_t>(g->rank);
+  m.call = call;
+  return m;
+}
+
+void keep(const MpiRecord& m) {
+  if (g->calls.empty() || g->calls.back().size() == Rank::kChunk) g->calls.emplace_back().reserve(Rank::kChunk);
+  g->calls.back().push_back(m);
+}
+
+// A completed receive: the source, tag and size are the status's (MPI_ANY_SOURCE, MPI_ANY_TAG).
+void fill_recv(MpiRecord& m, const MPI_Status& st, MPI_Comm comm) {
+  CommInfo& c = comm_info(comm);
+  m.peer = world_of(c, st.MPI_SOURCE);
+  m.tag = st.MPI_TAG;
+  int n = 0;
+  if (PMPI_Get_count(&st, MPI_BYTE, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0) m.bytes = std::uint64_t(n);
+}
+
+// ---- Clock offsets (ERRATUM E204) --------------------------------------------------------------------
+// Rank 0 answers `pings` ping-pongs of every other rank in turn; each rank keeps the exchange with the
+// smallest round trip: rank 0's clock read `reference` at about this rank's midpoint, within rtt / 2.
+void measure_offsets() {
+  constexpr int kTag = 0x6b72;  // on the private duplicate of MPI_COMM_WORLD: no program message meets it
+  ClockOffsetRecord r{};
+  r.h.kind = record::RecordKind::ClockOffset;
+  r.h.size = sizeof(ClockOffsetRecord);
+  r.h.group = 0xff;
+  r.rank = static_cast<std::uint32_t>(g->rank);
+  r.reference_rank = 0;
+  if (g->rank == 0) {
+    for (int peer = 1; peer < g->size; ++peer)
+      for (int k = 0; k < g->pings; ++k) {
+        char ping = 0;
+        PMPI_Recv(&ping, 1, MPI_CHAR, peer, kTag, g->sync_comm, MPI_STATUS_IGNORE);
+        const std::uint64_t t = now();
+        PMPI_Send(&t, 1, MPI_UINT64_T, peer, kTag, g->sync_comm);
+      }
+    r.timestamp = r.reference = now();
+    r.rtt = 0;
+    r.exchanges = 0;
+  } else {
+    std::uint64_t best = ~std::uint64_t{0};
+    for (int k = 0; k < g->pings; ++k) {
+      char ping = 0;
+      std::uint64_t ref = 0;
+      const std::uint64_t t1 = now();
+      PMPI_Send(&ping, 1, MPI_CHAR, 0, kTag, g->sync_comm);
+      PMPI_Recv(&ref, 1, MPI_UINT64_T, 0, kTag, g->sync_comm, MPI_STATUS_IGNORE);
+      const std::uint64_t t2 = now();
+      if (t2 - t1 < best) {
+        best = t2 - t1;
+        r.timestamp = t1 + (t2 - t1) / 2;
+        r.reference = ref;
+        r.rtt = t2 - t1;
+      }
+    }
+    r.exchanges = static_cast<std::uint64_t>(g->pings);
+  }
+  g->offsets.push_back(r);
+  g->last_sync = std::chrono::steady_clock::now();
+}
+
+// At a collective on MPI_COMM_WORLD: every rank is in it, so every rank takes the same decision (rank 0's,
+// broadcast) and the measurement runs on the program's own thread, at a call boundary.
+void maybe_sync(MPI_Comm comm) {
+  if (g->sync_s <= 0 || comm != MPI_COMM_WORLD) return;
+  int go = 0;
+  if (g->rank == 0)
+    go = std::chrono::duration<double>(std::chrono::steady_clock::now() - g->last_sync).count() >= g->sync_s;
+  PMPI_Bcast(&go, 1, MPI_INT, 0, g->sync_comm);
+  if (go) measure_offsets();
+}
+
+// ---- Start and end -------------------------------------------------------------------------------------
+void start() {
+  auto r = std::make_unique<Rank>();
+  g = r.get();
+  PMPI_Comm_rank(MPI_COMM_WORLD, &g->rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &g->size);
+  char node[MPI_MAX_PROCESSOR_NAME + 1] = {};
+  int len = 0;
+  PMPI_Get_processor_name(node, &len);
+  g->node.assign(node, static_cast<std::size_t>(std::max(len, 0)));
+  g->out = env_or("KRON_MPI_OUT", "kron-mpi") + ".rank-" + std::to_string(g->rank) + ".kron";
+  g->sync_s = std::atof(env_or("KRON_MPI_SYNC_S", "0").c_str());
+  g->pings = std::max(1, std::atoi(env_or("KRON_MPI_PINGS", "10").c_str()));
+  PMPI_Comm_dup(MPI_COMM_WORLD, &g->sync_comm);
+  try {
+    board::CreateOptions o;
+    o.name = "kron-mpi-" + std::to_string(::getpid());
+    o.node = static_cast<std::uint32_t>(g->rank) & 1023u;  // ERRATUM E201
+    o.replace = true;
+    o.size = std::uint64_t(std::max(1, std::atoi(env_or("KRON_MPI_BOARD_MB", "16").c_str()))) << 20;
+    o.lanes = 16;
+    g->board = o.name;
+    std::string err, note;
+    board::Mapping created = board::Mapping::create(o, &err, &note);
+    if (!created) throw std::runtime_error(err);
+    created = board::Mapping{};
+    g->reader = std::make_unique<recorder::BoardReader>(recorder::BoardReader::open(o.name));
+    if (!kron::attach(o.name.c_str())) throw std::runtime_error("cannot attach to board " + o.name);
+    const std::uint64_t hz = g->reader->geo().clock_hz;
+    const std::string fault = env_or("KRON_MPI_TEST_CLOCK_FAULT", "");
+    double off_ns = 0, ppm = 0;
+    if (!fault.empty() && parse_fault(fault, g->rank, off_ns, ppm)) {
+      g->fault.on = true;
+      g->fault.offset_ticks = off_ns * 1e-9 * double(hz);
+      g->fault.drift = ppm * 1e-6;
+      g->fault.origin = kron::detail::now();
+    }
+    g->fh = g->reader->file_header();
+    if (g->fault.on) g->fh.start_ticks = g->fault(g->fault.origin);
+    g->fh.mpi_rank = static_cast<std::uint32_t>(g->rank);
+    g->fh.mpi_world_size = static_cast<std::uint32_t>(g->size);
+    char cmd[256] = {};
+    std::snprintf(cmd, sizeof cmd, "MPI rank %d of %d on %s (libkron_mpi)", g->rank, g->size, g->node.c_str());
+    tracefile::set_program(g->fh, cmd);
+    g->writer = std::make_unique<tracefile::Writer>(g->out, g->fh);
+    g->rec = std::make_unique<recorder::Recorder>(*g->reader, *g->writer);
+    if (g->fault.on) {
+      const Fault f = g->fault;
+      g->rec->set_timestamp_map([f](std::uint64_t t) { return f(t); });
+    }
+    g->reader->set_drainer(true);
+    g->drainer = std::thread([] {
+      try {
+        g->rec->run([] { return g->stop.load(std::memory_order_acquire); });
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "libkron_mpi: rank %d: the drain failed: %s\n", g->rank, e.what());
+      }
+    });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "libkron_mpi: rank %d records nothing: %s\n", g->rank, e.what());
+    g->reader.reset();
+    std::string err;
+    if (!g->board.empty()) board::unlink(g->board, &err);
+    // The clock exchange still runs, so that every rank takes part in it.
+    g->on = false;
+    measure_offsets();
+    r.release();  // g stays valid for the exchanges at Finalize
+    return;
+  }
+  g->on = true;
+  measure_offsets();
+  r.release();
+}
+
+void finish() {
+  measure_offsets();  // every rank, recording or not: the exchange is collective
+  if (!g->on) return;
+  g->on = false;
+  kron::release_lane();
+  g->stop.store(true, std::memory_order_release);
+  g->drainer.join();
+  try {
+    std::lock_guard<std::mutex> lk(g->mu);
+    // A request never completed (the program did not wait for it): written with end == begin, flagged.
+    for (auto& [req, q] : g->pending)
+      for (MpiRecord m : q) {
+        m.h.flags = record::kMpiIncomplete;
+        keep(m);
+      }
+    g->pending.clear();
+    for (const auto& chunk : g->calls) g->writer->append_mpi(chunk);
+    g->calls.clear();
+    g->writer->append_clock(g->offsets);
+    record::NameRecord n{};
+    n.h.kind = record::RecordKind::Names;
+    n.h.size = sizeof n;
+    n.name_kind = record::NameKind::Node;
+    n.source = source_of();
+    n.thread = static_cast<std::uint32_t>(g->rank);
+    std::snprintf(n.name, sizeof n.name, "%s", g->node.c_str());
+    std::snprintf(n.function, sizeof n.function, "rank %d of %d", g->rank, g->size);
+    g->reader->set_drainer(false);
+    g->rec->finish(g->fh, std::span(&n, 1));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "libkron_mpi: rank %d: %s: %s\n", g->rank, g->out.c_str(), e.what());
+  }
+  std::string err;
+  board::unlink(g->board, &err);
+}
+
+// ---- Completion of non-blocking requests -------------------------------------------------------------
+void completed(MPI_Request req, const MPI_Status* st, std::uint64_t t_end) {
+  auto it = g->pending.find(req);
+  if (it == g->pending.end()) return;  // not ours (persistent, or posted before MPI_Init)
+  MpiRecord m = it->second.front();
+  it->second.pop_front();
+  if (it->second.empty()) g->pending.erase(it);
+  m.end = t_end;
+  if (m.call == MpiCall::Irecv && st) {
+    // The communicator's members are in the record's comm id only: translate through the cache.
+    for (auto& [comm, c] : g->comms)
+      if (c.id == m.comm && c.world.size() == m.comm_size) {
+        const int w = world_of(c, st->MPI_SOURCE);
+        m.peer = w;
+        break;
+      }
+    m.tag = st->MPI_TAG;
+    int n = 0;
+    if (PMPI_Get_count(st, MPI_BYTE, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0) m.bytes = std::uint64_t(n);
+  }
+  keep(m);
+}
+
+}  // namespace
+}  // namespace kron::mpi
+
+using namespace kron::mpi;
+
+// ---- The wrappers ------------------------------------------------------------------------------------------
+// Each is a named scope (begin and end samples on the rank's board) around the PMPI call, plus, for a call
+// that moves data, its MpiRecord.
+#define KRON_MPI_ON (g && g->on)
+
+// The library is built with hidden visibility: only the MPI_* wrappers below are exported.
+#pragma GCC visibility push(default)
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) start();
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) start();
+  return rc;
+}
+
+int MPI_Finalize(void) {
+  if (g) {
+    finish();
+    if (g->sync_comm != MPI_COMM_NULL) PMPI_Comm_free(&g->sync_comm);
+  }
+  return PMPI_Finalize();
+}
+
+int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (!KRON_MPI_ON) return PMPI_Send(buf, count, type, dest, tag, comm);
+  KRON_SCOPE("MPI_Send");
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Send(buf, count, type, dest, tag, comm);
+  const std::uint64_t t1 = now();
+  std::lock_guard<std::mutex> lk(g->mu);
+  MpiRecord m = make(MpiCall::Send, t0, comm, dest, tag, type_bytes(count, type));
+  m.end = t1;
+  keep(m);
+  return rc;
+}
+
+int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (!KRON_MPI_ON) return PMPI_Ssend(buf, count, type, dest, tag, comm);
+  KRON_SCOPE("MPI_Ssend");
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Ssend(buf, count, type, dest, tag, comm);
+  const std::uint64_t t1 = now();
+  std::lock_guard<std::mutex> lk(g->mu);
+  MpiRecord m = make(MpiCall::Send, t0, comm, dest, tag, type_bytes(count, type));
+  m.end = t1;
+  keep(m);
+  return rc;
+}
+
+int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  KRON_SCOPE("MPI_Recv");
+  MPI_Status st;
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Recv(buf, count, type, source, tag, comm, &st);
+  const std::uint64_t t1 = now();
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  std::lock_guard<std::mutex> lk(g->mu);
+  MpiRecord m = make(MpiCall::Recv, t0, comm, source, tag, 0);
+  m.end = t1;
+  if (rc == MPI_SUCCESS) fill_recv(m, st, comm);
+  keep(m);
+  return rc;
+}
+
+int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  if (!KRON_MPI_ON) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+  KRON_SCOPE("MPI_Isend");
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS) g->pending[*req].push_back(make(MpiCall::Isend, t0, comm, dest, tag, type_bytes(count, type)));
+  return rc;
+}
+
+int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req) {
+  if (!KRON_MPI_ON) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
+  KRON_SCOPE("MPI_Irecv");
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS) g->pending[*req].push_back(make(MpiCall::Irecv, t0, comm, source, tag, 0));
+  return rc;
+}
+
+int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
+                 MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+  KRON_SCOPE("MPI_Sendrecv");
+  MPI_Status st;
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, &st);
+  const std::uint64_t t1 = now();
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (dest != MPI_PROC_NULL) {
+    MpiRecord s = make(MpiCall::SendrecvSend, t0, comm, dest, stag, type_bytes(scount, stype));
+    s.end = t1;
+    keep(s);
+  }
+  if (source != MPI_PROC_NULL) {
+    MpiRecord r = make(MpiCall::SendrecvRecv, t0, comm, source, rtag, 0);
+    r.end = t1;
+    if (rc == MPI_SUCCESS) fill_recv(r, st, comm);
+    keep(r);
+  }
+  return rc;
+}
+
+int MPI_Wait(MPI_Request* req, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Wait(req, status);
+  KRON_SCOPE("MPI_Wait");
+  const MPI_Request r0 = *req;
+  MPI_Status st;
+  const int rc = PMPI_Wait(req, &st);
+  const std::uint64_t t1 = now();
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS && r0 != MPI_REQUEST_NULL) completed(r0, &st, t1);
+  return rc;
+}
+
+int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Test(req, flag, status);
+  KRON_SCOPE("MPI_Test");
+  const MPI_Request r0 = *req;
+  MPI_Status st;
+  const int rc = PMPI_Test(req, flag, &st);
+  const std::uint64_t t1 = now();
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS && *flag && r0 != MPI_REQUEST_NULL) completed(r0, &st, t1);
+  return rc;
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
+  if (!KRON_MPI_ON) return PMPI_Waitall(n, reqs, statuses);
+  KRON_SCOPE("MPI_Waitall");
+  std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
+  std::vector<MPI_Status> st(static_cast<std::size_t>(std::max(n, 0)));
+  const int rc = PMPI_Waitall(n, reqs, st.data());
+  const std::uint64_t t1 = now();
+  if (statuses != MPI_STATUSES_IGNORE) std::copy(st.begin(), st.end(), statuses);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS)
+    for (std::size_t i = 0; i < r0.size(); ++i)
+      if (r0[i] != MPI_REQUEST_NULL) completed(r0[i], &st[i], t1);
+  return rc;
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+  if (!KRON_MPI_ON) return PMPI_Testall(n, reqs, flag, statuses);
+  KRON_SCOPE("MPI_Testall");
+  std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
+  std::vector<MPI_Status> st(static_cast<std::size_t>(std::max(n, 0)));
+  const int rc = PMPI_Testall(n, reqs, flag, st.data());
+  const std::uint64_t t1 = now();
+  if (statuses != MPI_STATUSES_IGNORE) std::copy(st.begin(), st.end(), statuses);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS && *flag)
+    for (std::size_t i = 0; i < r0.size(); ++i)
+      if (r0[i] != MPI_REQUEST_NULL) completed(r0[i], &st[i], t1);
+  return rc;
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Waitany(n, reqs, index, status);
+  KRON_SCOPE("MPI_Waitany");
+  std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
+  MPI_Status st;
+  const int rc = PMPI_Waitany(n, reqs, index, &st);
+  const std::uint64_t t1 = now();
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED && *index >= 0 && *index < n)
+    completed(r0[static_cast<std::size_t>(*index)], &st, t1);
+  return rc;
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Testany(n, reqs, index, flag, status);
+  KRON_SCOPE("MPI_Testany");
+  std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
+  MPI_Status st;
+  const int rc = PMPI_Testany(n, reqs, index, flag, &st);
+  const std::uint64_t t1 = now();
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && *index >= 0 && *index < n)
+    completed(r0[static_cast<std::size_t>(*index)], &st, t1);
+  return rc;
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!KRON_MPI_ON) return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+  KRON_SCOPE("MPI_Waitsome");
+  std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
+  std::vector<MPI_Status> st(static_cast<std::size_t>(std::max(n, 0)));
+  const int rc = PMPI_Waitsome(n, reqs, outcount, indices, st.data());
+  const std::uint64_t t1 = now();
+  if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
+    std::copy(st.begin(), st.begin() + std::max(*outcount, 0), statuses);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+    for (int i = 0; i < *outcount; ++i)
+      if (indices[i] >= 0 && indices[i] < n) completed(r0[static_cast<std::size_t>(indices[i])], &st[static_cast<std::size_t>(i)], t1);
+  return rc;
+}
+
+// Collectives: one record per rank and call; tag is the call's sequence number on the communicator.
+#define KRON_MPI_COLLECTIVE(CALL, NAME, ROOT, BYTES, PMPI_CALL)                       \
+  if (!KRON_MPI_ON) return PMPI_CALL;                                                  \
+  maybe_sync(comm);                                                                    \
+  KRON_SCOPE(NAME);                                                                    \
+  const std::uint64_t t0 = now();                                                      \
+  const int rc = PMPI_CALL;                                                            \
+  const std::uint64_t t1 = now();                                                      \
+  std::lock_guard<std::mutex> lk(g->mu);                                               \
+  CommInfo& c = comm_info(comm);                                                       \
+  MpiRecord m = make(CALL, t0, comm, ROOT, static_cast<std::int32_t>(c.seq++), BYTES); \
+  m.end = t1;                                                                          \
+  keep(m);                                                                             \
+  return rc;
+
+int MPI_Barrier(MPI_Comm comm) { KRON_MPI_COLLECTIVE(MpiCall::Barrier, "MPI_Barrier", -1, 0, PMPI_Barrier(comm)) }
+
+int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Bcast, "MPI_Bcast", root, type_bytes(count, type), PMPI_Bcast(buf, count, type, root, comm))
+}
+
+int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Reduce, "MPI_Reduce", root, type_bytes(count, type),
+                      PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm))
+}
+
+int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Allreduce, "MPI_Allreduce", -1, type_bytes(count, type),
+                      PMPI_Allreduce(sbuf, rbuf, count, type, op, comm))
+}
+
+int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+               MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Gather, "MPI_Gather", root, type_bytes(scount, stype),
+                      PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
+}
+
+int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+                  MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Allgather, "MPI_Allgather", -1, type_bytes(scount, stype),
+                      PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm))
+}
+
+int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+                MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Scatter, "MPI_Scatter", root, type_bytes(rcount, rtype),
+                      PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm))
+}
+
+int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+                 MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Alltoall, "MPI_Alltoall", -1, type_bytes(scount, stype),
+                      PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm))
+}
+
+// A freed communicator's handle may be reused for another: forget what was cached under it.
+int MPI_Comm_free(MPI_Comm* comm) {
+  if (g) {
+    std::lock_guard<std::mutex> lk(g->mu);
+    g->comms.erase(*comm);
+  }
+  return PMPI_Comm_free(comm);
+}
+
+}  // extern "C"
+#pragma GCC visibility pop

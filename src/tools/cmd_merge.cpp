@@ -1,0 +1,118 @@
+// kron merge RANK_FILES... -o OUT: the trace files of an MPI job's ranks (libkron_mpi) on one timeline:
+// clocks aligned (offset and drift from the clock-offset records), happened-before violations removed by
+// the controlled logical clock, samples merged in time order, streamed. The work is
+// src/analysis/merge.cpp; this prints what it did (text, or --json).
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/merge.hpp"
+#include "kron/core/text.hpp"
+#include "tools/command.hpp"
+
+namespace kron::tools {
+namespace {
+
+struct Args {
+  std::vector<std::string> inputs;
+  std::string output;
+  bool no_align = false, no_clc = false, json = false, quiet = false;
+  double gamma = 0.99;
+  int compress = 0;
+};
+
+int run(const Args& a, const std::string& command) {
+  analysis::MergeOptions o;
+  o.align = !a.no_align;
+  o.clc = !a.no_clc;
+  o.gamma = a.gamma;
+  o.compress_level = a.compress;
+  o.program = command;
+  const analysis::MergeReport r = analysis::merge_files(a.inputs, a.output, o);
+  const double ns_per_tick = r.clock_hz ? 1e9 / double(r.clock_hz) : 1.0;
+  if (a.json) {
+    nlohmann::json j;
+    j["output"] = text::utf8_safe(a.output);
+    j["clock_hz"] = r.clock_hz;
+    j["samples"] = r.samples;
+    j["mpi_records"] = r.mpi_records;
+    j["messages"] = r.messages;
+    j["unmatched_sends"] = r.unmatched_sends;
+    j["unmatched_recvs"] = r.unmatched_recvs;
+    j["collectives"] = r.collectives;
+    j["incomplete_collectives"] = r.incomplete_collectives;
+    j["violations_found"] = r.violations_found;
+    j["violations_left"] = r.violations_left;
+    j["max_correction_ticks"] = r.max_correction;
+    j["max_correction_ns"] = double(r.max_correction) * ns_per_tick;
+    j["events_moved"] = r.events_moved;
+    j["forced"] = r.forced;
+    j["late"] = r.late;
+    j["passed_filter"] = r.passed_filter;
+    j["overruns"] = r.overruns;
+    j["overwritten"] = r.overwritten;
+    j["aligned"] = o.align;
+    j["clc"] = o.clc;
+    j["ranks"] = nlohmann::json::array();
+    for (const auto& k : r.ranks) {
+      nlohmann::json rk{{"file", text::utf8_safe(k.path)}, {"rank", k.rank}, {"node", text::utf8_safe(k.node)},
+                        {"samples", k.samples}, {"mpi_records", k.mpi_records}, {"offset_ns", k.offset_ns},
+                        {"drift_ppm", k.drift_ppm}, {"min_rtt_ticks", k.min_rtt}, {"max_rtt_ticks", k.max_rtt},
+                        {"clock_hz", k.clock_hz}, {"start_ticks", k.start_ticks}, {"passed_filter", k.passed_filter}, {"overruns", k.overruns},
+                        {"overwritten", k.overwritten}};
+      rk["measurements"] = nlohmann::json::array();
+      for (const auto& p : k.points)
+        rk["measurements"].push_back({{"local", p.local}, {"reference", p.reference}, {"rtt", p.rtt}});
+      j["ranks"].push_back(std::move(rk));
+    }
+    fmt::print("{}\n", j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return kExitOk;
+  }
+  if (a.quiet) return kExitOk;
+  fmt::print("kron merge: {} ranks, {} samples into {}\n", r.ranks.size(), r.samples, a.output);
+  fmt::print("{:>5}  {:<16} {:>12} {:>8} {:>14} {:>10} {:>12}  {}\n", "rank", "node", "samples", "mpi", "offset us",
+             "drift ppm", "min rtt us", "file");
+  for (const auto& k : r.ranks) {
+    const double tick_ns = k.clock_hz ? 1e9 / double(k.clock_hz) : 1.0;
+    fmt::print("{:>5}  {:<16} {:>12} {:>8} {:>14.3f} {:>10.3f} {:>12.3f}  {}\n", k.rank, text::utf8_safe(k.node), k.samples,
+               k.mpi_records, k.offset_ns * 1e-3, k.drift_ppm, double(k.min_rtt) * tick_ns * 1e-3, text::utf8_safe(k.path));
+  }
+  fmt::print("alignment: {}\n", o.align ? "offset and drift from each rank's clock-offset measurements (piecewise linear)"
+                                        : "none (--no-align: timestamps as recorded)");
+  fmt::print("messages matched {}, unmatched sends {}, unmatched receives {}; collectives {} ({} incomplete)\n", r.messages,
+             r.unmatched_sends, r.unmatched_recvs, r.collectives, r.incomplete_collectives);
+  fmt::print("happened-before violations: {} after alignment, {} left{}; largest correction {:.3f} us, {} events moved\n",
+             r.violations_found, r.violations_left, o.clc ? "" : " (--no-clc: not corrected)",
+             double(r.max_correction) * ns_per_tick * 1e-3, r.events_moved);
+  fmt::print("accounting: passed filter {} = samples {} + overruns {} + overwritten {}{}\n", r.passed_filter, r.samples,
+             r.overruns, r.overwritten,
+             r.passed_filter == r.samples + r.overruns + r.overwritten ? "" : "  (does not add up)");
+  if (r.late) fmt::print("{} samples out of time order (late in their rank's file)\n", r.late);
+  return kExitOk;
+}
+
+KRON_COMMAND("merge", "merge the trace files of an MPI job's ranks onto one timeline (clocks aligned, causality kept)", 36,
+             [](CLI::App& app) {
+               auto a = std::make_shared<Args>();
+               app.add_option("files", a->inputs, "the ranks' trace files (libkron_mpi: OUT.rank-N.kron)")->required();
+               app.add_option("-o,--output", a->output, "merged trace file")->required();
+               app.add_flag("--no-align", a->no_align, "keep each rank's timestamps as recorded (no clock alignment)");
+               app.add_flag("--no-clc", a->no_clc, "count happened-before violations, do not correct them");
+               app.add_option("--gamma", a->gamma,
+                              "the controlled logical clock's amortization: intervals after a corrected event shrink "
+                              "by at most this factor (0-1, default 0.99)")
+                   ->check(CLI::Range(0.0, 1.0));
+               app.add_option("--compress", a->compress, "zstd level 1-19 for the merged file's records (0: none)")
+                   ->check(CLI::Range(0, 19));
+               app.add_flag("--json", a->json, "JSON output: per rank offset, drift, round trips; matching; violations");
+               app.add_flag("-q,--quiet", a->quiet, "print nothing");
+               return [=] {
+                 std::string cmd = "kron merge";
+                 for (const auto& f : a->inputs) cmd += " " + f;
+                 cmd += " -o " + a->output;
+                 return run(*a, cmd);
+               };
+             });
+
+}  // namespace
+}  // namespace kron::tools

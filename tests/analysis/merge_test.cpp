@@ -1,0 +1,364 @@
+// kron merge's pieces (src/analysis/merge.hpp) on constructed rank files: no MPI needed. The real MPI runs
+// are tests/mpi/. Sources: 000 introduction and Appendix A (one timeline for every node's samples, the
+// synchronized counters), 003 section 3.5 class 4 (a message sent on one node, received on another).
+#include "analysis/merge.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kron/board.hpp"
+#include "kron/core/error.hpp"
+#include "kron/format/trace_file.hpp"
+
+namespace kron::analysis {
+namespace {
+
+using record::ClockOffsetRecord;
+using record::MpiCall;
+using record::MpiRecord;
+
+MpiRecord call(std::uint32_t rank, MpiCall c, std::int32_t peer, std::int32_t tag, std::uint64_t t0, std::uint64_t t1,
+               std::uint32_t comm_size = 2) {
+  MpiRecord m{};
+  m.h.kind = record::RecordKind::Mpi;
+  m.h.size = sizeof m;
+  m.h.group = 0xff;
+  m.rank = rank;
+  m.source = board::source_id(rank, 100 + rank);
+  m.call = c;
+  m.peer = peer;
+  m.tag = tag;
+  m.timestamp = t0;
+  m.end = t1;
+  m.comm_size = comm_size;
+  return m;
+}
+
+ClockOffsetRecord offset(std::uint32_t rank, std::uint64_t local, std::uint64_t reference, std::uint64_t rtt) {
+  ClockOffsetRecord c{};
+  c.h.kind = record::RecordKind::ClockOffset;
+  c.h.size = sizeof c;
+  c.h.group = 0xff;
+  c.rank = rank;
+  c.timestamp = local;
+  c.reference = reference;
+  c.rtt = rtt;
+  c.exchanges = 10;
+  return c;
+}
+
+std::vector<MpiEvent> events_of(std::initializer_list<MpiRecord> recs) {
+  std::vector<MpiEvent> e;
+  for (const auto& r : recs) e.push_back({r, r.rank});
+  return e;
+}
+
+// ---- ClockMap (ERRATUM E205) -----------------------------------------------------------------------------
+TEST(ClockMapTest, OneMeasurementIsAConstantOffset) {
+  tracefile::FileHeader h = tracefile::make_header();
+  const ClockOffsetRecord o[] = {offset(1, 1000, 5000, 10)};
+  const ClockMap m = ClockMap::build(o, 1'000'000, 1'000'000, h, h);
+  EXPECT_EQ(m(1000), 5000u);
+  EXPECT_EQ(m(0), 4000u);
+  EXPECT_EQ(m(1'000'000), 1'004'000u);
+  EXPECT_TRUE(m.measured());
+}
+
+TEST(ClockMapTest, TwoMeasurementsInterpolateOffsetAndDrift) {
+  tracefile::FileHeader h = tracefile::make_header();
+  // The rank's clock runs 100 ppm fast and starts 50 000 ticks behind.
+  const ClockOffsetRecord o[] = {offset(1, 1'000'000, 1'050'000, 10), offset(1, 11'001'000, 11'050'000, 10)};
+  const ClockMap m = ClockMap::build(o, 1'000'000'000, 1'000'000'000, h, h);
+  EXPECT_EQ(m(1'000'000), 1'050'000u);
+  EXPECT_EQ(m(11'001'000), 11'050'000u);
+  EXPECT_EQ(m(6'000'500), 6'050'000u);  // halfway
+  EXPECT_NEAR(m.drift() * 1e6, -99.99, 0.01);
+  // Outside the measurements the nearest segment goes on.
+  EXPECT_EQ(m(21'002'000), 21'050'000u);
+}
+
+TEST(ClockMapTest, MeasurementsThatWouldRunTimeBackwardsAreDropped) {
+  tracefile::FileHeader h = tracefile::make_header();
+  const ClockOffsetRecord o[] = {offset(1, 3000, 2000, 10), offset(1, 1000, 1000, 10), offset(1, 2000, 900, 10)};
+  const ClockMap m = ClockMap::build(o, 1000, 1000, h, h);
+  ASSERT_EQ(m.points().size(), 2u);
+  std::uint64_t last = 0;
+  for (std::uint64_t t = 0; t < 5000; t += 7) {
+    EXPECT_GE(m(t), last);
+    last = m(t);
+  }
+}
+
+TEST(ClockMapTest, AMeasurementWithALongRoundTripIsDropped) {
+  tracefile::FileHeader h = tracefile::make_header();
+  // The middle exchange was preempted throughout: 3000 ticks of round trip, its reference 1400 off.
+  const ClockOffsetRecord o[] = {offset(1, 1000, 1000, 10), offset(1, 5000, 6400, 3000), offset(1, 9000, 9000, 12)};
+  const ClockMap m = ClockMap::build(o, 1000, 1000, h, h);
+  ASSERT_EQ(m.points().size(), 2u);
+  EXPECT_EQ(m(5000), 5000u);
+  const ClockOffsetRecord two[] = {offset(1, 1000, 1000, 10), offset(1, 5000, 6400, 3000)};
+  EXPECT_EQ(ClockMap::build(two, 1000, 1000, h, h).points().size(), 2u);  // two are kept: nothing to compare with
+}
+
+TEST(ClockMapTest, WithoutMeasurementsTheStartTimesAlign) {
+  tracefile::FileHeader ref = tracefile::make_header(), loc = tracefile::make_header();
+  ref.start_ticks = 1'000'000;
+  ref.start_realtime_ns = 5'000'000'000;
+  loc.start_ticks = 7'000;
+  loc.start_realtime_ns = 5'000'000'100;  // 100 ns later
+  const ClockMap m = ClockMap::build({}, 1'000'000'000, 1'000'000'000, loc, ref);
+  EXPECT_FALSE(m.measured());
+  EXPECT_EQ(m(7'000), 1'000'100u);
+}
+
+// ---- Matching (ERRATUM E208) ---------------------------------------------------------------------------
+TEST(MatchTest, SendsPairWithReceivesInPostingOrderPerChannel) {
+  auto ev = events_of({call(0, MpiCall::Send, 1, 7, 10, 20), call(0, MpiCall::Isend, 1, 7, 30, 90),
+                       call(0, MpiCall::Send, 1, 8, 40, 50), call(1, MpiCall::Recv, 0, 7, 15, 25),
+                       call(1, MpiCall::Irecv, 0, 8, 5, 60), call(1, MpiCall::Recv, 0, 7, 31, 45)});
+  const Matching m = match_messages(ev);
+  ASSERT_EQ(m.pairs.size(), 3u);
+  EXPECT_EQ(m.unmatched_sends, 0u);
+  EXPECT_EQ(m.unmatched_recvs, 0u);
+  auto has = [&](std::size_t s, std::size_t r) {
+    for (const auto& p : m.pairs)
+      if (p.first == s && p.second == r) return true;
+    return false;
+  };
+  EXPECT_TRUE(has(0, 3));
+  EXPECT_TRUE(has(1, 5));
+  EXPECT_TRUE(has(2, 4));  // another tag: its own channel
+}
+
+TEST(MatchTest, SendrecvHalvesAndUnmatchedAreCounted) {
+  auto ev = events_of({call(0, MpiCall::SendrecvSend, 1, 5, 10, 30), call(0, MpiCall::SendrecvRecv, 1, 5, 10, 30),
+                       call(1, MpiCall::SendrecvSend, 0, 5, 12, 28), call(1, MpiCall::SendrecvRecv, 0, 5, 12, 28),
+                       call(1, MpiCall::Send, 0, 9, 40, 41)});
+  const Matching m = match_messages(ev);
+  EXPECT_EQ(m.pairs.size(), 2u);
+  EXPECT_EQ(m.unmatched_sends, 1u);
+  EXPECT_EQ(m.unmatched_recvs, 0u);
+}
+
+TEST(MatchTest, CollectivesGroupBySequenceAndCountMissingMembers) {
+  auto ev = events_of({call(0, MpiCall::Allreduce, -1, 0, 10, 20, 3), call(1, MpiCall::Allreduce, -1, 0, 12, 22, 3),
+                       call(2, MpiCall::Allreduce, -1, 0, 14, 24, 3), call(0, MpiCall::Barrier, -1, 1, 30, 40, 3),
+                       call(1, MpiCall::Barrier, -1, 1, 31, 41, 3)});
+  const Matching m = match_messages(ev);
+  EXPECT_EQ(m.collectives.size(), 2u);
+  EXPECT_EQ(m.incomplete_collectives, 1u);
+}
+
+// ---- Violations and the controlled logical clock (ERRATUM E206) --------------------------------------------
+TEST(ClcTest, AReceiveEndingBeforeItsSendBeganIsAViolationAndIsCorrected) {
+  // Rank 1's clock is 1000 ticks behind: its receive ends (900) before the send began (1000).
+  auto ev = events_of({call(0, MpiCall::Send, 1, 1, 1000, 1010), call(0, MpiCall::Send, 1, 1, 3000, 3010),
+                       call(1, MpiCall::Recv, 0, 1, 850, 900), call(1, MpiCall::Recv, 0, 1, 2950, 3020)});
+  const Matching m = match_messages(ev);
+  EXPECT_EQ(count_violations(ev, m), 1u);
+  const std::vector<MpiEvent> before = ev;
+  const ClcResult r = clc(ev, m, 2, 0.99);
+  EXPECT_EQ(count_violations(ev, m), 0u);
+  EXPECT_EQ(r.max_correction, 100u);        // the receive's end moved to its send's begin
+  EXPECT_EQ(ev[2].rec.end, 1000u);
+  EXPECT_EQ(ev[2].rec.timestamp, 850u);     // its begin was not in violation: kept
+  EXPECT_EQ(ev[0].rec.timestamp, 1000u);    // the sender is not moved
+  // Later events of rank 1 keep their order, moved by less than the first correction (it fades).
+  EXPECT_GE(ev[3].rec.timestamp, before[3].rec.timestamp);
+  EXPECT_LT(ev[3].rec.timestamp - before[3].rec.timestamp, 100u);
+  EXPECT_GE(ev[3].rec.timestamp, ev[2].rec.end);
+  // The correction function agrees with the events and fades at 1 - gamma per tick.
+  std::size_t cur = 0;
+  EXPECT_EQ(r.per_input[1].delta_at(900, cur), 100u);
+  EXPECT_EQ(r.per_input[1].delta_at(800, cur), 0u);
+  EXPECT_LT(r.per_input[1].delta_at(5000, cur), 100u);
+  EXPECT_EQ(r.per_input[0].delta_at(1000, cur = 0), 0u);
+}
+
+TEST(ClcTest, ACollectiveEndingBeforeTheLastMemberEnteredIsCorrected) {
+  auto ev = events_of({call(0, MpiCall::Barrier, -1, 0, 100, 200, 2), call(1, MpiCall::Barrier, -1, 0, 300, 310, 2)});
+  const Matching m = match_messages(ev);
+  EXPECT_EQ(count_violations(ev, m), 1u);  // rank 0 left at 200, before rank 1 entered at 300
+  clc(ev, m, 2, 0.99);
+  EXPECT_EQ(count_violations(ev, m), 0u);
+  EXPECT_EQ(ev[0].rec.end, 300u);
+}
+
+TEST(ClcTest, CorrectionsPropagateAlongCausalChains) {
+  // 0 -> 1 -> 2: rank 1 is corrected after the first message, and its send with it, which then moves rank 2.
+  auto ev = events_of({call(0, MpiCall::Send, 1, 0, 1000, 1001), call(1, MpiCall::Recv, 0, 0, 10, 20),
+                       call(1, MpiCall::Send, 2, 0, 30, 31), call(2, MpiCall::Recv, 1, 0, 500, 900)});
+  const Matching m = match_messages(ev);
+  EXPECT_EQ(count_violations(ev, m), 1u);  // the second pair is fine before the correction
+  clc(ev, m, 3, 0.99);
+  EXPECT_EQ(count_violations(ev, m), 0u);
+  EXPECT_GE(ev[3].rec.end, ev[2].rec.timestamp);
+  EXPECT_GE(ev[2].rec.timestamp, ev[1].rec.end);
+}
+
+// ---- kron rpt's message rows: 003 class 4 across ranks (ERRATUM E210) ---------------------------------------
+TEST(MessageRowsTest, EachMessageIsASendToReceiveIntervalPerRankPairAndForAll) {
+  auto ev = events_of({call(0, MpiCall::Send, 1, 1, 100, 110), call(1, MpiCall::Recv, 0, 1, 90, 150),
+                       call(0, MpiCall::Send, 1, 1, 200, 210), call(1, MpiCall::Recv, 0, 1, 160, 230),
+                       call(1, MpiCall::Send, 0, 2, 300, 305), call(0, MpiCall::Recv, 1, 2, 250, 290),
+                       call(1, MpiCall::Send, 0, 3, 400, 405)});
+  const auto rows = message_rows(ev, match_messages(ev), false);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].name, "MPI message 0->1");
+  EXPECT_EQ(rows[0].stats.count, 2u);
+  EXPECT_EQ(rows[0].stats.min, 30u);   // 200 -> 230
+  EXPECT_EQ(rows[0].stats.max, 50u);   // 100 -> 150
+  EXPECT_EQ(rows[1].name, "MPI message 1->0");
+  EXPECT_EQ(rows[1].stats.count, 0u);  // its receive ended (290) before the send began (300)
+  EXPECT_EQ(rows[1].stats.unmatched_ends, 1u);
+  EXPECT_EQ(rows[2].name, "MPI messages (all)");
+  EXPECT_EQ(rows[2].stats.count, 2u);
+  EXPECT_EQ(rows[2].stats.unmatched_starts, 1u);  // the send of tag 3 nobody received
+  EXPECT_EQ(rows[2].stats.unmatched_ends, 1u);
+}
+
+// ---- merge_files on rank files written here ----------------------------------------------------------------
+class MergeFilesTest : public ::testing::Test {
+ protected:
+  std::filesystem::path dir;
+  void SetUp() override {
+    dir = std::filesystem::temp_directory_path() / ("kron-merge-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  // A rank's file: samples every `step` ticks from `t0` (some named), its calls and its clock offsets.
+  std::string rank_file(std::uint32_t rank, std::uint32_t world, std::uint64_t t0, std::uint64_t step, int n,
+                        std::vector<MpiRecord> calls, std::vector<ClockOffsetRecord> offs, std::uint16_t name_id) {
+    const std::string p = (dir / ("r.rank-" + std::to_string(rank) + ".kron")).string();
+    tracefile::FileHeader h = tracefile::make_header();
+    h.clock_hz = 1'000'000'000;
+    h.start_ticks = t0;
+    h.node = rank;
+    h.mpi_rank = rank;
+    h.mpi_world_size = world;
+    tracefile::Writer w(p, h);
+    for (int i = 0; i < n; ++i) {
+      Sample s;
+      s.source = board::source_id(rank, 100 + rank);
+      s.thread = 100 + rank;
+      s.timestamp = t0 + std::uint64_t(i) * step;
+      s.data = i % 2 ? record::named_data(name_id, std::uint64_t(i)) : std::uint64_t(i);
+      s.flags = i % 2 ? kFlagNamed : 0;
+      w.append(s);
+    }
+    w.append_mpi(calls);
+    w.append_clock(offs);
+    h.overruns = rank;  // something lost, counted
+    h.passed_filter = std::uint64_t(n) + rank;
+    record::NameRecord nr{};
+    nr.h.kind = record::RecordKind::Names;
+    nr.h.size = sizeof nr;
+    nr.name_kind = record::NameKind::Scope;
+    nr.id = name_id;
+    std::snprintf(nr.name, sizeof nr.name, "%s", "MPI_Send");
+    record::NameRecord node{};
+    node.h = nr.h;
+    node.name_kind = record::NameKind::Node;
+    node.thread = rank;
+    std::snprintf(node.name, sizeof node.name, "node%u", rank);
+    const record::NameRecord names[] = {nr, node};
+    w.finish(h, {}, names);
+    return p;
+  }
+};
+
+TEST_F(MergeFilesTest, RanksOnOneTimelineInTimeOrderWithAccountingAndNames) {
+  // Rank 1's clock is 5000 ticks behind rank 0's: one message sent by 0 at 10 000 (rank 0's clock) is
+  // received by 1 at 6 000 (its clock), which is 11 000 on rank 0's: no violation once aligned.
+  const auto a = rank_file(0, 2, 1000, 100, 200, {call(0, MpiCall::Send, 1, 3, 10'000, 10'010)},
+                           {offset(0, 1000, 1000, 0)}, 1);
+  const auto b = rank_file(1, 2, 1000, 100, 150, {call(1, MpiCall::Recv, 0, 3, 5'900, 6'000)},
+                           {offset(1, 2000, 7000, 40), offset(1, 12'000, 17'000, 40)}, 7);
+  const std::string out = (dir / "all.kron").string();
+  MergeReport r = merge_files({b, a}, out, MergeOptions{});
+  EXPECT_EQ(r.samples, 350u);
+  EXPECT_EQ(r.messages, 1u);
+  EXPECT_EQ(r.violations_found, 0u);
+  EXPECT_EQ(r.violations_left, 0u);
+  EXPECT_EQ(r.passed_filter, r.samples + r.overruns + r.overwritten);
+  tracefile::Reader rd(out);
+  const auto& h = rd.header();
+  EXPECT_EQ(h.mpi_rank, tracefile::kMergedRank);
+  EXPECT_EQ(h.mpi_world_size, 2u);
+  EXPECT_EQ(h.merge_flags, tracefile::kMergeMerged | tracefile::kMergeAligned | tracefile::kMergeClc);
+  EXPECT_EQ(h.passed_filter, 350u + 1u);
+  EXPECT_EQ(h.overruns, 1u);
+  Sample s;
+  std::uint64_t last = 0, n = 0, named = 0;
+  tracefile::NameTable names;
+  for (const auto& nr : rd.names()) names.add(nr);
+  while (rd.next(s)) {
+    EXPECT_GE(s.timestamp, last);
+    last = s.timestamp;
+    if (board::source_node(s.source) == 1 && s.data == 0) {
+      EXPECT_EQ(s.timestamp, 6000u);  // rank 1's first, aligned
+    }
+    if (s.flags & kFlagNamed) {
+      ++named;
+      EXPECT_EQ(names.name_of(s), "MPI_Send");  // ids 1 and 7 of the two boards, one id in the merged file
+    }
+    ++n;
+  }
+  EXPECT_EQ(n, 350u);
+  EXPECT_EQ(named, 175u);
+  EXPECT_EQ(rd.mpi_records().size(), 2u);
+  EXPECT_EQ(rd.clock_offsets().size(), 3u);
+  EXPECT_EQ(h.late, 0u);
+}
+
+TEST_F(MergeFilesTest, UnalignedMergeShowsTheViolationTheAlignmentRemoves) {
+  const auto a = rank_file(0, 2, 1000, 100, 10, {call(0, MpiCall::Send, 1, 3, 10'000, 10'010)}, {offset(0, 1000, 1000, 0)}, 1);
+  const auto b = rank_file(1, 2, 1000, 100, 10, {call(1, MpiCall::Recv, 0, 3, 5'900, 6'000)},
+                           {offset(1, 2000, 7000, 40)}, 1);
+  MergeOptions raw;
+  raw.align = false;
+  raw.clc = false;
+  const MergeReport r = merge_files({a, b}, (dir / "raw.kron").string(), raw);
+  EXPECT_EQ(r.violations_found, 1u);
+  EXPECT_EQ(r.violations_left, 1u);
+  raw.clc = true;  // not aligned, but corrected
+  const MergeReport c = merge_files({a, b}, (dir / "clc.kron").string(), raw);
+  EXPECT_EQ(c.violations_found, 1u);
+  EXPECT_EQ(c.violations_left, 0u);
+  EXPECT_EQ(c.max_correction, 4000u);
+  tracefile::Reader rd((dir / "clc.kron").string());
+  EXPECT_EQ(rd.header().violations_found, 1u);
+  EXPECT_EQ(rd.header().violations_left, 0u);
+  EXPECT_EQ(rd.header().max_correction, 4000u);
+}
+
+TEST_F(MergeFilesTest, TwoFilesOfOneRankAreRefusedNamingTheField) {
+  const auto a = rank_file(0, 2, 1000, 100, 10, {}, {}, 1);
+  const std::string copy = (dir / "copy.kron").string();
+  std::filesystem::copy_file(a, copy);
+  try {
+    merge_files({a, copy}, (dir / "x.kron").string(), MergeOptions{});
+    FAIL() << "merged two files of rank 0";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.offset(), offsetof(tracefile::FileHeader, mpi_rank));
+    EXPECT_NE(std::string(e.what()).find(copy), std::string::npos);
+  }
+  EXPECT_THROW(merge_files({a}, a, MergeOptions{}), std::runtime_error);  // the output is an input
+  const std::string merged = (dir / "merged.kron").string();
+  merge_files({a}, merged, MergeOptions{});
+  try {
+    merge_files({merged}, (dir / "y.kron").string(), MergeOptions{});
+    FAIL() << "merged a merged file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a merged file"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kron::analysis

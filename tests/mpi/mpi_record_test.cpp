@@ -1,0 +1,279 @@
+// libkron_mpi and kron merge on real MPI jobs (issue 14): examples/mpi/mpi_demo.cpp (a ring, a halo
+// exchange, an allreduce, reports received with MPI_ANY_SOURCE, a Sendrecv shift) run by mpirun with 4
+// ranks, each rank's clock given a known fault (KRON_MPI_TEST_CLOCK_FAULT, ERRATUM E207): an offset up to
+// 50 ms and a drift up to 100 ppm. What is checked, and why it can fail:
+// - each rank's file (OUT.rank-N.kron) names its rank, the world's size and its node;
+// - each clock-offset measurement recovers the injected offset to within its own RTT/2 (E204);
+// - the merge leaves no happened-before violation, while the same files merged without alignment show
+//   many (the fault is far larger than a message's latency: the check cannot pass by luck);
+// - every send is matched to its receive, every collective has every member (E208);
+// - nothing is lost uncounted: passed_filter = samples + overruns + overwritten summed over the ranks, and
+//   the merged file holds every rank's samples.
+// Source of the goal: 000 introduction and Appendix A (one timestamp clock for the whole machine).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/merge.hpp"
+#include "kron/board.hpp"
+#include "kron/format/trace_file.hpp"
+
+namespace kron {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kRanks = 4;
+constexpr int kIterations = 40;
+// Offset (ns) and drift (ppm) per rank; rank 0 is the reference and gets none.
+struct FaultSpec {
+  double offset_ns, ppm;
+};
+constexpr FaultSpec kFault[kRanks] = {{0, 0}, {30e6, 80}, {-45e6, -90}, {12e6, 100}};
+
+std::string fault_setting() {
+  std::string s;
+  for (int r = 0; r < kRanks; ++r)
+    s += (r ? "," : "") + std::to_string(static_cast<long long>(kFault[r].offset_ns)) + ":" +
+         std::to_string(static_cast<long long>(kFault[r].ppm));
+  return s;
+}
+
+int run(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+std::string mpirun(int np, const std::string& env, const std::string& program) {
+  return std::string("timeout 300 ") + KRON_MPIRUN + " --allow-run-as-root --oversubscribe -np " + std::to_string(np) +
+         " " + env + " " + program + " " + std::to_string(kIterations) + " >/dev/null";
+}
+
+class MpiRecordTest : public ::testing::Test {
+ protected:
+  static inline fs::path dir;
+  static inline std::vector<std::string> files;
+  static inline int rc = -1;
+
+  static void SetUpTestSuite() {
+    dir = fs::temp_directory_path() / ("kron-mpi-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string env = std::string("-x LD_PRELOAD=") + KRON_MPI_LIB + " -x KRON_MPI_OUT=" + (dir / "run").string() +
+                            " -x KRON_MPI_TEST_CLOCK_FAULT=" + fault_setting() + " -x KRON_MPI_SYNC_S=0.001";
+    rc = run(mpirun(kRanks, env, KRON_MPI_DEMO));
+    for (int r = 0; r < kRanks; ++r) files.push_back((dir / ("run.rank-" + std::to_string(r) + ".kron")).string());
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir); }
+  void SetUp() override {
+    ASSERT_EQ(rc, 0) << "mpirun failed";
+    for (const auto& f : files) ASSERT_TRUE(fs::exists(f)) << f;
+  }
+};
+
+TEST_F(MpiRecordTest, EachRankHasItsOwnFileWithRankWorldSizeAndNode) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  for (int r = 0; r < kRanks; ++r) {
+    tracefile::Reader rd(files[static_cast<std::size_t>(r)]);
+    EXPECT_EQ(rd.header().mpi_rank, static_cast<std::uint32_t>(r));
+    EXPECT_EQ(rd.header().mpi_world_size, static_cast<std::uint32_t>(kRanks));
+    EXPECT_EQ(rd.header().node, static_cast<std::uint32_t>(r));  // ERRATUM E201: sources tell ranks apart
+    bool node = false;
+    for (const auto& n : rd.names())
+      if (n.name_kind == record::NameKind::Node) {
+        node = true;
+        EXPECT_EQ(std::string(n.name), std::string(host));  // MPI_Get_processor_name: the host's name
+        EXPECT_EQ(n.thread, static_cast<std::uint32_t>(r));
+      }
+    EXPECT_TRUE(node);
+    // Every call's begin and end are samples: named scopes "MPI_..." of the rank's board, begins and ends
+    // in pairs.
+    tracefile::NameTable names;
+    for (const auto& nr : rd.names()) names.add(nr);
+    Sample s;
+    std::uint64_t begins = 0, ends = 0;
+    while (rd.next(s)) {
+      EXPECT_EQ(board::source_node(s.source), static_cast<std::uint32_t>(r));
+      ASSERT_TRUE(s.flags & kFlagNamed);
+      EXPECT_EQ(names.name_of(s).rfind("MPI_", 0), 0u) << names.name_of(s);
+      begins += (s.flags & kFlagScopeBegin) != 0;
+      ends += (s.flags & kFlagScopeEnd) != 0;
+    }
+    EXPECT_EQ(begins, ends);
+    EXPECT_GE(begins, rd.mpi_records().size() / 2);  // a Sendrecv is one call and two records
+  }
+}
+
+TEST_F(MpiRecordTest, RecoveredOffsetIsWithinHalfTheRoundTripOfTheInjectedOne) {
+  for (int r = 1; r < kRanks; ++r) {
+    tracefile::Reader rd(files[static_cast<std::size_t>(r)]);
+    rd.read_annex();
+    const auto& h = rd.header();
+    const double hz = double(h.clock_hz);
+    const double off = kFault[r].offset_ns * 1e-9 * hz, d = kFault[r].ppm * 1e-6;
+    ASSERT_GE(rd.clock_offsets().size(), 2u) << "at MPI_Init and at MPI_Finalize";
+    for (const auto& c : rd.clock_offsets()) {
+      EXPECT_EQ(c.rank, static_cast<std::uint32_t>(r));
+      EXPECT_GT(c.rtt, 0u);
+      // The fault at this measurement: t' = t + off + d (t - origin), start_ticks = origin + off.
+      const double since = double(std::int64_t(c.timestamp - h.start_ticks)) / (1 + d);
+      const double injected = -(off + d * since);  // reference - local, ticks (rank 0's clock has no fault)
+      const double recovered = double(std::int64_t(c.reference - c.timestamp));
+      EXPECT_LE(std::fabs(recovered - injected), double(c.rtt) / 2 + 2)
+          << "rank " << r << ": recovered " << recovered << " ticks, injected " << injected << ", rtt " << c.rtt;
+    }
+  }
+}
+
+TEST_F(MpiRecordTest, MergedFileHasNoViolationsWhileTheUnalignedMergeHasMany) {
+  analysis::MergeOptions raw;
+  raw.align = false;
+  raw.clc = false;
+  const analysis::MergeReport bad = analysis::merge_files(files, (dir / "raw.kron").string(), raw);
+  EXPECT_GT(bad.violations_found, 10u) << "a 75 ms fault between ranks must show";
+  EXPECT_EQ(bad.violations_left, bad.violations_found);
+  const analysis::MergeReport good = analysis::merge_files(files, (dir / "all.kron").string(), analysis::MergeOptions{});
+  EXPECT_EQ(good.violations_left, 0u);
+  EXPECT_LT(good.violations_found, bad.violations_found);
+  tracefile::Reader rd((dir / "all.kron").string());
+  EXPECT_EQ(rd.header().violations_left, 0u);
+  EXPECT_EQ(rd.header().violations_found, good.violations_found);
+  EXPECT_EQ(rd.header().mpi_world_size, static_cast<std::uint32_t>(kRanks));
+  // In the merged file every receive ends after its send began, collectives included: checked again on
+  // the records as written, with the matching kron merge uses.
+  rd.read_annex();
+  std::vector<analysis::MpiEvent> ev;
+  for (const auto& m : rd.mpi_records()) ev.push_back({m, m.rank});
+  const analysis::Matching match = analysis::match_messages(ev);
+  EXPECT_EQ(analysis::count_violations(ev, match), 0u);
+  // And the samples are in time order, on rank 0's clock.
+  Sample s;
+  std::uint64_t last = 0, late = 0;
+  while (rd.next(s)) {
+    late += s.timestamp < last;
+    last = std::max(last, s.timestamp);
+  }
+  EXPECT_EQ(late, rd.header().late);
+}
+
+TEST_F(MpiRecordTest, TheClcAloneRemovesTheFaultsViolationsAndKeepsEachRanksOrder) {
+  // Without the alignment every violation the fault makes is left to the controlled logical clock (E206):
+  // it must remove them all, moving events forward only, and keep each rank's samples in their order.
+  analysis::MergeOptions o;
+  o.align = false;
+  const std::string out = (dir / "clc.kron").string();
+  const analysis::MergeReport r = analysis::merge_files(files, out, o);
+  EXPECT_GT(r.violations_found, 10u);
+  EXPECT_EQ(r.violations_left, 0u);
+  EXPECT_GT(r.max_correction, 0u);
+  EXPECT_EQ(r.forced, 0u);
+  std::vector<std::vector<std::uint64_t>> merged(kRanks), original(kRanks);
+  {
+    tracefile::Reader rd(out);
+    Sample s;
+    std::uint64_t last = 0;
+    while (rd.next(s)) {
+      EXPECT_GE(s.timestamp, last);
+      last = s.timestamp;
+      merged[board::source_node(s.source)].push_back((s.data & record::kNamedValueMask) | (std::uint64_t(s.flags) << 48));
+    }
+  }
+  for (int k = 0; k < kRanks; ++k) {
+    tracefile::Reader rd(files[static_cast<std::size_t>(k)]);
+    Sample s;
+    while (rd.next(s)) original[static_cast<std::size_t>(k)].push_back((s.data & record::kNamedValueMask) | (std::uint64_t(s.flags) << 48));
+    EXPECT_EQ(merged[static_cast<std::size_t>(k)], original[static_cast<std::size_t>(k)]) << "rank " << k;
+  }
+}
+
+TEST_F(MpiRecordTest, EverySendIsMatchedToItsReceive) {
+  const analysis::MergeReport m = analysis::merge_files(files, (dir / "m.kron").string(), analysis::MergeOptions{});
+  // The demo's messages: the ring (kRanks a round), the halo (2 a rank), every fourth iteration the
+  // reports to rank 0 (kRanks - 1, received with MPI_ANY_SOURCE) and the Sendrecv shift (kRanks).
+  const std::uint64_t expected = std::uint64_t(kIterations) * (kRanks + 2 * kRanks) + (kIterations / 4) * (kRanks - 1 + kRanks);
+  EXPECT_EQ(m.messages, expected);
+  EXPECT_EQ(m.unmatched_sends, 0u);
+  EXPECT_EQ(m.unmatched_recvs, 0u);
+  EXPECT_EQ(m.collectives, std::uint64_t(kIterations));  // one allreduce an iteration
+  EXPECT_EQ(m.incomplete_collectives, 0u);
+}
+
+TEST_F(MpiRecordTest, NothingIsLostUncountedSummedOverRanks) {
+  std::uint64_t samples = 0, passed = 0, lost = 0;
+  for (const auto& f : files) {
+    tracefile::Reader rd(f);
+    Sample s;
+    std::uint64_t n = 0;
+    while (rd.next(s)) ++n;
+    EXPECT_EQ(n, rd.header().samples);
+    samples += n;
+    passed += rd.header().passed_filter;
+    lost += rd.header().overruns + rd.header().overwritten;
+  }
+  EXPECT_EQ(passed, samples + lost);
+  const analysis::MergeReport m = analysis::merge_files(files, (dir / "acc.kron").string(), analysis::MergeOptions{});
+  EXPECT_EQ(m.samples, samples);
+  tracefile::Reader rd((dir / "acc.kron").string());
+  EXPECT_EQ(rd.header().passed_filter, passed);
+  EXPECT_EQ(rd.header().overruns + rd.header().overwritten, lost);
+  EXPECT_EQ(rd.header().samples, samples);
+}
+
+TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
+  const std::string merged = (dir / "tools.kron").string();
+  const std::string kron = KRON_CLI;
+  ASSERT_EQ(run(kron + " merge -q " + files[0] + " " + files[1] + " " + files[2] + " " + files[3] + " -o " + merged), 0);
+  EXPECT_EQ(run(kron + " info " + merged + " >/dev/null"), 0);
+  EXPECT_EQ(run(kron + " expand " + merged + " >/dev/null"), 0);
+  EXPECT_EQ(run("cd " + dir.string() + " && " + kron + " rpt " + merged + " >/dev/null"), 0);
+  EXPECT_EQ(run(kron + " export --format csv -o " + (dir / "t.csv").string() + " " + merged), 0);
+  // 003 class 4 across ranks (E210): every message one send -> receive interval, per rank pair and for all.
+  const std::string json = (dir / "rpt.json").string();
+  ASSERT_EQ(run("cd " + dir.string() + " && " + kron + " rpt --json " + merged + " > " + json), 0);
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
+  const analysis::MergeReport m = analysis::merge_files(files, (dir / "again.kron").string(), analysis::MergeOptions{});
+  std::uint64_t pairs_total = 0;
+  bool all = false;
+  for (const auto& row : j["rows"]) {
+    const std::string name = row["name"];
+    if (name == "MPI messages (all)") {
+      all = true;
+      EXPECT_EQ(row["class"], 4);
+      EXPECT_EQ(row["count"], m.messages);
+      EXPECT_EQ(row["unmatched_ends"], 0);
+    } else if (name.rfind("MPI message ", 0) == 0) {
+      pairs_total += row["count"].get<std::uint64_t>();
+    }
+  }
+  EXPECT_TRUE(all);
+  EXPECT_EQ(pairs_total, m.messages);
+  // An input that is not a trace file: a clear error (exit 2) naming it, never a crash.
+  const std::string junk = (dir / "junk.kron").string();
+  ASSERT_EQ(run("printf 'not a trace file' > " + junk), 0);
+  EXPECT_EQ(run(kron + " merge -q " + files[0] + " " + junk + " -o " + (dir / "x.kron").string() + " 2>/dev/null"), 2);
+}
+
+TEST(MpiLinkedTest, LinkedBeforeMpiItRecordsToo) {
+  const fs::path d = fs::temp_directory_path() / ("kron-mpi-linked-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  ASSERT_EQ(run(mpirun(2, "-x KRON_MPI_OUT=" + (d / "l").string(), KRON_MPI_DEMO_LINKED)), 0);
+  for (int r = 0; r < 2; ++r) {
+    tracefile::Reader rd((d / ("l.rank-" + std::to_string(r) + ".kron")).string());
+    rd.read_annex();
+    EXPECT_EQ(rd.header().mpi_rank, static_cast<std::uint32_t>(r));
+    EXPECT_GT(rd.mpi_records().size(), 0u);
+    EXPECT_GE(rd.clock_offsets().size(), 2u);
+  }
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace kron
