@@ -31,7 +31,7 @@ namespace kron::tracefile {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 3;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
+inline constexpr std::uint16_t kMinor = 4;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
 // Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
 // 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
 // 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
@@ -41,6 +41,10 @@ inline constexpr std::uint16_t kMinor = 3;  // a reader accepts any minor; skips
 // and of threads; a 1.2 reader ignores it (the samples carry the name id in their data word, kFlagNamed).
 // Scheduling switches (record::SchedRecord: `kron record --sched`): after the samples, not counted in
 // `samples`.
+// 1.4 (issue 12) adds phased samples (ERRATUM E180: a Trace or Resource record's header holds the thread's
+// phase where 1.3 held the cpu, which moves to the thread field's bits 22-31; a 1.3 file reads as phase 0),
+// record kinds 5 (histogram snapshot) and 6 (virtual counter snapshot) among the records, not samples
+// (kron/core/stats.hpp), kFlagThreshold samples, and FileHeader::snapshots..stat_cells_lost.
 
 enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
@@ -102,11 +106,20 @@ struct FileHeader {
   // 1.3: the scheduling switches (kind 4) after the samples (kron record --sched); complete files. Tools
   // that need them before the samples (rpt's on-CPU time, ERRATUM E157) read ahead only when it is not 0.
   std::uint64_t sched_switches;
-  std::uint8_t reserved[72];
+  // 1.4: snapshot records (kinds 5, 6) in the record area (complete files); the board's statistics losses
+  // when recording ended: values that found no cell or histogram slot, and threshold crossings; cell
+  // requests that found the board's statistics area full.
+  std::uint64_t snapshots;
+  std::uint64_t stat_lost;
+  std::uint64_t thresholds_crossed;
+  std::uint64_t stat_cells_lost;
+  std::uint8_t reserved[40];
 };
 static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904 &&
                   offsetof(FileHeader, records_raw_bytes) == 912 && offsetof(FileHeader, names_offset) == 920 &&
-                  offsetof(FileHeader, names_lost) == 936 && offsetof(FileHeader, sched_switches) == 944,
+                  offsetof(FileHeader, names_lost) == 936 && offsetof(FileHeader, sched_switches) == 944 &&
+                  offsetof(FileHeader, snapshots) == 952 && offsetof(FileHeader, stat_lost) == 960 &&
+                  offsetof(FileHeader, thresholds_crossed) == 968 && offsetof(FileHeader, stat_cells_lost) == 976,
               "FileHeader is a file ABI");
 
 // 1.2, kFlagCompressed: one chunk of the record area. The payload follows (stored_bytes), then zeros to
@@ -197,6 +210,9 @@ class Writer {
   // Scheduling switches (1.3, kind 4), in time order: kept and written by finish() after every sample
   // (they are not samples: `samples` does not count them).
   void append_sched(std::span<const SchedRecord> switches);
+  // Snapshot records (1.4, kinds 5 and 6: kron/core/stats.hpp), written now among the samples, not counted
+  // as samples; finish() puts their count in FileHeader::snapshots.
+  void append_snapshots(std::span<const std::uint8_t> records, std::uint64_t count);
   // Counts in `header` (samples is filled in by the writer), the lanes and the name section (1.3; the
   // header's names_lost is kept); sets kFlagComplete.
   void finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names = {});
@@ -216,6 +232,7 @@ class Writer {
   std::vector<std::uint8_t> buf_;
   std::uint64_t samples_ = 0, bytes_ = 0, stored_ = 0;
   std::vector<SchedRecord> sched_;  // append_sched: written by finish()
+  std::uint64_t snapshots_ = 0;
   ZSTD_CCtx_s* cctx_ = nullptr;  // compressing: one context reused for every chunk
   std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
 };
@@ -260,6 +277,10 @@ class Reader {
   // Scheduling switches (kind 4) met so far, in file order: next() and next_batch() pass over them (they
   // are not samples) and keep them here.
   const std::vector<SchedRecord>& sched_switches() const { return sched_; }
+  // Snapshot records (1.4, kinds 5 and 6) met so far, back to back as in the file, each validated
+  // (stats::snapshot_problem): next() and next_batch() pass over them and keep them here.
+  const std::vector<std::uint8_t>& snapshots() const { return snapshots_; }
+  std::uint64_t snapshot_count() const { return snapshot_count_; }
   // What a salvaging read met (each with its count and offset), and skipped kinds of a later minor version.
   std::vector<std::string> warnings() const;
 
@@ -296,6 +317,9 @@ class Reader {
   ReadOptions options_;
   std::uint64_t read_ = 0, skipped_ = 0;  // records returned, and records of unknown kinds skipped
   std::vector<SchedRecord> sched_;        // kind 4 records passed over
+  std::vector<std::uint8_t> snapshots_;   // kinds 5 and 6 passed over
+  std::uint64_t snapshot_count_ = 0;
+  bool phased_ = false;                   // 1.4 or later: samples carry their phase (ERRATUM E180)
   std::uint64_t first_skipped_at_ = 0;    // file offset of the first one skipped
   std::string mismatch_;                  // salvaging: the count check's finding
   bool at_end();      // the end of the records: checks the file did not shrink, and the header's count
