@@ -4,7 +4,8 @@
 // as 004's PhaseID Register would be. Each request's service time goes into the histogram of its type
 // (kron::latency_timer), per thread and per phase in the board; virtual counters count requests by type
 // (0-2) and cache misses (3). Run it under kron record, then `kron hist kserver.trace`; while it runs,
-// `kron hist --board NAME` reads the live board (kron run --board NAME -- kserver ...).
+// `kron hist --board NAME` reads the live board (kron run --board NAME -- kserver ...). Each thread also
+// writes one Trace sample (data 1000 + phase) when it starts: every sample carries its thread's phase.
 //
 //   kserver [-t THREADS] [-n REQUESTS_PER_PHASE] [--slow]   (--slow: 1 ms pauses so a live look has time)
 #include <kron/kron.hpp>
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
     for (unsigned t = 0; t < threads; ++t)
       ts.emplace_back([&, phase] {
         kron::phase(phase);  // each thread's PhaseID (004 4.4.1)
+        kron::trace(0, 1000 + phase);  // a sample that carries the phase (trace format 1.4)
         for (std::uint64_t i; (i = next.fetch_add(1)) < per_phase;) {
           const std::uint64_t r = work(i * 2654435761u + phase, 1);
           // 70% get, 20% put, 10% scan; phase 1 gets spread over all keys (cold), phase 2 over a few (warm).

@@ -70,7 +70,7 @@ inline constexpr std::uint32_t kMaxNameSlots = 65534;  // ids 1-65534 (65535 is 
 // thread's histogram or page of 1024 virtual counters in one phase, taken as threads first record.
 inline constexpr std::uint32_t kDefaultHistSlots = 256;
 inline constexpr std::uint32_t kMaxHistSlots = 4096;
-inline constexpr std::uint32_t kDefaultStatCells = 512;   // 4 MiB of cells, on top of the sample memory
+inline constexpr std::uint32_t kDefaultStatCells = 256;   // 2 MiB of cells, on top of the sample memory
 inline constexpr std::uint32_t kMaxStatCells = 1u << 20;
 // stat_gen: bit 47 marks a board's value (a probe's cache entry made from it never matches the value a
 // probe sees without a board, kNoBoardGen); bits 0-46 count the watch writes.

@@ -103,7 +103,6 @@ struct CellRef {
 };
 inline constexpr unsigned kHistCache = 256;  // histograms with ids 1-256 take the fast path
 struct ThreadStats {
-  std::uint64_t phase;  // record::phase_bits(the thread's phase): or'ed into every sample's header word
   CellRef hist[kHistCache];
   CellRef counters[stats::kCounterPages];
 };
@@ -128,6 +127,9 @@ struct ThreadLane {
   std::uint64_t hdr;             // record word 0 without group and cpu: kind, size, pending flags
   const volatile std::uint32_t* cpu;  // rseq cpu_id (kept current by the kernel), or nullptr
   board::LaneHeader* lane;
+  // record::phase_bits(the thread's phase): or'ed into every sample's header word (ERRATUM E180). Here, beside
+  // the fields the probe loads anyway, so that it is one %fs-relative operand; kept when the lane goes.
+  std::uint64_t phase;
 };
 extern constinit thread_local ThreadLane t_lane KRON_TLS_MODEL;
 // Points at the board's control word, or at a zero word while no board is attached.
@@ -172,7 +174,7 @@ KRON_ALWAYS_INLINE void put_trace_(unsigned group, std::uint64_t data, std::uint
   // One TraceRecord (kron/core/record.hpp) as four words: header word, ids word, timestamp, data.
   // ERRATUM E180: the phase in the header word (one thread-local load, one or), the cpu in the ids word
   // (claim() leaves t.cpu null where a cpu number could exceed 1023: cpu_slow() saturates).
-  p[0] = t.hdr | flags | record::group_bits(group) | detail::t_stats.phase;
+  p[0] = t.hdr | flags | record::group_bits(group) | detail::t_lane.phase;
   p[1] = t.ids | cpu << record::kIdsCpuShift;
   p[2] = ts;
   p[3] = data;
@@ -239,15 +241,15 @@ KRON_ALWAYS_INLINE void count(unsigned counter, std::uint64_t n = 1) noexcept {
 
 // The calling thread's phase (004 4.4.1 PhaseID Register, 16 bits): a plain thread-local store. Every later
 // sample of the thread carries it; its histograms and virtual counters are kept per phase.
-KRON_ALWAYS_INLINE void phase(std::uint16_t id) noexcept { detail::t_stats.phase = record::phase_bits(id); }
+KRON_ALWAYS_INLINE void phase(std::uint16_t id) noexcept { detail::t_lane.phase = record::phase_bits(id); }
 KRON_ALWAYS_INLINE std::uint16_t current_phase() noexcept {
-  return static_cast<std::uint16_t>(detail::t_stats.phase >> record::kPhaseShift);
+  return static_cast<std::uint16_t>(detail::t_lane.phase >> record::kPhaseShift);
 }
 // Sets a phase for a block and restores the previous one at its end.
 class phase_scope {
  public:
-  KRON_ALWAYS_INLINE explicit phase_scope(std::uint16_t id) noexcept : saved_(detail::t_stats.phase) { phase(id); }
-  KRON_ALWAYS_INLINE ~phase_scope() { detail::t_stats.phase = saved_; }
+  KRON_ALWAYS_INLINE explicit phase_scope(std::uint16_t id) noexcept : saved_(detail::t_lane.phase) { phase(id); }
+  KRON_ALWAYS_INLINE ~phase_scope() { detail::t_lane.phase = saved_; }
   phase_scope(const phase_scope&) = delete;
   phase_scope& operator=(const phase_scope&) = delete;
 
@@ -262,7 +264,7 @@ KRON_ALWAYS_INLINE void record_latency(histogram& h, std::uint64_t ticks) noexce
   detail::ThreadStats& t = detail::t_stats;
   const std::uint32_t i = __atomic_load_n(&h.id_, __ATOMIC_RELAXED) - 1;  // id 0 (unregistered) wraps
   // Relaxed: the generation only tells the cache to refill; a probe needs some recent value.
-  const std::uint64_t tag = t.phase | detail::g_stat_gen->load(std::memory_order_relaxed);
+  const std::uint64_t tag = detail::t_lane.phase | detail::g_stat_gen->load(std::memory_order_relaxed);
   if (i >= detail::kHistCache || t.hist[i].tag != tag) [[unlikely]] return detail::record_latency_slow(h, ticks);
   std::uint64_t* c = t.hist[i].cell;
   std::uint64_t& b = c[stats::bucket_of(ticks)];
@@ -277,7 +279,7 @@ KRON_ALWAYS_INLINE void vcount(unsigned index, std::uint64_t n = 1) noexcept {
   detail::ThreadStats& t = detail::t_stats;
   const unsigned page = (index / stats::kCountersPerCell) % stats::kCounterPages;
   // Relaxed, as in record_latency().
-  const std::uint64_t tag = t.phase | detail::g_stat_gen->load(std::memory_order_relaxed);
+  const std::uint64_t tag = detail::t_lane.phase | detail::g_stat_gen->load(std::memory_order_relaxed);
   if (index >= stats::kVirtualCounters || t.counters[page].tag != tag) [[unlikely]] return detail::vcount_slow(index, n);
   std::uint64_t& w = t.counters[page].cell[index % stats::kCountersPerCell];
   detail::cell_store(w, detail::cell_load(w) + n);

@@ -149,13 +149,13 @@ void init_once() {
   pthread_key_create(&g_key, on_thread_exit);
   // A forked child must not write into its parent's lane (one writer per lane): start afresh.
   pthread_atfork(nullptr, nullptr, [] {
+    const std::uint64_t phase = detail::t_lane.phase;  // the child keeps its phase, takes its own lane and cells
     detail::t_lane = detail::ThreadLane{};
+    detail::t_lane.phase = phase;
     t_blk = BlockCursor{};
     close_perf(t_ctr);  // they measured the parent's thread
     t_ctr = ThreadCounters{};
-    const std::uint64_t phase = detail::t_stats.phase;  // the child keeps its phase, takes its own cells
     detail::t_stats = detail::ThreadStats{};
-    detail::t_stats.phase = phase;
     reset_thread_cells();
     g_pid = static_cast<std::uint32_t>(::getpid());
   });
@@ -713,7 +713,9 @@ void release_lane() noexcept {
   register_comm(t.lane->tid);  // a name the thread took after its first probe
   // Release: a drainer that sees Retired sees the final head and counts.
   t.lane->state.store(LaneState::Retired, std::memory_order_release);
+  const std::uint64_t phase = t.phase;  // the thread's phase outlives its lane
   t = detail::ThreadLane{};
+  t.phase = phase;
   t_blk = BlockCursor{};
   close_perf(t_ctr);
   t_ctr = ThreadCounters{};
@@ -737,7 +739,7 @@ void trace_slow(unsigned group, std::uint64_t data, std::uint64_t flags) noexcep
   ThreadLane& t = t_lane;
   if (!ensure_lane(t)) return;
   if (!make_room(t, 1, false)) return;
-  const std::uint64_t rec[record::kSlotWords] = {t.hdr | flags | record::group_bits(group) | t_stats.phase,
+  const std::uint64_t rec[record::kSlotWords] = {t.hdr | flags | record::group_bits(group) | t.phase,
                                                  t.ids | record::ids_cpu_bits(cpu_of(t)), now(), data};
   put(t, rec, 1);
 }
@@ -750,7 +752,7 @@ void resource_slow(unsigned group, std::uint64_t data) noexcept {
   const std::uint64_t ts = now();
   // The pending flags of the prepared header word, with the Resource record's kind and size.
   rec[0] = (t.hdr & ~record::kKindSizeMask) | record::header_word(record::RecordKind::Resource) | record::group_bits(group) |
-           t_stats.phase;
+           t.phase;
   rec[1] = t.ids | record::ids_cpu_bits(cpu_of(t));
   rec[2] = ts;
   rec[3] = data;
@@ -808,12 +810,12 @@ void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept {
   ThreadStats& t = t_stats;
   // Relaxed: a change after this load only refills the cache once more.
   const std::uint64_t gen = g_board->stat_gen.load(std::memory_order_relaxed);
-  const std::uint16_t phase = static_cast<std::uint16_t>(t.phase >> record::kPhaseShift);
+  const std::uint16_t phase = static_cast<std::uint16_t>(t_lane.phase >> record::kPhaseShift);
   board::HistSlot& slot = g_hslots[id - 1];
   CellRef* ref = id <= kHistCache ? &t.hist[id - 1] : nullptr;
-  // 004 4.4.1 PW: outside its phase the histogram does not count (like a filtered probe: not a loss).
+  // 004 4.4.1 PW, ERRATUM E186: outside its phase the histogram does not count (like a filtered probe: not a loss).
   if (!stats::watch_passes(slot.watch.load(std::memory_order_relaxed), slot.watch_phase.load(std::memory_order_relaxed), phase)) {
-    if (ref) *ref = CellRef{t.phase | gen, g_discard};
+    if (ref) *ref = CellRef{t_lane.phase | gen, g_discard};
     return;
   }
   std::uint64_t* c = cell_for(stats::CellKind::Histogram, id, phase);
@@ -834,20 +836,20 @@ void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept {
       if (over < armed) return;  // not cached: the next value is checked too
     }
   }
-  if (ref) *ref = CellRef{t.phase | gen, c};
+  if (ref) *ref = CellRef{t_lane.phase | gen, c};
 }
 
 void vcount_slow(unsigned index, std::uint64_t n) noexcept {
   if (!g_board || !g_stat_cells) return;
-  if (index >= stats::kVirtualCounters) return lost_stat();  // not a counter: counted, never written elsewhere
+  if (index >= stats::kVirtualCounters) return lost_stat();  // ERRATUM E183: not a counter: counted, never written
   ThreadStats& t = t_stats;
   const std::uint64_t gen = g_board->stat_gen.load(std::memory_order_relaxed);
-  const std::uint16_t phase = static_cast<std::uint16_t>(t.phase >> record::kPhaseShift);
+  const std::uint16_t phase = static_cast<std::uint16_t>(t_lane.phase >> record::kPhaseShift);
   const unsigned page = index / stats::kCountersPerCell;
   CellRef& ref = t.counters[page];
   if (!stats::watch_passes(g_board->counter_watch.load(std::memory_order_relaxed),
                            g_board->counter_watch_phase.load(std::memory_order_relaxed), phase)) {
-    ref = CellRef{t.phase | gen, g_discard};
+    ref = CellRef{t_lane.phase | gen, g_discard};
     return;
   }
   std::uint64_t* c = cell_for(stats::CellKind::Counters, page, phase);
@@ -863,7 +865,7 @@ void vcount_slow(unsigned index, std::uint64_t n) noexcept {
     if (armed - 1 == index && before < limit && after >= limit) threshold_crossed(stats::threshold_data(false, 0, index));
     if (v < limit) return;  // not cached
   }
-  ref = CellRef{t.phase | gen, c};
+  ref = CellRef{t_lane.phase | gen, c};
 }
 
 void count_slow(unsigned counter, std::uint64_t n) noexcept {

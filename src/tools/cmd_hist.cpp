@@ -22,7 +22,7 @@ struct Args {
 int run(const Args& a) {
   if (a.file.empty() == a.board.empty()) throw InputError::at_offset("kron hist", 0, "give a trace FILE or --board NAME");
   hist::Merger merger;
-  std::uint64_t lost = 0, cells_lost = 0, clock_hz = 0;
+  std::uint64_t lost = 0, cells_lost = 0, clock_hz = 0, crossed = 0;
   std::vector<std::string> problems;
   if (!a.board.empty()) {
     auto r = recorder::BoardReader::open(a.board);
@@ -31,7 +31,7 @@ int run(const Args& a) {
       fmt::print(stderr, "kron hist: board {} (format {}.{}) has no statistics area\n", a.board, r.geo().major, r.geo().minor);
     const hist::BoardStats s = hist::read_board(r.mapping(), board::ticks(r.geo().clock_kind));
     merger.add(s.records);
-    lost = s.stat_lost, cells_lost = s.cells_lost;
+    lost = s.stat_lost, cells_lost = s.cells_lost, crossed = s.thresholds_crossed;
     problems = s.problems;
   } else {
     tracefile::Reader r(a.file);
@@ -40,7 +40,7 @@ int run(const Args& a) {
     while (r.next_batch(batch) > 0) {
     }
     merger.add(r.snapshots());
-    lost = r.header().stat_lost, cells_lost = r.header().stat_cells_lost;
+    lost = r.header().stat_lost, cells_lost = r.header().stat_cells_lost, crossed = r.header().thresholds_crossed;
     if (r.header().minor < 4)
       fmt::print(stderr, "kron hist: {} is trace format 1.{}: histograms came with 1.4\n", a.file, r.header().minor);
   }
@@ -51,6 +51,7 @@ int run(const Args& a) {
   if (!a.json && (lost || cells_lost))
     fmt::print("lost: {} values found no cell or histogram slot ({} cell requests found the statistics area full)\n", lost,
                cells_lost);
+  if (!a.json && crossed) fmt::print("thresholds crossed: {}\n", crossed);
   for (const auto& p : problems) fmt::print(stderr, "kron hist: board {}: {}\n", a.board, p);
   return problems.empty() ? kExitOk : kExitFailed;
 }

@@ -110,7 +110,10 @@ int run(const Args& a) {
   r.warnings = in.warnings();
   for (const auto& i : in.inputs()) r.inputs.push_back({i->path(), analysis::name(i->format()), i->samples()});
   if (!a.html.empty()) {
-    const std::string page = analysis::render_html(r, "kron rpt: " + info.path);
+    hist::Merger latency;  // issue 12: the recordings' histogram snapshots (read with the samples)
+    for (const auto& i : in.inputs()) latency.add(i->snapshots());
+    const hist::Merged lat = latency.result();
+    const std::string page = analysis::render_html(r, "kron rpt: " + info.path, &lat);
     write_file_atomically(a.html, [&](std::FILE* f) {
       if (std::fwrite(page.data(), 1, page.size(), f) != page.size()) throw std::runtime_error(a.html + ": write failed");
     });
