@@ -183,7 +183,8 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
   if (!charts) o += "<p>No interval occurred.</p>\n";
   if (latency && !latency->hists.empty()) {  // issue 12: kron::histogram, per phase
     o += "<h2>Latency histograms (kron::histogram)</h2>\n";
-    for (const auto& [name, phases] : latency->hists) {
+    for (const auto& [hname, phases] : latency->hists) {
+      const std::string& name = hname;  // (a lambda below uses it: structured bindings are not captured before C++20's P1091 in clang)
       hist::Histogram total;
       o += "<section class=\"chart\">\n<table class=\"phases\"><thead><tr><th>histogram</th><th>phase</th><th>count</th>"
            "<th>p50 (us)</th><th>p99 (us)</th><th>max (us)</th><th>mean (us)</th></tr></thead><tbody>\n";
