@@ -7,6 +7,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "kron/core/text.hpp"
+
 namespace kron::hist {
 
 // ---- board -> snapshot records --------------------------------------------------------------------------
@@ -249,7 +251,7 @@ std::string render_text(const Merged& m, const RenderOptions& o) {
   std::string out;
   if (m.hists.empty() && m.counters.empty()) return "no histograms or virtual counters recorded\n";
   for (const auto& [name, phases] : m.hists) {
-    out += fmt::format("histogram {}\n", name);
+    out += fmt::format("histogram {}\n", text::utf8_safe(name));
     for (const auto& [p, h] : phases) summary_text(out, fmt::format("phase {}", p), h, o);
     const Histogram t = total_of(phases);
     summary_text(out, "total", t, o);
@@ -295,7 +297,7 @@ std::string render_json(const Merged& m, const RenderOptions& o, std::uint64_t s
   ordered_json hs = ordered_json::array();
   for (const auto& [name, phases] : m.hists) {
     ordered_json x;
-    x["name"] = name;
+    x["name"] = text::utf8_safe(name);  // ERRATUM E131: a name from the board or the file is not trusted to be UTF-8
     ordered_json ps = ordered_json::array();
     for (const auto& [p, h] : phases) {
       ordered_json y{{"phase", p}};

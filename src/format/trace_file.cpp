@@ -651,6 +651,11 @@ std::vector<std::string> Reader::warnings() const {
   if (header_.names_lost)  // 1.3 (ERRATUM E156)
     w.push_back(path_ + ": " + std::to_string(header_.names_lost) +
                 " names found no room in the board's name table: their samples show \"#none\" (kron record --names N)");
+  if (header_.stat_lost || header_.stat_cells_lost)  // 1.4 (ERRATUM E182)
+    w.push_back(path_ + ": " + std::to_string(header_.stat_lost) + " histogram and virtual counter values were lost: " +
+                std::to_string(header_.stat_cells_lost) +
+                " requests found the board's statistics area full, or a histogram found no name slot (kron record "
+                "--stat-cells N, --histograms N)");
   return w;
 }
 

@@ -365,7 +365,7 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
     tracefile::set_program(fh, "kron record --board " + o.board);
     tracefile::Writer writer(o.output, fh, o.compress_level);
     Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
-  rec.set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
+    rec.set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
     reader.set_drainer(true);
 
     const std::string path = board::board_path(o.board);

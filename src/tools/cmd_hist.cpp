@@ -43,6 +43,7 @@ int run(const Args& a) {
     lost = r.header().stat_lost, cells_lost = r.header().stat_cells_lost, crossed = r.header().thresholds_crossed;
     if (r.header().minor < 4)
       fmt::print(stderr, "kron hist: {} is trace format 1.{}: histograms came with 1.4\n", a.file, r.header().minor);
+    for (const auto& w : r.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
   }
   const hist::Merged m = merger.result();
   hist::RenderOptions o;

@@ -60,6 +60,12 @@ assert len(ev) == 6, ev  # one a thread: 3 threads a phase
 assert all(e["args"]["phase"] == int(e["name"][-1]) for e in ev), ev  # each sample carries its thread's phase
 PY
 
+# kron rpt --phase: the samples of one phase (each thread wrote one sample at its start).
+other() { "$kron" rpt --json "$@" "$tmp/s.trace" | python3 -c 'import json,sys; print(json.load(sys.stdin)["other_events"])'; }
+[ "$(other --phase 1)" = 3 ] || fail "rpt --phase 1: $(other --phase 1) events, expected 3"
+[ "$(other --phase 1 --phase 2)" = 6 ] || fail "rpt --phase 1 --phase 2: expected 6"
+[ "$(other --phase 3)" = 0 ] || fail "rpt --phase 3: expected none"
+
 # Periodic snapshots (in a compressed file: snapshots among the samples of zstd chunks): more snapshot
 # records, same totals.
 "$kron" record -q --compress --snapshot-interval 0.01 -o "$tmp/p.trace" -- "$server" -t 2 -n 2000 --slow >/dev/null
@@ -80,7 +86,8 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert sum(h["total"]["count"] for h in j["histograms"]) == 4000, j
 PY
-"$kron" hist --board "$b" | grep -q "^histogram get$" || fail "kron hist --board shows no histogram get"
+"$kron" hist --board "$b" >"$tmp/bt.txt"  # (to a file: grep -q in a pipe would cut kron's output short, SIGPIPE)
+grep -q "^histogram get$" "$tmp/bt.txt" || fail "kron hist --board shows no histogram get"
 # kron status: the virtual counters, summed over threads and phases (requests by type: 4000 in all).
 "$kron" status --board "$b" >"$tmp/st.txt"
 grep -q "^statistics: .* 3 histograms" "$tmp/st.txt" || fail "kron status: no statistics line: $(cat "$tmp/st.txt")"
@@ -101,7 +108,8 @@ grep -q "no histogram 'nosuch'" <<<"$out" || fail "unknown histogram: $out"
 "$kron" counters --board "$b" --threshold get=0:1 --threshold vc:3=1 --watch put=only:2 >/dev/null
 "$kron" run --board "$b" -- "$server" -t 1 -n 1000 >/dev/null
 "$kron" hist --board "$b" --json >"$tmp/t1.json"
-"$kron" hist --board "$b" | grep -q "^thresholds crossed: 4$" || fail "expected 4 crossings (get and counter 3, each phase's thread): $("$kron" hist --board "$b" | tail -3)"
+"$kron" hist --board "$b" >"$tmp/t1.txt"
+grep -q "^thresholds crossed: 4$" "$tmp/t1.txt" || fail "expected 4 crossings (get and counter 3, each phase's thread): $(tail -3 "$tmp/t1.txt")"
 python3 - "$tmp/t0.json" "$tmp/t1.json" <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
@@ -114,7 +122,8 @@ assert count(b, "get", 1) == 2 * count(a, "get", 1)  # armed: every value still 
 PY
 # kron rdsample --board writes the histograms and counters too, and the crossings (4 kFlagThreshold samples).
 "$kron" rdsample --board "$b" -f "$tmp/t.trace" >/dev/null
-"$kron" hist "$tmp/t.trace" | grep -q "^thresholds crossed: 4$" || fail "rdsample's file lacks the crossings"
+"$kron" hist "$tmp/t.trace" >"$tmp/t.txt"
+grep -q "^thresholds crossed: 4$" "$tmp/t.txt" || fail "rdsample's file lacks the crossings"
 "$kron" hist --json "$tmp/t.trace" >"$tmp/t2.json"
 python3 - "$tmp/t1.json" "$tmp/t2.json" <<'PY'
 import json, sys
