@@ -24,10 +24,11 @@ std::uint64_t load(const std::uint64_t& w) { return __atomic_load_n(&w, __ATOMIC
 BoardStats read_board(const board::Mapping& m, std::uint64_t timestamp) {
   BoardStats r;
   const board::Geometry& g = m.geometry();  // validated (ERRATUM E120)
-  if (!g.stat_cells) return r;
+  if (g.minor < 2) return r;  // a 2.1 board: no statistics, no counts of them
   const board::BoardHeader& h = *m.header();
   r.stat_lost = h.stat_lost.load(std::memory_order_relaxed);
   r.thresholds_crossed = h.thresholds_crossed.load(std::memory_order_relaxed);
+  if (!g.stat_cells) return r;  // made without a statistics area: every value was counted lost
   const std::uint64_t used = h.cells_used.load(std::memory_order_acquire);
   r.cells_lost = used > g.stat_cells ? used - g.stat_cells : 0;
   const std::uint32_t cells = static_cast<std::uint32_t>(std::min<std::uint64_t>(used, g.stat_cells));

@@ -803,7 +803,8 @@ void threshold_crossed(std::uint64_t data) {
 }  // namespace
 
 void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept {
-  if (!g_board || !g_stat_cells) return;  // no board (or a board without statistics): probes are off
+  if (!g_board) return;                   // no board: probes are off
+  if (!g_stat_cells) return lost_stat();  // a board made without a statistics area: counted (ERRATUM E182)
   std::uint32_t id = h.id();
   if (id == 0) id = register_histogram(h);
   if (id == histogram::kNoHistogram || id > g_hist_slots) return lost_stat();
@@ -840,7 +841,8 @@ void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept {
 }
 
 void vcount_slow(unsigned index, std::uint64_t n) noexcept {
-  if (!g_board || !g_stat_cells) return;
+  if (!g_board) return;
+  if (!g_stat_cells) return lost_stat();  // no statistics area: counted (ERRATUM E182)
   if (index >= stats::kVirtualCounters) return lost_stat();  // ERRATUM E183: not a counter: counted, never written
   ThreadStats& t = t_stats;
   const std::uint64_t gen = g_board->stat_gen.load(std::memory_order_relaxed);

@@ -264,6 +264,21 @@ TEST(HistogramProbeTest, AFullStatisticsAreaCountsWhatItLoses) {
   EXPECT_EQ(s.cells_lost, 1u);
 }
 
+TEST(HistogramProbeTest, ABoardWithoutAStatisticsAreaCountsEveryValueLost) {
+  ScratchBoard b(small(0));  // --stat-cells 0
+  ASSERT_EQ(in_child(b.name, [] {
+              static kron::histogram h("nowhere");
+              for (int i = 0; i < 5; ++i) kron::record_latency(h, 1);
+              kron::vcount(1, 1), kron::vcount(2, 1);
+              return 0;
+            }),
+            0);
+  hist::BoardStats s;
+  const hist::Merged m = merged(b, &s);
+  EXPECT_TRUE(m.hists.empty());
+  EXPECT_EQ(s.stat_lost, 7u);
+}
+
 TEST(HistogramProbeTest, WithoutABoardProbesAreOff) {
   static kron::histogram h("none");
   kron::record_latency(h, 5);  // this test process never attached
