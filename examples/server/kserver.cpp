@@ -66,7 +66,10 @@ void serve(Store& s, Type type, std::uint64_t key) {
     case Scan: {
       kron::latency_timer t(g_scan);
       std::uint64_t sum = 0;
-      for (std::size_t i = 0; i < 512; ++i) sum += s.data[(k + i * 97) % s.data.size()];
+      {
+        std::lock_guard<std::mutex> l(s.m);  // puts write under the lock
+        for (std::size_t i = 0; i < 512; ++i) sum += s.data[(k + i * 97) % s.data.size()];
+      }
       g_sink += work(sum, 30);
       break;
     }

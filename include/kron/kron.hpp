@@ -31,9 +31,12 @@
 //
 // The hot path, whole (trace): read the control word (Filter Register + CSR), test the group's bit and
 // sampling enable; check the thread's lane has room; rdtsc; one load of the rseq cpu_id; store the
-// `passed` count, the 32-byte record, and publish it with one release store of the lane's head. No lock,
-// no atomic read-modify-write, no shared cache line written. Anything unusual (no lane yet, lane full,
-// circular eviction) goes to an out-of-line slow path in src/probe/probe.cpp.
+// `passed` count, the 32-byte record (the thread's phase or'ed into its header word, the cpu into its ids
+// word: ERRATUM E180), and publish it with one release store of the lane's head. No lock, no atomic
+// read-modify-write, no shared cache line written. Anything unusual (no lane yet, lane full, circular
+// eviction) goes to an out-of-line slow path in src/probe/probe.cpp. record_latency and vcount: one check
+// of the thread's cell cache (histogram id, phase, the board's stat_gen), then plain adds in the thread's
+// own cell of the board (kron/core/stats.hpp).
 #pragma once
 #include <cstdint>
 

@@ -170,7 +170,7 @@ std::uint32_t add_name(record::NameRecord r) {
   // Relaxed: the slot's own header word publishes its content (release below).
   const std::uint64_t i = g_board->names_used.fetch_add(1, std::memory_order_relaxed);
   if (i >= g_name_slots) return KRON_NAME_NONE;
-  r.h = record::RecordHeader{record::RecordKind::Names, sizeof(record::NameRecord), 0, 0, 0};
+  r.h = record::RecordHeader{record::RecordKind::Names, sizeof(record::NameRecord), 0, 0, {0}};
   if (r.name_kind != record::NameKind::Thread) r.id = static_cast<std::uint16_t>(i + 1);
   NameSlot* slot = g_map->name_slot(static_cast<std::uint32_t>(i));
   std::memcpy(slot->body, reinterpret_cast<const std::uint8_t*>(&r) + sizeof(record::RecordHeader), sizeof slot->body);
