@@ -286,7 +286,7 @@ int run(const Args& a) {
   return kExitOk;
 }
 
-KRON_COMMAND("counters", "show or set a board's counter Mode, Clock Select and Enable registers (000 Tables B5-B7)", 37,
+KRON_COMMAND("counters", "show or set a board's counter registers (000 Tables B5-B7), thresholds and phase watches (004)", 37,
              [](CLI::App& app) {
                auto a = std::make_shared<Args>();
                app.add_option("--board", a->board, "board name")->required();
