@@ -14,6 +14,13 @@
 //   threads2_scaling two threads tracing at once / one thread alone (samples per second)
 //   drain_mb_s      BoardReader drain + trace file writer (kron record's loop), MB/s and samples/s
 //   lttng_ns        LTTng-UST tracepoint with one integer, a real session recording in a userspace channel
+//   record_latency_ns  kron::record_latency(h, v) of a value at hand (issue 12: goal <= 3 ns on top of the
+//                   timestamp reads), values cycling through 4096 log-normal ones; latency_timer_ns the
+//                   same with its two timestamp reads (kron::latency_timer); vcount_ns kron::vcount
+//   hdr_record_value_ns  the same values through HdrHistogram's record path rewritten for this bench
+//                   (Debian ships no C++ HdrHistogram; hdr_histogram.c's hdr_record_values, out of line);
+//                   loglinear_ns its index arithmetic and count alone, inlined (the cheapest log-linear
+//                   record); map_ns a std::map<value, count>
 // Each figure is the median of several batches; lanes are drained between batches (untimed). Prints a
 // table and writes BUILD/bench-recorder.json (BUILD = the directory above this program).
 #include <benchmark/benchmark.h>
@@ -31,6 +38,7 @@
 #include <fstream>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -107,6 +115,90 @@ __attribute__((noinline)) void named_scope_batch(std::uint64_t n) {
     benchmark::ClobberMemory();
   }
 }
+// Issue 12: histograms. Values at hand (no timestamp read inside), the same for every histogram measured.
+std::vector<std::uint64_t> make_values() {
+  std::vector<std::uint64_t> v(4096);
+  std::uint64_t x = 88172645463325252ull;
+  for (auto& e : v) {  // log-normal-ish: 2^(8..20) ticks with a mantissa
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    e = (x & 0xfff) << (8 + (x >> 20) % 12) >> 12 | 1;
+  }
+  return v;
+}
+const std::vector<std::uint64_t> g_values = make_values();
+kron::histogram g_hist("bench histogram");
+__attribute__((noinline)) void hist_batch(std::uint64_t n) {
+  const std::uint64_t* v = g_values.data();
+  for (std::uint64_t i = 0; i < n; ++i) kron::record_latency(g_hist, v[i & 4095]);
+}
+__attribute__((noinline)) void timer_batch(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    kron::latency_timer t(g_hist);
+    benchmark::ClobberMemory();
+  }
+}
+__attribute__((noinline)) void vcount_batch(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) kron::vcount(static_cast<unsigned>(i & 8191), 1);
+}
+// The log-linear baselines (Debian ships no C++ HdrHistogram), 3 significant digits over 1 to 2^40: 2048
+// sub-buckets, 31 buckets of 1024 (half of each is the one below), counts array, total count, min, max.
+//  - LogLinear::record: the arithmetic of HdrHistogram's counts_index_for, inlined, nothing else (the
+//    cheapest a log-linear record can be);
+//  - hdr_record_value: HdrHistogram's own record path as hdr_histogram.c writes it (hdr_record_values: a
+//    negative value refused, counts_index_for, the index checked against counts_len, normalize_index for
+//    a shifted histogram, the count, total_count, update_min_max), out of line as the library's function is.
+struct LogLinear {
+  static constexpr int kSubBits = 11;  // sub_bucket_count 2048
+  static constexpr int kUnitMagnitude = 0;
+  std::vector<std::uint64_t> counts = std::vector<std::uint64_t>(32 * 1024, 0);
+  std::int64_t counts_len = 32 * 1024, normalizing_index_offset = 0;
+  std::uint64_t total = 0, min = ~std::uint64_t{0}, max = 0;
+  static std::size_t index_of(std::uint64_t v) {
+    const int pow2ceiling = 64 - __builtin_clzll(v | ((1ull << kSubBits) - 1));
+    const int bucket = pow2ceiling - kUnitMagnitude - kSubBits;
+    const int sub = static_cast<int>(v >> (bucket + kUnitMagnitude));
+    return (static_cast<std::size_t>(bucket + 1) << (kSubBits - 1)) + static_cast<std::size_t>(sub - (1 << (kSubBits - 1)));
+  }
+  void record(std::uint64_t v) {
+    ++counts[index_of(v)];
+    ++total;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+};
+__attribute__((noinline)) bool hdr_record_value(LogLinear* h, std::int64_t value) {
+  if (value < 0) return false;
+  const auto index = static_cast<std::int64_t>(LogLinear::index_of(static_cast<std::uint64_t>(value)));
+  if (index < 0 || h->counts_len <= index) return false;
+  std::int64_t normalised = index;
+  if (h->normalizing_index_offset != 0) {  // normalize_index()
+    normalised = index - h->normalizing_index_offset;
+    if (normalised < 0) normalised += h->counts_len;
+    else if (normalised >= h->counts_len) normalised -= h->counts_len;
+  }
+  h->counts[static_cast<std::size_t>(normalised)] += 1;
+  h->total += 1;
+  const auto v = static_cast<std::uint64_t>(value);  // update_min_max()
+  if (v < h->min && value != 0) h->min = v;
+  if (v > h->max) h->max = v;
+  return true;
+}
+LogLinear g_loglinear, g_hdr;
+std::map<std::uint64_t, std::uint64_t> g_map;
+__attribute__((noinline)) void loglinear_batch(std::uint64_t n) {
+  const std::uint64_t* v = g_values.data();
+  for (std::uint64_t i = 0; i < n; ++i) g_loglinear.record(v[i & 4095]);
+  benchmark::DoNotOptimize(g_loglinear.counts.data());
+}
+__attribute__((noinline)) void hdr_batch(std::uint64_t n) {
+  const std::uint64_t* v = g_values.data();
+  for (std::uint64_t i = 0; i < n; ++i) hdr_record_value(&g_hdr, static_cast<std::int64_t>(v[i & 4095]));
+}
+__attribute__((noinline)) void map_batch(std::uint64_t n) {
+  const std::uint64_t* v = g_values.data();
+  for (std::uint64_t i = 0; i < n; ++i) ++g_map[v[i & 4095]];
+}
+
 __attribute__((noinline)) void resource_batch(std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) kron::resource(1, i);
 }
@@ -319,6 +411,15 @@ int main(int argc, char** argv) {
   const double floor_after_ns = measure(kBatch, [] { floor_batch(kBatch); }, [] {});
   const double named_floor_ns = std::min(floor_ns, floor_after_ns);
   const double resource_ns = measure(kBatch / 8, [] { resource_batch(kBatch / 8); }, drain);
+  // Issue 12: histograms and virtual counters, in the same run as the floor (the cells taken before the clock).
+  hist_batch(4096), timer_batch(16), vcount_batch(8192), loglinear_batch(4096), hdr_batch(4096), map_batch(4096);
+  const double record_latency_ns = measure(kBatch, [] { hist_batch(kBatch); }, [] {});
+  const double latency_timer_ns = measure(kBatch, [] { timer_batch(kBatch); }, [] {});
+  const double vcount_ns = measure(kBatch, [] { vcount_batch(kBatch); }, [] {});
+  const double loglinear_ns = measure(kBatch, [] { loglinear_batch(kBatch); }, [] {});
+  const double hdr_ns = measure(kBatch, [] { hdr_batch(kBatch); }, [] {});
+  const double map_ns = measure(kBatch, [] { map_batch(kBatch); }, [] {});
+  const double floor_hist_ns = measure(kBatch, [] { floor_batch(kBatch); }, [] {});  // the floor of this minute
   // Warm: this process's lane has been written all over by the batches above.
   drain();
   const Latency warm = probe_latency(kLatencyProbes);
@@ -442,6 +543,16 @@ int main(int argc, char** argv) {
              named_event_ns / named_floor_ns);
   fmt::print("{:<44} {:>10.2f}   {:.2f}x floor (goal <= 1.25)\n", "KRON_SCOPE_V(name, value), per record",
              named_scope_ns, named_scope_ns / named_floor_ns);
+  fmt::print("{:<44} {:>10.2f}   (goal <= 3 ns on top of the timestamp reads)\n", "kron::record_latency(h, value at hand)",
+             record_latency_ns);
+  fmt::print("{:<44} {:>10.2f}   (two timestamp reads + record_latency; floor now {:.2f})\n", "kron::latency_timer",
+             latency_timer_ns, floor_hist_ns);
+  fmt::print("{:<44} {:>10.2f}\n", "kron::vcount(index, 1)", vcount_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x record_latency\n", "HdrHistogram's hdr_record_value (rewritten)", hdr_ns,
+             hdr_ns / record_latency_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x record_latency\n", "log-linear index + count, inlined", loglinear_ns,
+             loglinear_ns / record_latency_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x record_latency\n", "std::map<value, count> record", map_ns, map_ns / record_latency_ns);
   fmt::print("one probe timed alone (ns, timer cost taken off): {:>8} {:>8} {:>8} {:>8}\n", "p50", "p99", "p99.9", "max");
   if (fresh_lat.size() == 5)
     fmt::print("  fresh board, its first {} probes        {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f}  ({} page faults)\n",
@@ -491,6 +602,13 @@ int main(int argc, char** argv) {
   j["warm_max_ns"] = warm.max;
   j["filtered_ns"] = filtered_ns;
   j["resource_ns"] = resource_ns;
+  j["record_latency_ns"] = record_latency_ns;
+  j["latency_timer_ns"] = latency_timer_ns;
+  j["vcount_ns"] = vcount_ns;
+  j["loglinear_ns"] = loglinear_ns;
+  j["hdr_record_value_ns"] = hdr_ns;
+  j["map_ns"] = map_ns;
+  j["floor_hist_ns"] = floor_hist_ns;
   if (lt.ns > 0) {  // no figure, no key: a tree built without the peer does not pretend to have measured it
     j["lttng_ns"] = lt.ns;
     j["lttng_trace_bytes"] = lt.trace_bytes;

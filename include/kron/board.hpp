@@ -11,9 +11,9 @@
 //   is the FIFO), the 32-bit mode (bit 14/15 kept as status only), the CPU ID lines (the CPU number comes
 //   from rseq), the network output, test mode, the board's external cable and DIS_STATE machinery.
 //
-// Layout, format 2.1 (every offset is checked against segment_size before use; no pointer is ever stored):
+// Layout, format 2.2 (every offset is checked against segment_size before use; no pointer is ever stored):
 //   [BoardHeader][LaneHeader x lane_count][BlockHeader x block_count][SealedCell x block_count]
-//   [NameSlot x name_slots][blocks]
+//   [NameSlot x name_slots][HistSlot x hist_slots][CellDesc x stat_cells][cells][blocks]
 // The sample memory is one pool of block_count fixed-size blocks (block_bytes, a power of two) that the
 // lanes draw from as they fill and give back when drained (simple board) or that the board recycles
 // oldest-first across all lanes (circular board): no static split between lanes.
@@ -30,6 +30,7 @@
 
 #include "kron/core/control_regs.hpp"
 #include "kron/core/record.hpp"
+#include "kron/core/stats.hpp"
 #include "kron/core/toolkit_regs.hpp"
 
 namespace kron::board {
@@ -37,10 +38,13 @@ namespace kron::board {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'B', 'R', 'D', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 2;  // a reader refuses another major (2.0: the block pool)
-inline constexpr std::uint16_t kMinor = 1;  // and accepts any minor (fields only ever appended)
+inline constexpr std::uint16_t kMinor = 2;  // and accepts any minor (fields only ever appended)
 // Minor versions: 2.0 the block pool; 2.1 adds the name table (names_offset..names_used: named probes and
 // thread names) and `program` (the command that last ran on the board). A 2.0 board has names_offset 0: no
-// table, named probes record with no name; and an empty program.
+// table, named probes record with no name; and an empty program. 2.2 adds phased samples (the phase in the
+// record header, the cpu in the thread field: ERRATUM E180; a 2.1 board's records are rewritten by the
+// reader), `stat_gen` on the registers' line, and the statistics area (stats_offset..stat_lost: histograms
+// and virtual counters, kron/core/stats.hpp). A 2.1 board has stats_offset 0: no histograms, no counters.
 inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
 inline constexpr std::uint32_t kSlot = record::kSlotBytes;  // ring unit = one Trace record (32 bytes)
 inline constexpr std::uint32_t kResourceSlots = record::kResourceSlots;  // a Resource record (160 bytes)
@@ -62,6 +66,16 @@ inline constexpr std::uint64_t kMaxSegment = 1ull << 40;
 // sample memory.
 inline constexpr std::uint32_t kDefaultNameSlots = 1024;
 inline constexpr std::uint32_t kMaxNameSlots = 65534;  // ids 1-65534 (65535 is KRON_NAME_NONE)
+// ERRATUM E182. The statistics area (2.2): histogram names (64 bytes a slot) and cells of 8 KiB, each one
+// thread's histogram or page of 1024 virtual counters in one phase, taken as threads first record.
+inline constexpr std::uint32_t kDefaultHistSlots = 256;
+inline constexpr std::uint32_t kMaxHistSlots = 4096;
+inline constexpr std::uint32_t kDefaultStatCells = 256;   // 2 MiB of cells, on top of the sample memory
+inline constexpr std::uint32_t kMaxStatCells = 1u << 20;
+// stat_gen: bit 47 marks a board's value (a probe's cache entry made from it never matches the value a
+// probe sees without a board, kNoBoardGen); bits 0-46 count the watch writes.
+inline constexpr std::uint64_t kStatGenMark = std::uint64_t{1} << 47;
+inline constexpr std::uint64_t kNoBoardGen = std::uint64_t{1} << 46;
 
 // Environment: the board MK_DEFAULT_MAP()/kron::attach() map; KRON_NODE is set by kron record for the
 // program's information (samples take the node from the board header: one board per node).
@@ -160,6 +174,9 @@ struct alignas(kLine) BoardHeader {
   // Line 2: the registers every probe reads. Written only by tools and control calls (kron filter, csr).
   alignas(kLine) std::atomic<std::uint32_t> control;  // Filter Register | CSR << 16 (relaxed loads)
   std::atomic<std::uint32_t> counter_gen;  // bumped after every counter control write (threads re-plan)
+  // 2.2: kStatGenMark | watch writes. Read by every record_latency/vcount (relaxed): a change empties the
+  // threads' cell caches, so that a new phase watch takes effect (0 in a 2.1 board: no statistics).
+  std::atomic<std::uint64_t> stat_gen;
 
   // Line 3: board-wide counters written only in slow paths.
   alignas(kLine) std::atomic<std::uint64_t> no_lane;  // probes that passed but found no free lane (overruns)
@@ -213,7 +230,30 @@ struct alignas(kLine) BoardHeader {
   // NUL-terminated; written by those tools before the program starts, "" when none did. Tools only:
   // kron rdsample --board puts it in the trace file's header (ERRATUM E148).
   alignas(kLine) char program[256];
-  std::uint8_t reserved[4096 - 1728 - 256];
+  std::uint8_t reserved21[64];
+
+  // 2.2: the statistics area (ERRATUM E182). Geometry written once by the creator (stats_offset 0: none).
+  alignas(kLine) std::uint64_t stats_offset;  // HistSlot x hist_slots, then CellDesc x stat_cells
+  std::uint32_t hist_slots;
+  std::uint32_t stat_cells;
+  std::uint64_t cells_offset;                 // stat_cells cells of kCellBytes (page aligned)
+  std::uint32_t hist_slot_size;               // sizeof(HistSlot) of the creator
+  std::uint32_t cell_desc_size;               // sizeof(CellDesc)
+  std::uint32_t cell_bytes;                   // stats::kCellBytes
+  // The phase watch of the virtual counters (stats::Watch, a phase); written by tools, bumps stat_gen.
+  std::atomic<std::uint32_t> counter_watch;
+  std::atomic<std::uint32_t> counter_watch_phase;
+  // An armed virtual-counter threshold (ERRATUM E185): counter index + 1 (0: none) and the value at which a
+  // thread's counter (in a phase) crosses it. Written by tools, then stat_gen.
+  std::atomic<std::uint32_t> counter_threshold_index;
+  std::atomic<std::uint64_t> counter_threshold;
+  // 2.2: taken in slow paths (one fetch_add each). Past the capacity nothing is written, and the records
+  // that found no room are counted in stat_lost (never lost uncounted).
+  alignas(kLine) std::atomic<std::uint64_t> hists_used;  // histogram names registered (slots taken)
+  std::atomic<std::uint64_t> cells_used;                 // cells taken
+  std::atomic<std::uint64_t> stat_lost;                  // record_latency/vcount calls that found no cell or slot
+  std::atomic<std::uint64_t> thresholds_crossed;         // threshold crossings (each also a sample, ERRATUM E185)
+  std::uint8_t reserved[4096 - 2176];
 };
 static_assert(sizeof(BoardHeader) == 4096, "BoardHeader is a shared-memory ABI: one page");
 static_assert(offsetof(BoardHeader, control) == 128 && offsetof(BoardHeader, no_lane) == 192);
@@ -222,6 +262,10 @@ static_assert(offsetof(BoardHeader, blocks_offset) == 1408 && offsetof(BoardHead
               offsetof(BoardHeader, sealed_enq) == 1536 && offsetof(BoardHeader, sealed_deq) == 1600);
 static_assert(offsetof(BoardHeader, names_offset) == 1664 && offsetof(BoardHeader, names_used) == 1680);
 static_assert(offsetof(BoardHeader, program) == 1728);
+static_assert(offsetof(BoardHeader, stat_gen) == 136 && offsetof(BoardHeader, stats_offset) == 2048 &&
+              offsetof(BoardHeader, counter_watch) == 2084 && offsetof(BoardHeader, counter_threshold) == 2096 &&
+              offsetof(BoardHeader, hists_used) == 2112 &&
+              offsetof(BoardHeader, thresholds_crossed) == 2136);
 
 // ---- A lane: one writer (a thread), a chain of blocks --------------------------------------------------
 struct alignas(kLine) LaneHeader {
@@ -293,6 +337,34 @@ struct alignas(kLine) NameSlot {
   std::uint8_t body[sizeof(record::NameRecord) - 8];
 };
 static_assert(sizeof(NameSlot) == sizeof(record::NameRecord));
+
+// ---- The statistics area (2.2, ERRATUM E182) ------------------------------------------------------------
+// A histogram's name and watch. Slot i is histogram id i + 1, published by its header word (release) once
+// the name is in; ids are never reused. The watch and the threshold are written by tools (then stat_gen).
+struct alignas(kLine) HistSlot {
+  std::atomic<std::uint64_t> header;       // 0 while unwritten; kHistSlotWord when published
+  char name[40];                           // NUL-padded (stats::kHistNameBytes)
+  std::atomic<std::uint32_t> watch;        // stats::Watch
+  std::atomic<std::uint32_t> watch_phase;  // compared with the thread's phase (004 PW)
+  // Armed threshold (ERRATUM E185): a bucket and a count (0: not armed). When a thread's cell (in a phase)
+  // has counted threshold_count values in buckets >= threshold_bucket, it emits one Trace sample
+  // (kFlagThreshold) at that moment.
+  std::atomic<std::uint16_t> threshold_bucket;
+  std::uint16_t reserved0;
+  std::atomic<std::uint32_t> threshold_count;
+};
+static_assert(sizeof(HistSlot) == 64 && offsetof(HistSlot, watch) == 48 && offsetof(HistSlot, threshold_count) == 60);
+inline constexpr std::uint64_t kHistSlotWord = 0x4849535431ull;  // "1TSIH": a published slot
+// A cell's descriptor: its key (stats::cell_key; 0 while unwritten, release store once the cell is
+// initialised) and its owner.
+struct alignas(32) CellDesc {
+  std::atomic<std::uint64_t> key;
+  std::uint32_t source;      // "node.process" of the owner
+  std::uint32_t thread;      // its thread id
+  std::uint64_t first_ticks; // when the cell was taken
+  std::uint64_t reserved;
+};
+static_assert(sizeof(CellDesc) == 32);
 
 // The lanes a reader needs to look at: those below the high-water mark of claims (a scribbled mark is
 // bounded by `lane_count`, the reader's validated copy of the header's, never the live field: ERRATUM E120).

@@ -28,6 +28,10 @@ struct CreateOptions {
   std::uint64_t enable = 0, mode_reg = 0, clock_reg = 0;  // counter control written at creation
   bool huge_pages = false;                 // back the board with 2 MiB pages where the kernel allows (--huge-pages)
   std::uint32_t name_slots = kDefaultNameSlots;  // name table entries (0: none), 256 bytes each, on top of `size`
+  // 2.2 statistics area (ERRATUM E182), on top of `size`: histogram names (64 bytes each) and cells of 8 KiB
+  // (one thread's histogram or 1024 virtual counters, in one phase). stat_cells 0: none.
+  std::uint32_t hist_slots = kDefaultHistSlots;
+  std::uint32_t stat_cells = kDefaultStatCells;
 };
 
 // What a validation found: ok, or the byte offset in the segment and what is wrong there.
@@ -50,6 +54,8 @@ struct Geometry {
   std::uint16_t major = 0, minor = 0;
   std::uint64_t names_offset = 0;  // 2.1 name table (0: none)
   std::uint32_t name_slots = 0, name_slot_size = 0;
+  std::uint64_t stats_offset = 0, cells_offset = 0;  // 2.2 statistics area (0: none)
+  std::uint32_t hist_slots = 0, stat_cells = 0, hist_slot_size = 0, cell_desc_size = 0, cell_bytes = 0;
   ClockKind clock_kind = ClockKind::Tsc;
   char magic[8] = {};
   Signal signals[kCounters] = {};
@@ -98,6 +104,17 @@ class Mapping {
   // Name slot i (i < geometry().name_slots: the caller checks).
   NameSlot* name_slot(std::uint32_t i) const {
     return reinterpret_cast<NameSlot*>(bytes() + geo_.names_offset + std::uint64_t{i} * sizeof(NameSlot));
+  }
+  // The statistics area (2.2): histogram slot i (i < hist_slots), cell descriptor and cell i (i < stat_cells).
+  HistSlot* hist_slot(std::uint32_t i) const {
+    return reinterpret_cast<HistSlot*>(bytes() + geo_.stats_offset + std::uint64_t{i} * sizeof(HistSlot));
+  }
+  CellDesc* cell_desc(std::uint32_t i) const {
+    return reinterpret_cast<CellDesc*>(bytes() + geo_.stats_offset + std::uint64_t{geo_.hist_slots} * sizeof(HistSlot) +
+                                       std::uint64_t{i} * sizeof(CellDesc));
+  }
+  std::uint64_t* cell(std::uint32_t i) const {
+    return reinterpret_cast<std::uint64_t*>(bytes() + geo_.cells_offset + std::uint64_t{i} * stats::kCellBytes);
   }
   // Block b's memory (b < geometry().block_count: the caller checks).
   std::uint8_t* block_data(std::uint32_t b) const { return bytes() + geo_.data_offset + std::uint64_t{b} * geo_.block_bytes; }

@@ -9,6 +9,12 @@
 //   KRON_SCOPE_V("block", n);          // the same, carrying a value (48 bits) at begin and end
 //   KRON_EVENT("bytes out", n);        // a named event with a value
 //   kron::thread_name("writer");       // names this thread (pthread_setname_np + the board's name table)
+//   kron::phase(2);                    // this thread is in phase 2 (004's PhaseID Register): every sample,
+//   { kron::phase_scope p(3); ... }    //   histogram and counter of the thread is kept per phase
+//   static kron::histogram h("get");   // a latency histogram declared by name (registered on first use)
+//   kron::record_latency(h, ticks);    // one value into this thread's shard of h (kron/core/stats.hpp)
+//   { kron::latency_timer t(h); ... }  // the block's duration in timestamp ticks
+//   kron::vcount(4711, 1);             // virtual counter 0-8191 (003's MultiKron_vc), this thread's shard
 //
 // Named probes (Tracy's ZoneScopedN, Perfetto's TRACE_EVENT): the name must be a string literal (static
 // storage). The first time a probe passes the filter it registers its site (name, file, line, function)
@@ -25,14 +31,18 @@
 //
 // The hot path, whole (trace): read the control word (Filter Register + CSR), test the group's bit and
 // sampling enable; check the thread's lane has room; rdtsc; one load of the rseq cpu_id; store the
-// `passed` count, the 32-byte record, and publish it with one release store of the lane's head. No lock,
-// no atomic read-modify-write, no shared cache line written. Anything unusual (no lane yet, lane full,
-// circular eviction) goes to an out-of-line slow path in src/probe/probe.cpp.
+// `passed` count, the 32-byte record (the thread's phase or'ed into its header word, the cpu into its ids
+// word: ERRATUM E180), and publish it with one release store of the lane's head. No lock, no atomic
+// read-modify-write, no shared cache line written. Anything unusual (no lane yet, lane full, circular
+// eviction) goes to an out-of-line slow path in src/probe/probe.cpp. record_latency and vcount: one check
+// of the thread's cell cache (histogram id, phase, the board's stat_gen), then plain adds in the thread's
+// own cell of the board (kron/core/stats.hpp).
 #pragma once
 #include <cstdint>
 
 #include "kron/board.hpp"
 #include "kron/core/record.hpp"
+#include "kron/core/stats.hpp"
 #include "kron/site.h"
 
 // ERRATUM E155: the filter level of named probes.
@@ -67,7 +77,48 @@ void counter_control(std::uint64_t enable, std::uint64_t mode, std::uint64_t clo
 // entry of its name table, so that the tools label the thread's track. Probes off: only the former.
 void thread_name(const char* name) noexcept;
 
+// A latency histogram, declared by name (a string literal: static storage; at most 39 bytes kept). Registered
+// in the board's histogram table the first time it records with a board (slow path); the id is the board's.
+class histogram {
+ public:
+  explicit constexpr histogram(const char* name) noexcept : name_(name) {}
+  histogram(const histogram&) = delete;
+  histogram& operator=(const histogram&) = delete;
+  const char* name() const noexcept { return name_; }
+  // The board's id (1-based); 0 until registered (kNoHistogram: the table had no room).
+  std::uint32_t id() const noexcept { return __atomic_load_n(&id_, __ATOMIC_RELAXED); }
+  static constexpr std::uint32_t kNoHistogram = 0xffffffffu;
+
+  // Public for the inline probes only: the name, and the id (stored once by the registering slow path).
+  const char* name_;
+  std::uint32_t id_ = 0;
+};
+// Registers `h` now (also done by its first record); returns its id, histogram::kNoHistogram without a board
+// or room.
+std::uint32_t register_histogram(histogram& h) noexcept;
+
 namespace detail {
+// ---- phases, histograms, virtual counters (kron/core/stats.hpp) ----
+// A thread's cache of its cells: valid while `tag` equals the thread's phase bits | the board's stat_gen.
+struct CellRef {
+  std::uint64_t tag;
+  std::uint64_t* cell;
+};
+inline constexpr unsigned kHistCache = 256;  // histograms with ids 1-256 take the fast path
+struct ThreadStats {
+  CellRef hist[kHistCache];
+  CellRef counters[stats::kCounterPages];
+};
+extern constinit thread_local ThreadStats t_stats KRON_TLS_MODEL;
+// The board's stat_gen, or a word holding board::kNoBoardGen while no board is attached.
+extern const std::atomic<std::uint64_t>* g_stat_gen;
+void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept;
+void vcount_slow(unsigned index, std::uint64_t n) noexcept;
+
+// One thread writes a cell; readers (other processes) load its words: relaxed atomics, plain moves.
+KRON_ALWAYS_INLINE std::uint64_t cell_load(const std::uint64_t& w) noexcept { return __atomic_load_n(&w, __ATOMIC_RELAXED); }
+KRON_ALWAYS_INLINE void cell_store(std::uint64_t& w, std::uint64_t v) noexcept { __atomic_store_n(&w, v, __ATOMIC_RELAXED); }
+
 // Per-thread probe state: trivially destructible so that access is a plain %fs-relative load.
 struct ThreadLane {
   std::uint64_t* ring;           // the lane's ring as 64-bit words (4 per slot)
@@ -79,6 +130,9 @@ struct ThreadLane {
   std::uint64_t hdr;             // record word 0 without group and cpu: kind, size, pending flags
   const volatile std::uint32_t* cpu;  // rseq cpu_id (kept current by the kernel), or nullptr
   board::LaneHeader* lane;
+  // record::phase_bits(the thread's phase): or'ed into every sample's header word (ERRATUM E180). Here, beside
+  // the fields the probe loads anyway, so that it is one %fs-relative operand; kept when the lane goes.
+  std::uint64_t phase;
 };
 extern constinit thread_local ThreadLane t_lane KRON_TLS_MODEL;
 // Points at the board's control word, or at a zero word while no board is attached.
@@ -121,8 +175,10 @@ KRON_ALWAYS_INLINE void put_trace_(unsigned group, std::uint64_t data, std::uint
   t.lane->passed.store(++t.passed, std::memory_order_relaxed);
   std::uint64_t* p = t.ring + (h & t.mask) * record::kSlotWords;
   // One TraceRecord (kron/core/record.hpp) as four words: header word, ids word, timestamp, data.
-  p[0] = t.hdr | flags | record::group_bits(group) | record::cpu_bits(cpu);
-  p[1] = t.ids;
+  // ERRATUM E180: the phase in the header word (one thread-local load, one or), the cpu in the ids word
+  // (claim() leaves t.cpu null where a cpu number could exceed 1023: cpu_slow() saturates).
+  p[0] = t.hdr | flags | record::group_bits(group) | detail::t_lane.phase;
+  p[1] = t.ids | cpu << record::kIdsCpuShift;
   p[2] = ts;
   p[3] = data;
   t.hdr &= record::kKindSizeMask;  // pending overrun flags go with one record only
@@ -186,6 +242,65 @@ KRON_ALWAYS_INLINE void count(unsigned counter, std::uint64_t n = 1) noexcept {
   detail::count_slow(counter, n);
 }
 
+// The calling thread's phase (004 4.4.1 PhaseID Register, 16 bits): a plain thread-local store. Every later
+// sample of the thread carries it; its histograms and virtual counters are kept per phase.
+KRON_ALWAYS_INLINE void phase(std::uint16_t id) noexcept { detail::t_lane.phase = record::phase_bits(id); }
+KRON_ALWAYS_INLINE std::uint16_t current_phase() noexcept {
+  return static_cast<std::uint16_t>(detail::t_lane.phase >> record::kPhaseShift);
+}
+// Sets a phase for a block and restores the previous one at its end.
+class phase_scope {
+ public:
+  KRON_ALWAYS_INLINE explicit phase_scope(std::uint16_t id) noexcept : saved_(detail::t_lane.phase) { phase(id); }
+  KRON_ALWAYS_INLINE ~phase_scope() { detail::t_lane.phase = saved_; }
+  phase_scope(const phase_scope&) = delete;
+  phase_scope& operator=(const phase_scope&) = delete;
+
+ private:
+  std::uint64_t saved_;
+};
+
+// One value (timestamp ticks, or any unit) into the calling thread's shard of `h` in its phase: a bucket
+// increment, the sum, the minimum and the maximum, all in the thread's own cell on the board. Anything
+// unusual (first record of the thread in this phase, no board, a phase watch changed) goes out of line.
+KRON_ALWAYS_INLINE void record_latency(histogram& h, std::uint64_t ticks) noexcept {
+  detail::ThreadStats& t = detail::t_stats;
+  const std::uint32_t i = __atomic_load_n(&h.id_, __ATOMIC_RELAXED) - 1;  // id 0 (unregistered) wraps
+  // Relaxed: the generation only tells the cache to refill; a probe needs some recent value.
+  const std::uint64_t tag = detail::t_lane.phase | detail::g_stat_gen->load(std::memory_order_relaxed);
+  if (i >= detail::kHistCache || t.hist[i].tag != tag) [[unlikely]] return detail::record_latency_slow(h, ticks);
+  std::uint64_t* c = t.hist[i].cell;
+  std::uint64_t& b = c[stats::bucket_of(ticks)];
+  detail::cell_store(b, detail::cell_load(b) + 1);
+  detail::cell_store(c[stats::kHistSum], detail::cell_load(c[stats::kHistSum]) + ticks);
+  if (ticks < detail::cell_load(c[stats::kHistMin])) detail::cell_store(c[stats::kHistMin], ticks);
+  if (ticks > detail::cell_load(c[stats::kHistMax])) detail::cell_store(c[stats::kHistMax], ticks);
+}
+
+// Adds `n` to virtual counter `index` (0-8191) of the calling thread in its phase.
+KRON_ALWAYS_INLINE void vcount(unsigned index, std::uint64_t n = 1) noexcept {
+  detail::ThreadStats& t = detail::t_stats;
+  const unsigned page = (index / stats::kCountersPerCell) % stats::kCounterPages;
+  // Relaxed, as in record_latency().
+  const std::uint64_t tag = detail::t_lane.phase | detail::g_stat_gen->load(std::memory_order_relaxed);
+  if (index >= stats::kVirtualCounters || t.counters[page].tag != tag) [[unlikely]] return detail::vcount_slow(index, n);
+  std::uint64_t& w = t.counters[page].cell[index % stats::kCountersPerCell];
+  detail::cell_store(w, detail::cell_load(w) + n);
+}
+
+// Measures a block: record_latency(h, ticks from construction to destruction).
+class latency_timer {
+ public:
+  KRON_ALWAYS_INLINE explicit latency_timer(histogram& h) noexcept : h_(h), t0_(detail::now()) {}
+  KRON_ALWAYS_INLINE ~latency_timer() { record_latency(h_, detail::now() - t0_); }
+  latency_timer(const latency_timer&) = delete;
+  latency_timer& operator=(const latency_timer&) = delete;
+
+ private:
+  histogram& h_;
+  std::uint64_t t0_;
+};
+
 // An interval: trace(group, begin) now, trace(group, end) when the scope ends (mk_rpt class 1).
 class Scope {
  public:
@@ -210,6 +325,22 @@ enum class Named : std::uint8_t { Event = kFlagNamed, Begin = kFlagNamed | kFlag
 inline void named(kron_site&, unsigned, std::uint64_t, Named) noexcept {}
 inline void resource(unsigned, std::uint64_t) noexcept {}
 inline void count(unsigned, std::uint64_t = 1) noexcept {}
+inline void phase(std::uint16_t) noexcept {}
+inline std::uint16_t current_phase() noexcept { return 0; }
+class phase_scope {
+ public:
+  explicit phase_scope(std::uint16_t) noexcept {}
+  phase_scope(const phase_scope&) = delete;
+  phase_scope& operator=(const phase_scope&) = delete;
+};
+inline void record_latency(histogram&, std::uint64_t) noexcept {}
+inline void vcount(unsigned, std::uint64_t = 1) noexcept {}
+class latency_timer {
+ public:
+  explicit latency_timer(histogram&) noexcept {}
+  latency_timer(const latency_timer&) = delete;
+  latency_timer& operator=(const latency_timer&) = delete;
+};
 class Scope {
  public:
   Scope(unsigned, std::uint64_t, std::uint64_t) noexcept {}

@@ -3,6 +3,8 @@
 // microseconds; ph "X" complete slice (ts, dur), "b"/"e" async slice (cat, id), "C" counter (args are
 // the series), "i" instant (s: "t" thread scope), "M" metadata (process_name, thread_name).
 #include "analysis/export.hpp"
+
+#include "analysis/hist.hpp"
 #include "kron/board.hpp"
 #include "kron/core/text.hpp"
 
@@ -252,14 +254,50 @@ ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOp
       sep();
       fmt::format_to(it,
                      R"({{"ph":"i","s":"t","name":"event {}","pid":{},"tid":{},"ts":{},)"
-                     R"("args":{{"data":"0x{:x}","flags":{},"group":{},"thread":{}}}}})",
-                     s.data & m.event_mask(), s.source, sk.lane, ts, s.data, s.flags, s.group, s.thread);
+                     R"("args":{{"data":"0x{:x}","flags":{},"group":{},"thread":{},"phase":{}}}}})",
+                     s.data & m.event_mask(), s.source, sk.lane, ts, s.data, s.flags, s.group, s.thread, s.phase);
       ++st.instants;
     }
     out.maybe_flush();
   }
   m.finish();
   st.sched_slices = export_sched_tracks(in, t0, clock, sep, b);
+  // Issue 12: histogram and virtual counter snapshots as counter events ("ph":"C") of the process, one
+  // series per thread and phase: a histogram's count, p50, p99 and max, a virtual counter's value.
+  for (const auto& input : in.inputs()) {
+    const std::span<const std::uint8_t> snaps = input->snapshots();
+    for (std::size_t at = 0; at + sizeof(record::RecordHeader) <= snaps.size();) {
+      record::RecordHeader h;
+      std::memcpy(&h, snaps.data() + at, sizeof h);
+      if (h.size < sizeof h || at + h.size > snaps.size()) break;  // validated by the reader: not reached
+      hist::Merger one;
+      one.add(snaps.subspan(at, h.size));
+      const hist::Merged r = one.result();
+      std::uint32_t source = 0, thread = 0;
+      std::uint64_t when = 0;
+      std::memcpy(&source, snaps.data() + at + 8, 4);
+      std::memcpy(&thread, snaps.data() + at + 12, 4);
+      std::memcpy(&when, snaps.data() + at + 16, 8);
+      const std::string ts = us_text(have_t0 ? ns(when) : 0);
+      for (const auto& [name, phases] : r.hists)
+        for (const auto& [p, x] : phases) {
+          const hist::Summary sum = hist::summarize(x);
+          sep();
+          fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"count":{},"p50":{},"p99":{},"max":{}}}}})",
+                         jstr(fmt::format("hist {} (thread {}, phase {})", name, thread, p)), source, ts, sum.count,
+                         sum.p50, sum.p99, sum.max);
+          ++st.counters;
+        }
+      for (const auto& [p, cs] : r.counters)
+        for (const auto& [i, v] : cs) {
+          sep();
+          fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"value":{}}}}})",
+                         jstr(fmt::format("vc {} (thread {}, phase {})", i, thread, p)), source, ts, v);
+          ++st.counters;
+        }
+      at += h.size;
+    }
+  }
   b += "\n]}\n";
   out.flush();
   return st;

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+#include "kron/core/stats.hpp"
+
 namespace kron::analysis {
 
 namespace {
@@ -79,9 +81,49 @@ std::string svg_histogram(const Histogram& h, std::uint64_t clock_hz, const std:
   return o;
 }
 
+// Issue 12: a kron::histogram's total, a bar per bucket (stats::bucket_range) from the first to the last
+// non-empty one.
+std::string svg_latency(const hist::Histogram& h, std::uint64_t clock_hz, const std::string& label) {
+  unsigned first = stats::kHistBuckets, last = 0;
+  std::uint64_t peak = 0;
+  for (unsigned b = 0; b < stats::kHistBuckets; ++b)
+    if (h.buckets[b]) first = std::min(first, b), last = b, peak = std::max(peak, h.buckets[b]);
+  if (first == stats::kHistBuckets) return {};
+  const unsigned n = last - first + 1;
+  const double W = 640, H = 200, left = 56, right = 12, top = 12, bottom = 40;
+  const double pw = W - left - right, ph = H - top - bottom, bw = pw / n;
+  std::string o;
+  auto it = std::back_inserter(o);
+  fmt::format_to(it,
+                 "<svg class=\"hist latency\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+                 "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n<title>{}</title>\n",
+                 W, H, W, H, esc(label), esc(label));
+  fmt::format_to(it, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", left, top + ph, left + pw, top + ph);
+  fmt::format_to(it, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", left, top, left, top + ph);
+  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{}</text>\n", left - 4, top + 10, peak);
+  for (unsigned b = first; b <= last; ++b) {
+    const std::uint64_t c = h.buckets[b];
+    if (!c) continue;
+    const double bh = ph * static_cast<double>(c) / static_cast<double>(peak);
+    const stats::Range rg = stats::bucket_range(b);
+    fmt::format_to(it,
+                   "<rect class=\"bar\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"#2e8b57\">"
+                   "<title>{} - {} ticks ({} - {} us): {}</title></rect>\n",
+                   left + (b - first) * bw + 0.5, top + ph - bh, std::max(1.0, bw - 1.0), bh, rg.lo, rg.hi,
+                   num(ticks_to_us(static_cast<double>(rg.lo), clock_hz)), num(ticks_to_us(static_cast<double>(rg.hi), clock_hz)), c);
+  }
+  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" font-size=\"11\">{} us</text>\n", left, top + ph + 16,
+                 num(ticks_to_us(static_cast<double>(stats::bucket_range(first).lo), clock_hz)));
+  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{} us</text>\n", left + pw, top + ph + 16,
+                 num(ticks_to_us(static_cast<double>(stats::bucket_range(last).hi), clock_hz)));
+  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">latency (004's compact float "
+                     "buckets, 6.25%)</text>\n</svg>\n", left + pw / 2, top + ph + 32);
+  return o;
+}
+
 }  // namespace
 
-std::string render_html(const Report& r, const std::string& title) {
+std::string render_html(const Report& r, const std::string& title, const hist::Merged* latency) {
   std::string o;
   auto it = std::back_inserter(o);
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -139,6 +181,32 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
     ++charts;
   }
   if (!charts) o += "<p>No interval occurred.</p>\n";
+  if (latency && !latency->hists.empty()) {  // issue 12: kron::histogram, per phase
+    o += "<h2>Latency histograms (kron::histogram)</h2>\n";
+    for (const auto& [hname, phases] : latency->hists) {
+      const std::string& name = hname;  // (a lambda below uses it: structured bindings are not captured before C++20's P1091 in clang)
+      hist::Histogram total;
+      o += "<section class=\"chart\">\n<table class=\"phases\"><thead><tr><th>histogram</th><th>phase</th><th>count</th>"
+           "<th>p50 (us)</th><th>p99 (us)</th><th>max (us)</th><th>mean (us)</th></tr></thead><tbody>\n";
+      auto row = [&](const std::string& phase, const hist::Histogram& h) {
+        const hist::Summary s = hist::summarize(h);
+        auto us = [&](double t) { return num(ticks_to_us(t, r.clock_hz)); };
+        fmt::format_to(it, "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                           "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+                       esc(name), phase, s.count, us(static_cast<double>(s.p50)), us(static_cast<double>(s.p99)),
+                       us(static_cast<double>(s.max)), us(s.mean));
+      };
+      for (const auto& [p, h] : phases) {
+        row(std::to_string(p), h);
+        total.add(h);
+      }
+      row("all", total);
+      o += "</tbody></table>\n";
+      const std::string label = fmt::format("{}: {} values", name, total.count());
+      fmt::format_to(it, "<h3>{}</h3>\n{}</section>\n", esc(label), svg_latency(total, r.clock_hz, label));
+      ++charts;
+    }
+  }
   fmt::format_to(it, R"(<script>
 window.addEventListener('load', function () {{
   var svgs = document.querySelectorAll('svg.hist'), ok = svgs.length === {};

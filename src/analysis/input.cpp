@@ -178,6 +178,7 @@ class KronFile final : public Input {
     return v;
   }
   std::span<const record::SchedRecord> sched_switches() const override { return r_.sched_switches(); }
+  std::span<const std::uint8_t> snapshots() const override { return r_.snapshots(); }
 
  private:
   tracefile::Reader r_;

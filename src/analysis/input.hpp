@@ -77,6 +77,9 @@ class Input {
   // The scheduling switches read so far (kron trace files of `kron record --sched`); all of them once the
   // samples were read to the end. Empty for other inputs.
   virtual std::span<const record::SchedRecord> sched_switches() const { return {}; }
+  // The histogram and virtual counter snapshots read so far (trace format 1.4 kinds 5 and 6, validated, back
+  // to back); all of them once the samples were read to the end. Empty for other inputs.
+  virtual std::span<const std::uint8_t> snapshots() const { return {}; }
   // What the input says was lost or cut (a recording not closed, samples the recorder dropped), for the
   // tools to print once they have read it: nothing lost goes uncounted.
   virtual std::vector<std::string> warnings() const { return {}; }

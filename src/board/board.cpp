@@ -226,6 +226,14 @@ Geometry read_geometry(const void* base) noexcept {
   g.name_slots = once(h->name_slots);
   g.name_slot_size = once(h->name_slot_size);
   if (g.names_offset == 0) g.name_slots = 0;  // a 2.0 board (reserved bytes, zero) or a board made without one
+  g.stats_offset = once(h->stats_offset);
+  g.cells_offset = once(h->cells_offset);
+  g.hist_slots = once(h->hist_slots);
+  g.stat_cells = once(h->stat_cells);
+  g.hist_slot_size = once(h->hist_slot_size);
+  g.cell_desc_size = once(h->cell_desc_size);
+  g.cell_bytes = once(h->cell_bytes);
+  if (g.minor < 2 || g.stats_offset == 0) g.stats_offset = g.cells_offset = g.hist_slots = g.stat_cells = 0;  // none
   for (unsigned n = 0; n < kCounters; ++n) g.signals[n] = once(h->sources[n].signal);
   return g;
 }
@@ -280,7 +288,21 @@ Problem validate(const Geometry& g, std::uint64_t size) noexcept {
       return bad(offsetof(BoardHeader, names_offset), "name table runs past the end of the segment");
     names_end = g.names_offset + std::uint64_t{g.name_slots} * sizeof(NameSlot);
   }
-  if (g.data_offset < names_end || g.data_offset % kLine || g.data_offset > size ||
+  std::uint64_t stats_end = names_end;
+  if (g.stats_offset) {  // 2.2: histogram slots, cell descriptors, cells, between the name table and the blocks
+    if (g.hist_slot_size != sizeof(HistSlot) || g.cell_desc_size != sizeof(CellDesc) || g.cell_bytes != stats::kCellBytes)
+      return bad(offsetof(BoardHeader, hist_slot_size), "statistics area entry sizes are not 64, 32 and 8192");
+    if (g.hist_slots > kMaxHistSlots) return bad(offsetof(BoardHeader, hist_slots), "histogram slot count is above 4096");
+    if (g.stat_cells > kMaxStatCells) return bad(offsetof(BoardHeader, stat_cells), "statistics cell count is above 2^20");
+    const std::uint64_t table = std::uint64_t{g.hist_slots} * sizeof(HistSlot) + std::uint64_t{g.stat_cells} * sizeof(CellDesc);
+    if (g.stats_offset < names_end || g.stats_offset % kLine || g.stats_offset > size || table > size - g.stats_offset)
+      return bad(offsetof(BoardHeader, stats_offset), "statistics tables run past the end of the segment");
+    if (g.cells_offset < g.stats_offset + table || g.cells_offset % kLine || g.cells_offset > size ||
+        std::uint64_t{g.stat_cells} * stats::kCellBytes > size - g.cells_offset)
+      return bad(offsetof(BoardHeader, cells_offset), "statistics cells run past the end of the segment");
+    stats_end = g.cells_offset + std::uint64_t{g.stat_cells} * stats::kCellBytes;
+  }
+  if (g.data_offset < stats_end || g.data_offset % kLine || g.data_offset > size ||
       g.block_bytes > (size - g.data_offset) / g.block_count)
     return bad(offsetof(BoardHeader, data_offset), "blocks run past the end of the segment");
   if (g.clock_hz == 0 || g.clock_hz > kMaxClockHz)
@@ -376,7 +398,12 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   const std::uint64_t sealed_off = blocks_off + std::uint64_t{blocks} * sizeof(BlockHeader);
   if (o.name_slots > kMaxNameSlots) return fail("name table size must be 0-" + std::to_string(kMaxNameSlots));
   const std::uint64_t names_off = (sealed_off + std::uint64_t{blocks} * sizeof(SealedCell) + kLine - 1) & ~std::uint64_t{kLine - 1};
-  const std::uint64_t data_off = (names_off + std::uint64_t{o.name_slots} * sizeof(NameSlot) + 4095) & ~std::uint64_t{4095};
+  if (o.hist_slots > kMaxHistSlots) return fail("histogram table size must be 0-" + std::to_string(kMaxHistSlots));
+  if (o.stat_cells > kMaxStatCells) return fail("statistics cells must be 0-" + std::to_string(kMaxStatCells));
+  const std::uint64_t stats_off = (names_off + std::uint64_t{o.name_slots} * sizeof(NameSlot) + kLine - 1) & ~std::uint64_t{kLine - 1};
+  const std::uint64_t cells_off = (stats_off + std::uint64_t{o.hist_slots} * sizeof(HistSlot) +
+                                   std::uint64_t{o.stat_cells} * sizeof(CellDesc) + 4095) & ~std::uint64_t{4095};
+  const std::uint64_t data_off = (cells_off + std::uint64_t{o.stat_cells} * stats::kCellBytes + 4095) & ~std::uint64_t{4095};
   const std::uint64_t size = data_off + std::uint64_t{blocks} * block;
   const std::string path = board_path(o.name), dir = shm_dir();
   // ERRATUM E122. The board must fit where it is made: a segment larger than the free space of its tmpfs
@@ -444,6 +471,16 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   h->names_offset = o.name_slots ? names_off : 0;
   h->name_slots = o.name_slots;
   h->name_slot_size = sizeof(NameSlot);
+  if (o.stat_cells) {  // 2.2 (ERRATUM E182)
+    h->stats_offset = stats_off;
+    h->cells_offset = cells_off;
+    h->hist_slots = o.hist_slots;
+    h->stat_cells = o.stat_cells;
+    h->hist_slot_size = sizeof(HistSlot);
+    h->cell_desc_size = sizeof(CellDesc);
+    h->cell_bytes = stats::kCellBytes;
+    h->stat_gen.store(kStatGenMark, std::memory_order_relaxed);
+  }
   h->clock_kind = clock_kind();
   h->clock_hz = clock_hz();
   h->node = o.node;

@@ -14,6 +14,7 @@
 #include <zstd.h>
 
 #include "kron/core/error.hpp"
+#include "kron/core/stats.hpp"
 
 namespace kron::tracefile {
 
@@ -51,9 +52,9 @@ std::size_t to_record(const Sample& s, std::span<std::uint8_t, sizeof(ResourceRe
   r.t.h.size = static_cast<std::uint16_t>(s.is_resource() ? sizeof(ResourceRecord) : sizeof(TraceRecord));
   r.t.h.flags = s.flags;
   r.t.h.group = s.group;
-  r.t.h.cpu = s.cpu;
+  r.t.h.phase = s.phase;  // 1.4 (ERRATUM E180): the phase in the header, the cpu in the thread field
   r.t.source = s.source;
-  r.t.thread = s.thread;
+  r.t.thread = (s.thread & record::kThreadMask) | static_cast<std::uint32_t>(record::ids_cpu_bits(s.cpu) >> 32);
   r.t.timestamp = s.timestamp;
   r.t.data = s.data;
   std::copy(s.counters.begin(), s.counters.end(), r.counters);
@@ -63,12 +64,15 @@ std::size_t to_record(const Sample& s, std::span<std::uint8_t, sizeof(ResourceRe
 
 namespace {
 // The fields a Trace and a Resource record share, into a decoded sample (every read path uses this).
-inline void copy_trace_fields(const TraceRecord& t, Sample& s) {
+// `phased`: a 1.4 file (ERRATUM E180).
+inline void copy_trace_fields(const TraceRecord& t, Sample& s, bool phased) {
   s.flags = t.h.flags;
   s.group = t.h.group;
-  s.cpu = t.h.cpu;
+  const record::PhasedFields f = record::phased_fields(t.h.cpu, t.thread, phased);
+  s.cpu = f.cpu;
+  s.phase = f.phase;
   s.source = t.source;
-  s.thread = t.thread;
+  s.thread = f.thread;
   s.timestamp = t.timestamp;
   s.data = t.data;
 }
@@ -225,6 +229,13 @@ void Writer::append_records(std::span<const std::uint8_t> records, std::uint64_t
   bytes_ += records.size();
 }
 
+void Writer::append_snapshots(std::span<const std::uint8_t> records, std::uint64_t count) {
+  const std::uint64_t samples = samples_;  // not samples
+  append_records(records, count);
+  samples_ = samples;
+  snapshots_ += count;
+}
+
 void Writer::append_sched(std::span<const SchedRecord> switches) { sched_.insert(sched_.end(), switches.begin(), switches.end()); }
 void Writer::append_mpi(std::span<const MpiRecord> calls) { mpi_.insert(mpi_.end(), calls.begin(), calls.end()); }
 void Writer::append_clock(std::span<const ClockOffsetRecord> offsets) {
@@ -233,6 +244,7 @@ void Writer::append_clock(std::span<const ClockOffsetRecord> offsets) {
 
 void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names) {
   header.sched_switches = sched_.size();
+  header.snapshots = snapshots_;
   if (!sched_.empty()) {  // after every sample; not samples (the count is put back)
     const std::uint64_t samples = samples_;
     append_records(std::span(reinterpret_cast<const std::uint8_t*>(sched_.data()), sched_.size() * sizeof(SchedRecord)),
@@ -379,6 +391,7 @@ Reader::Reader(const std::string& path, ReadOptions options)
   map_ = file_.data();
   std::memcpy(&header_, map_, sizeof header_);
   validate(path, header_, size_);
+  phased_ = header_.minor >= 4;
   if (complete()) {
     area_end_ = header_.header_size + header_.records_bytes;
     lanes_.resize(header_.lane_count);
@@ -418,6 +431,8 @@ void Reader::rewind() {
     mpi_.clear();
     clock_.clear();
   }
+  snapshots_.clear();
+  snapshot_count_ = 0;
   mismatch_.clear();
   if (compressed()) {  // no chunk yet: the record loops call next_chunk() first
     rec_ = nullptr;
@@ -528,7 +543,7 @@ std::size_t Reader::next_batch(std::span<Sample> out) {
         break;  // anything else (unknown kind, a bad or cut record): next() decides
       Sample& s = out[n++];
       s.type = SampleType::Resource;
-      copy_trace_fields(t, s);
+      copy_trace_fields(t, s, phased_);
       std::memcpy(s.counters.data(), map + pos + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
       pos += sizeof(ResourceRecord);
       continue;
@@ -536,7 +551,7 @@ std::size_t Reader::next_batch(std::span<Sample> out) {
     Sample& s = out[n++];
     if (s.type != SampleType::Trace) std::memcpy(s.counters.data(), kZeroCounters, sizeof kZeroCounters);
     s.type = SampleType::Trace;
-    copy_trace_fields(t, s);
+    copy_trace_fields(t, s, phased_);
     pos += sizeof(TraceRecord);
   }
   pos_ = pos;
@@ -553,7 +568,7 @@ bool Reader::next(Sample& out) {
     std::memcpy(&t, rec_ + pos_, sizeof t);
     if (t.h.kind == RecordKind::Trace && t.h.size == sizeof(TraceRecord)) {
       out.type = SampleType::Trace;
-      copy_trace_fields(t, out);
+      copy_trace_fields(t, out, phased_);
       std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
       pos_ += sizeof(TraceRecord);
       ++read_;
@@ -602,6 +617,13 @@ bool Reader::next(Sample& out) {
       pos_ += h.size;
       continue;
     }
+    if ((h.kind == RecordKind::HistSnapshot || h.kind == RecordKind::CounterSnapshot) && header_.minor >= 4) {
+      if (const char* why = stats::snapshot_problem(rec_ + pos_, h.size)) throw bad_record(why);  // 1.4: kept apart
+      snapshots_.insert(snapshots_.end(), rec_ + pos_, rec_ + pos_ + h.size);
+      ++snapshot_count_;
+      pos_ += h.size;
+      continue;
+    }
     if (!known) {
       // ERRATUM E128: only a later minor version may hold kinds this reader does not know; in any other
       // file the kind is damage, an error unless salvaging. Either way it is counted.
@@ -617,7 +639,7 @@ bool Reader::next(Sample& out) {
     TraceRecord t;
     std::memcpy(&t, rec_ + pos_, sizeof t);
     out.type = h.kind == RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
-    copy_trace_fields(t, out);
+    copy_trace_fields(t, out, phased_);
     if (out.is_resource())
       std::memcpy(out.counters.data(), rec_ + pos_ + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
     else
@@ -728,6 +750,11 @@ std::vector<std::string> Reader::warnings() const {
   if (header_.names_lost)  // 1.3 (ERRATUM E156)
     w.push_back(path_ + ": " + std::to_string(header_.names_lost) +
                 " names found no room in the board's name table: their samples show \"#none\" (kron record --names N)");
+  if (header_.stat_lost || header_.stat_cells_lost)  // 1.4 (ERRATUM E182)
+    w.push_back(path_ + ": " + std::to_string(header_.stat_lost) + " histogram and virtual counter values were lost: " +
+                std::to_string(header_.stat_cells_lost) +
+                " requests found the board's statistics area full, or a histogram found no name slot (kron record "
+                "--stat-cells N, --histograms N)");
   return w;
 }
 

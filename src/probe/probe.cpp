@@ -20,11 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 #include "kron/core/record.hpp"
 #include "kron/core/vocabulary.hpp"
@@ -36,10 +38,13 @@
 namespace kron {
 namespace detail {
 constinit thread_local ThreadLane t_lane KRON_TLS_MODEL{};
+constinit thread_local ThreadStats t_stats KRON_TLS_MODEL{};
 namespace {
 const std::atomic<std::uint32_t> g_zero{0};
+const std::atomic<std::uint64_t> g_no_board_gen{board::kNoBoardGen};
 }
 const std::atomic<std::uint32_t>* g_control = &g_zero;
+const std::atomic<std::uint64_t>* g_stat_gen = &g_no_board_gen;
 bool g_tsc = false;
 
 std::uint64_t now_slow() noexcept {
@@ -47,9 +52,10 @@ std::uint64_t now_slow() noexcept {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
 }
+// ERRATUM E180: a phased sample has 10 bits for the cpu; 1023 stands for 1023 and above (and unknown).
 std::uint32_t cpu_slow() noexcept {
   const int c = sched_getcpu();
-  return c < 0 ? 0xffffu : static_cast<std::uint32_t>(c);
+  return c < 0 || c > int{record::kMaxPhasedCpu} ? record::kMaxPhasedCpu : static_cast<std::uint32_t>(c);
 }
 }  // namespace detail
 
@@ -69,6 +75,14 @@ BlockHeader* g_bh = nullptr;
 SealedCell* g_cells = nullptr;
 bool g_circular = false;
 std::uint32_t g_name_slots = 0;  // the board's name table (2.1; 0: none)
+bool g_cpu_fits = true;          // every cpu number is below 1024: the rseq cpu_id goes into samples as it is
+// The statistics area (2.2; g_stat_cells 0: none).
+std::uint32_t g_hist_slots = 0, g_stat_cells = 0;
+board::HistSlot* g_hslots = nullptr;
+board::CellDesc* g_cdescs = nullptr;
+std::uint64_t* g_cells_mem = nullptr;
+// Where values go that a phase watch keeps out (never read; written with relaxed atomics by any thread).
+std::uint64_t g_discard[stats::kCellWords];
 
 // The thread's place in the pool (slow paths only; the fast path needs only ThreadLane).
 struct BlockCursor {
@@ -124,14 +138,25 @@ bool drainer_alive(std::uint64_t now) {
 
 void on_thread_exit(void*) { release_lane(); }
 
+// This thread's cells by key (stats::cell_key): slow paths only. nullptr: the pool had no room (counted).
+std::unordered_map<std::uint64_t, std::uint64_t*>& thread_cells() {
+  static thread_local std::unordered_map<std::uint64_t, std::uint64_t*> cells;
+  return cells;
+}
+void reset_thread_cells() { thread_cells().clear(); }
+
 void init_once() {
   pthread_key_create(&g_key, on_thread_exit);
   // A forked child must not write into its parent's lane (one writer per lane): start afresh.
   pthread_atfork(nullptr, nullptr, [] {
+    const std::uint64_t phase = detail::t_lane.phase;  // the child keeps its phase, takes its own lane and cells
     detail::t_lane = detail::ThreadLane{};
+    detail::t_lane.phase = phase;
     t_blk = BlockCursor{};
     close_perf(t_ctr);  // they measured the parent's thread
     t_ctr = ThreadCounters{};
+    detail::t_stats = detail::ThreadStats{};
+    reset_thread_cells();
     g_pid = static_cast<std::uint32_t>(::getpid());
   });
   std::atexit([] { release_lane(); });  // the main thread's lane (key destructors do not run for it)
@@ -145,7 +170,7 @@ std::uint32_t add_name(record::NameRecord r) {
   // Relaxed: the slot's own header word publishes its content (release below).
   const std::uint64_t i = g_board->names_used.fetch_add(1, std::memory_order_relaxed);
   if (i >= g_name_slots) return KRON_NAME_NONE;
-  r.h = record::RecordHeader{record::RecordKind::Names, sizeof(record::NameRecord), 0, 0, 0};
+  r.h = record::RecordHeader{record::RecordKind::Names, sizeof(record::NameRecord), 0, 0, {0}};
   if (r.name_kind != record::NameKind::Thread) r.id = static_cast<std::uint16_t>(i + 1);
   NameSlot* slot = g_map->name_slot(static_cast<std::uint32_t>(i));
   std::memcpy(slot->body, reinterpret_cast<const std::uint8_t*>(&r) + sizeof(record::RecordHeader), sizeof slot->body);
@@ -222,10 +247,10 @@ bool claim(detail::ThreadLane& t) {
     t.passed = L->passed.load(std::memory_order_relaxed);
     t.limit = t.head;  // no block yet: the first record takes one (next_block)
     t_blk = BlockCursor{kNoBlock, i, 0, k >= n};
-    t.ids = record::ids_word(L->source, L->tid);
+    t.ids = record::ids_word(L->source, L->tid & record::kThreadMask);  // ERRATUM E180: tids are below 2^22
     t.hdr = record::header_word(record::RecordKind::Trace);
     t.cpu = nullptr;
-    if (__rseq_size > 0) {
+    if (__rseq_size > 0 && g_cpu_fits) {
       const auto* r = reinterpret_cast<const struct rseq*>(static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset);
       if (static_cast<std::int32_t>(r->cpu_id) >= 0) t.cpu = &r->cpu_id;
     }
@@ -639,6 +664,11 @@ bool attach(const char* name) noexcept {
     std::fprintf(stderr, "kron: %s (offset %llu); probes are off\n", err.c_str(), static_cast<unsigned long long>(off));
     return false;
   }
+  if (m.geometry().minor < 2) {  // ERRATUM E180: this probe writes phased samples, which a 2.1 board does not hold
+    std::fprintf(stderr, "kron: board '%s' is format 2.%u, this program's probes write 2.2: recreate the board with this "
+                 "kron; probes are off\n", n, unsigned{m.geometry().minor});
+    return false;
+  }
   g_map = new board::Mapping(std::move(m));  // lives as long as the process
   g_board = g_map->header();
   g_pid = static_cast<std::uint32_t>(::getpid());
@@ -652,10 +682,22 @@ bool attach(const char* name) noexcept {
   g_cells = g_map->sealed_cells();
   g_circular = geo.circular();
   g_name_slots = geo.name_slots;
+  g_hist_slots = geo.hist_slots;
+  g_stat_cells = geo.stat_cells;
+  if (g_stat_cells) {
+    g_hslots = g_map->hist_slot(0);
+    g_cdescs = g_map->cell_desc(0);
+    g_cells_mem = g_map->cell(0);
+  }
+  {
+    const long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
+    g_cpu_fits = cpus > 0 && cpus <= long{record::kMaxPhasedCpu};
+  }
   detail::g_tsc = geo.clock_kind == ClockKind::Tsc;
   g_board->attached.fetch_add(1, std::memory_order_relaxed);
   // Release: a probe that sees the board's control word also sees the globals set above.
   std::atomic_thread_fence(std::memory_order_release);
+  if (g_stat_cells) detail::g_stat_gen = &g_board->stat_gen;
   detail::g_control = &g_board->control;
   return true;
 }
@@ -671,7 +713,9 @@ void release_lane() noexcept {
   register_comm(t.lane->tid);  // a name the thread took after its first probe
   // Release: a drainer that sees Retired sees the final head and counts.
   t.lane->state.store(LaneState::Retired, std::memory_order_release);
+  const std::uint64_t phase = t.phase;  // the thread's phase outlives its lane
   t = detail::ThreadLane{};
+  t.phase = phase;
   t_blk = BlockCursor{};
   close_perf(t_ctr);
   t_ctr = ThreadCounters{};
@@ -695,8 +739,8 @@ void trace_slow(unsigned group, std::uint64_t data, std::uint64_t flags) noexcep
   ThreadLane& t = t_lane;
   if (!ensure_lane(t)) return;
   if (!make_room(t, 1, false)) return;
-  const std::uint64_t rec[record::kSlotWords] = {t.hdr | flags | record::group_bits(group) | record::cpu_bits(cpu_of(t)),
-                                                 t.ids, now(), data};
+  const std::uint64_t rec[record::kSlotWords] = {t.hdr | flags | record::group_bits(group) | t.phase,
+                                                 t.ids | record::ids_cpu_bits(cpu_of(t)), now(), data};
   put(t, rec, 1);
 }
 
@@ -708,12 +752,122 @@ void resource_slow(unsigned group, std::uint64_t data) noexcept {
   const std::uint64_t ts = now();
   // The pending flags of the prepared header word, with the Resource record's kind and size.
   rec[0] = (t.hdr & ~record::kKindSizeMask) | record::header_word(record::RecordKind::Resource) | record::group_bits(group) |
-           record::cpu_bits(cpu_of(t));
-  rec[1] = t.ids;
+           t.phase;
+  rec[1] = t.ids | record::ids_cpu_bits(cpu_of(t));
   rec[2] = ts;
   rec[3] = data;
   read_counters(ts, rec + 4);  // the sixteen counters at the sample's timestamp
   put(t, rec, kResourceSlots);
+}
+
+// ---- phases, histograms, virtual counters (board 2.2, kron/core/stats.hpp) --------------------------------
+namespace {
+constinit thread_local std::uint32_t t_tid = 0;
+std::uint32_t my_tid() {
+  if (!t_tid) t_tid = gettid_u32();
+  return t_tid;
+}
+void lost_stat() { g_board->stat_lost.fetch_add(1, std::memory_order_relaxed); }
+
+// This thread's cell for (kind, object, phase): found, or taken from the pool (ERRATUM E182). nullptr when
+// the pool had no room (remembered: the thread does not ask again; the caller counts the value lost).
+std::uint64_t* cell_for(stats::CellKind kind, std::uint32_t object, std::uint16_t phase) {
+  const std::uint64_t key = stats::cell_key(kind, object, phase);
+  auto& cells = thread_cells();
+  if (const auto it = cells.find(key); it != cells.end()) return it->second;
+  std::uint64_t* cell = nullptr;
+  // Relaxed: the descriptor's key publishes the cell (release below). Past the capacity the count goes on
+  // (the tools show the requests that found no room).
+  const std::uint64_t i = g_board->cells_used.fetch_add(1, std::memory_order_relaxed);
+  if (i < g_stat_cells) {
+    cell = g_cells_mem + i * stats::kCellWords;  // zero: a fresh board's memory, never reused
+    if (kind == stats::CellKind::Histogram) detail::cell_store(cell[stats::kHistMin], ~std::uint64_t{0});
+    board::CellDesc& d = g_cdescs[i];
+    d.source = source_id(g_node, g_pid);
+    d.thread = my_tid();
+    d.first_ticks = detail::now();
+    // Release: a reader that acquires the key sees the owner and the initialised cell.
+    d.key.store(key, std::memory_order_release);
+  }
+  cells.emplace(key, cell);
+  return cell;
+}
+
+// A threshold crossing: one Trace sample at this moment (ERRATUM E185), whatever the filter; counted.
+void threshold_crossed(std::uint64_t data) {
+  g_board->thresholds_crossed.fetch_add(1, std::memory_order_relaxed);
+  detail::ThreadLane& t = detail::t_lane;
+  if (!ensure_lane(t)) return;  // counted as the board's no_lane overrun
+  put_trace_(0, data, record::flag_bits(kFlagThreshold));
+}
+}  // namespace
+
+void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept {
+  if (!g_board) return;                   // no board: probes are off
+  if (!g_stat_cells) return lost_stat();  // a board made without a statistics area: counted (ERRATUM E182)
+  std::uint32_t id = h.id();
+  if (id == 0) id = register_histogram(h);
+  if (id == histogram::kNoHistogram || id > g_hist_slots) return lost_stat();
+  ThreadStats& t = t_stats;
+  // Relaxed: a change after this load only refills the cache once more.
+  const std::uint64_t gen = g_board->stat_gen.load(std::memory_order_relaxed);
+  const std::uint16_t phase = static_cast<std::uint16_t>(t_lane.phase >> record::kPhaseShift);
+  board::HistSlot& slot = g_hslots[id - 1];
+  CellRef* ref = id <= kHistCache ? &t.hist[id - 1] : nullptr;
+  // 004 4.4.1 PW, ERRATUM E186: outside its phase the histogram does not count (like a filtered probe: not a loss).
+  if (!stats::watch_passes(slot.watch.load(std::memory_order_relaxed), slot.watch_phase.load(std::memory_order_relaxed), phase)) {
+    if (ref) *ref = CellRef{t_lane.phase | gen, g_discard};
+    return;
+  }
+  std::uint64_t* c = cell_for(stats::CellKind::Histogram, id, phase);
+  if (!c) return lost_stat();
+  const unsigned b = stats::bucket_of(ticks);
+  cell_store(c[b], cell_load(c[b]) + 1);
+  cell_store(c[stats::kHistSum], cell_load(c[stats::kHistSum]) + ticks);
+  if (ticks < cell_load(c[stats::kHistMin])) cell_store(c[stats::kHistMin], ticks);
+  if (ticks > cell_load(c[stats::kHistMax])) cell_store(c[stats::kHistMax], ticks);
+  // An armed threshold (ERRATUM E185): every value of this cell comes here until it crossed.
+  if (const std::uint32_t armed = slot.threshold_count.load(std::memory_order_relaxed)) {
+    std::uint64_t over = cell_load(c[stats::kHistOver]);
+    if (over < armed) {
+      if (b >= slot.threshold_bucket.load(std::memory_order_relaxed)) {
+        cell_store(c[stats::kHistOver], ++over);
+        if (over == armed) threshold_crossed(stats::threshold_data(true, id, b));
+      }
+      if (over < armed) return;  // not cached: the next value is checked too
+    }
+  }
+  if (ref) *ref = CellRef{t_lane.phase | gen, c};
+}
+
+void vcount_slow(unsigned index, std::uint64_t n) noexcept {
+  if (!g_board) return;
+  if (!g_stat_cells) return lost_stat();  // no statistics area: counted (ERRATUM E182)
+  if (index >= stats::kVirtualCounters) return lost_stat();  // ERRATUM E183: not a counter: counted, never written
+  ThreadStats& t = t_stats;
+  const std::uint64_t gen = g_board->stat_gen.load(std::memory_order_relaxed);
+  const std::uint16_t phase = static_cast<std::uint16_t>(t_lane.phase >> record::kPhaseShift);
+  const unsigned page = index / stats::kCountersPerCell;
+  CellRef& ref = t.counters[page];
+  if (!stats::watch_passes(g_board->counter_watch.load(std::memory_order_relaxed),
+                           g_board->counter_watch_phase.load(std::memory_order_relaxed), phase)) {
+    ref = CellRef{t_lane.phase | gen, g_discard};
+    return;
+  }
+  std::uint64_t* c = cell_for(stats::CellKind::Counters, page, phase);
+  if (!c) return lost_stat();
+  std::uint64_t& w = c[index % stats::kCountersPerCell];
+  const std::uint64_t before = cell_load(w), after = before + n;
+  cell_store(w, after);
+  // An armed counter threshold on this page (ERRATUM E185): its page's counts come here until it crossed.
+  const std::uint32_t armed = g_board->counter_threshold_index.load(std::memory_order_relaxed);
+  if (armed && (armed - 1) / stats::kCountersPerCell == page) {
+    const std::uint64_t limit = g_board->counter_threshold.load(std::memory_order_relaxed);
+    const std::uint64_t v = cell_load(c[(armed - 1) % stats::kCountersPerCell]);
+    if (armed - 1 == index && before < limit && after >= limit) threshold_crossed(stats::threshold_data(false, 0, index));
+    if (v < limit) return;  // not cached
+  }
+  ref = CellRef{t_lane.phase | gen, c};
 }
 
 void count_slow(unsigned counter, std::uint64_t n) noexcept {
@@ -724,6 +878,37 @@ void count_slow(unsigned counter, std::uint64_t n) noexcept {
 }
 
 }  // namespace detail
+
+// Histograms are declared by name: a name already in the board's table gets its id (several processes, or
+// two objects of one name, share it; readers also merge by name).
+std::uint32_t register_histogram(histogram& h) noexcept {
+  static std::mutex m;
+  std::lock_guard<std::mutex> lock(m);
+  std::uint32_t id = h.id();
+  if (id) return id;
+  if (!g_board || !g_stat_cells) return histogram::kNoHistogram;  // not stored: a later attach registers it
+  char name[stats::kHistNameBytes] = {};
+  copy_str(name, sizeof name, h.name());
+  const std::uint64_t used = std::min<std::uint64_t>(g_board->hists_used.load(std::memory_order_acquire), g_hist_slots);
+  for (std::uint64_t i = 0; i < used && !id; ++i)
+    // Acquire: a published slot's name is complete.
+    if (g_hslots[i].header.load(std::memory_order_acquire) == board::kHistSlotWord &&
+        std::memcmp(g_hslots[i].name, name, sizeof name) == 0)
+      id = static_cast<std::uint32_t>(i + 1);
+  if (!id) {
+    const std::uint64_t i = g_board->hists_used.fetch_add(1, std::memory_order_relaxed);
+    if (i >= g_hist_slots) {
+      id = histogram::kNoHistogram;  // no room: its values are counted in stat_lost
+    } else {
+      std::memcpy(g_hslots[i].name, name, sizeof name);
+      // Release: a reader that acquires the header word reads the whole name.
+      g_hslots[i].header.store(board::kHistSlotWord, std::memory_order_release);
+      id = static_cast<std::uint32_t>(i + 1);
+    }
+  }
+  __atomic_store_n(&h.id_, id, __ATOMIC_RELAXED);
+  return id;
+}
 
 // Attach at start-up when the environment names a board (as the toolkit's MK_DEFAULT_MAP did).
 namespace {

@@ -250,6 +250,8 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
                        : "record runs past the end of its block or the lane's head");
         break;
       }
+      // ERRATUM E180: a 2.1 board's samples hold the cpu in the header; the file (1.4) wants them phased.
+      if (geo().minor < 2) record::upgrade_to_phased(buf.data() + sg.at + (pos - sg.from) * kSlot);
       pos += n;
       ++count;
     }

@@ -100,6 +100,7 @@ void finish_recording(BoardReader& reader, Recorder& rec, const tracefile::FileH
   r.totals = rec.totals();
   r.clock_hz = reader.geo().clock_hz;
   r.problems = reader.problems();
+  r.snapshots = rec.snapshots();
 }
 
 }  // namespace
@@ -126,6 +127,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   reader.set_program(command);  // for kron rdsample --board on this board
   tracefile::Writer writer(o.output, fh, o.compress_level);
   Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
+  rec.set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
   reader.set_drainer(true);
 
   struct sigaction sa {};
@@ -251,8 +253,11 @@ SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const S
   std::uint64_t bad = 0;
   const auto names = r.names(&fh.names_lost, &bad);
   fh.names_lost += bad;
+  std::vector<std::string> problems;
+  append_board_stats(w, r, &fh, &problems);  // the histograms and counters, also of a killed program (issue 12)
   w.finish(fh, r.lane_entries(), names);
   res.problems = r.problems();
+  res.problems.insert(res.problems.end(), problems.begin(), problems.end());
   return res;
 }
 
@@ -360,6 +365,7 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
     tracefile::set_program(fh, "kron record --board " + o.board);
     tracefile::Writer writer(o.output, fh, o.compress_level);
     Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
+    rec.set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
     reader.set_drainer(true);
 
     const std::string path = board::board_path(o.board);

@@ -1,6 +1,8 @@
 // Drain a board into a trace file in time order (recorder.hpp; ERRATA E31-E33).
 #include "recorder/recorder.hpp"
 
+#include "analysis/hist.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -268,14 +270,29 @@ std::chrono::microseconds Recorder::next_pass_delay(double fill, std::chrono::mi
   return us >= double(kIdle.count()) ? kIdle : microseconds{static_cast<std::int64_t>(us)};
 }
 
+std::uint64_t append_board_stats(tracefile::Writer& w, const BoardReader& board, tracefile::FileHeader* fh,
+                                 std::vector<std::string>* problems) {
+  hist::BoardStats s = hist::read_board(board.mapping(), board::ticks(board.geo().clock_kind));
+  if (s.count) w.append_snapshots(s.records, s.count);
+  if (fh) {
+    fh->stat_lost = s.stat_lost;
+    fh->stat_cells_lost = s.cells_lost;
+    fh->thresholds_crossed = s.thresholds_crossed;
+  }
+  if (problems) problems->insert(problems->end(), s.problems.begin(), s.problems.end());
+  return s.count;
+}
+
 void Recorder::run(const std::function<bool()>& done, const std::function<void()>& tick) {
   using clock = std::chrono::steady_clock;
-  auto last_tick = clock::now(), last_pass = last_tick;
+  auto last_tick = clock::now(), last_pass = last_tick, last_snapshot = last_tick;
   for (;;) {
     const auto start = clock::now();
     drain_once();
     if (done()) break;
     if (tick && start - last_tick > std::chrono::milliseconds(250)) last_tick = start, tick();
+    if (snapshot_every_.count() > 0 && start - last_snapshot >= snapshot_every_)
+      last_snapshot = start, snapshots_ += append_board_stats(out_, board_, nullptr, nullptr);
     const auto since = std::chrono::duration_cast<std::chrono::microseconds>(start - last_pass);
     last_pass = start;
     // A full lane makes its writer wait (or lose samples): come back before the fullest one fills.
@@ -299,6 +316,9 @@ void Recorder::finish(tracefile::FileHeader h, std::span<const record::NameRecor
   std::uint64_t bad = 0;
   auto names = board_.names(&h.names_lost, &bad);
   h.names_lost += bad;  // an entry scribbled on the board: its name is lost, and counted
+  std::vector<std::string> problems;
+  snapshots_ += append_board_stats(out_, board_, &h, &problems);  // the final totals (issue 12)
+  for (const auto& p : problems) board_.note_problem(p);
   names.insert(names.end(), extra_names.begin(), extra_names.end());
   out_.finish(h, lanes, names);
 }

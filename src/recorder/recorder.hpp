@@ -118,6 +118,10 @@ class Recorder {
   // still held first. Call after the program ended and a last drain_once(true).
   // `extra_names` join the board's in the name section (libkron_mpi's node entry).
   void finish(tracefile::FileHeader header, std::span<const record::NameRecord> extra_names = {});
+  // Issue 12: histogram and virtual counter snapshots (trace format 1.4 kinds 5 and 6) every `interval`
+  // (0: only the final one, which finish() always writes).
+  void set_snapshot_interval(std::chrono::milliseconds interval) { snapshot_every_ = interval; }
+  std::uint64_t snapshots() const { return snapshots_; }
   std::uint64_t records() const { return merge_.records(); }
   std::uint64_t bytes() const { return merge_.bytes(); }
   std::uint64_t file_bytes() const { return out_.stored_bytes(); }  // the record area on disk (compressed)
@@ -149,6 +153,13 @@ class Recorder {
   std::uint64_t taken_ = 0;
   double fill_ = 0;
   Totals totals_;
+  std::chrono::milliseconds snapshot_every_{0};
+  std::uint64_t snapshots_ = 0;
 };
+
+// The board's histograms and virtual counters now, as snapshot records into `w` (issue 12); the board's
+// statistics losses into `fh` when given, damaged cells into `problems`. Returns the records written.
+std::uint64_t append_board_stats(tracefile::Writer& w, const BoardReader& board, tracefile::FileHeader* fh,
+                                 std::vector<std::string>* problems);
 
 }  // namespace kron::recorder

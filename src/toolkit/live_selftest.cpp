@@ -134,7 +134,8 @@ class LiveBoard {
         tracefile::TraceRecord t;
         std::memcpy(&t, recs.data() + at, sizeof t);
         if (t.h.size < sizeof t || at + t.h.size > recs.size()) break;
-        if (t.data == data && t.thread == pid && t.source == source) {
+        // The reader hands 2.2 records (phased, ERRATUM E180): the thread id is the field's bits 0-21.
+        if (t.data == data && (t.thread & record::kThreadMask) == pid && t.source == source) {
           f.ok = true;
           std::memcpy(&f.rec, recs.data() + at, std::min<std::size_t>(t.h.size, sizeof f.rec));
           f.lane = v.index;
@@ -155,7 +156,7 @@ class LiveBoard {
 Sample to_sample(const tracefile::ResourceRecord& r) {
   Sample s;
   s.type = r.t.h.kind == tracefile::RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
-  s.cpu = r.t.h.cpu;
+  s.cpu = record::phased_fields(r.t.h.cpu, r.t.thread, true).cpu;  // 2.2 records (ERRATUM E180)
   s.source = r.t.source;
   s.timestamp = r.t.timestamp;
   s.data = r.t.data;
@@ -289,11 +290,12 @@ std::uint64_t live_sample_test(const std::string& name, std::ostream& out) {
       out << fmt::format("mk_sample_test: {} sample, CPU ID {}, lane {} head {} (the lane's memory address pointer):\n"
                          "  board record ({} bytes): {}\n  MultiKron II ({} bytes): {}\n",
                          resource ? "resource" : "trace", cpu, f.lane, f.head, rec.size(), hex(rec), bytes.size(), hex(bytes));
-      check((f.rec.t.h.kind == tracefile::RecordKind::Resource) == resource && f.rec.t.h.cpu == cpu &&
+      const std::uint16_t rec_cpu = record::phased_fields(f.rec.t.h.cpu, f.rec.t.thread, true).cpu;
+      check((f.rec.t.h.kind == tracefile::RecordKind::Resource) == resource && rec_cpu == cpu &&
                 f.rec.t.source == source && f.rec.t.h.group == kLevel,
             errors, out,
             fmt::format("the sample carries CPU {} source 0x{:08x} level {}, expected CPU {} source 0x{:08x} level {}",
-                        f.rec.t.h.cpu, f.rec.t.source, f.rec.t.h.group, cpu, source, kLevel));
+                        rec_cpu, f.rec.t.source, f.rec.t.h.group, cpu, source, kLevel));
     }
   }
   out << fmt::format("mk_sample_test: {} error(s)\n", errors);

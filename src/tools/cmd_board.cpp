@@ -16,6 +16,7 @@ struct CreateArgs {
   bool wait = false, replace = false, disabled = false, huge_pages = false;
   std::vector<std::string> counters;
   unsigned lanes = board::kDefaultLanes, node = 0;
+  unsigned hist_slots = board::kDefaultHistSlots, stat_cells = board::kDefaultStatCells;  // issue 12
   std::string block = "auto";
 };
 
@@ -35,6 +36,8 @@ int create(const CreateArgs& a) {
   o.node = a.node;
   o.replace = a.replace;
   o.huge_pages = a.huge_pages;
+  o.hist_slots = a.hist_slots;
+  o.stat_cells = a.stat_cells;
   recorder::apply_counters(a.counters, o);
   std::string err, note;
   board::Mapping m = board::Mapping::create(o, &err, &note);
@@ -91,6 +94,13 @@ KRON_COMMAND("board", "create, list or remove boards (shared memory that outlive
   cr->add_option("--perms", c->perms, "permissions (octal)")->capture_default_str();
   cr->add_flag("--replace", c->replace, "replace a board of that name");
   cr->add_flag("--huge-pages", c->huge_pages, "back the board with 2 MiB pages where the kernel allows (else says why not)");
+  cr->add_option("--histograms", c->hist_slots, "histogram names the board holds (64 bytes each)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, board::kMaxHistSlots));
+  cr->add_option("--stat-cells", c->stat_cells,
+                 "statistics cells of 8 KiB (one per thread, histogram or 1024 virtual counters, and phase)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, board::kMaxStatCells));
   add_board_access_options(*cr);
   auto* ls = app.add_subcommand("ls", "list boards");
   add_board_access_options(*ls);

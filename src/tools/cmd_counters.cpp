@@ -10,15 +10,21 @@
 //   kron counters --board B --mode 5=software --enable 5=reset
 //   kron counters --board B --mode 0-3=clk --clock 2=nodeclk/10 --enable 3=enable,5=disable
 //   kron counters --board B --enable-reg 0x0000000000300000   the 64-bit register as on the chip
+// Issue 12 (004 4.4.1 PhaseID Watch, 4.4.5 negative preload with interrupt on overflow; ERRATA E185, E186):
+//   kron counters --board B --threshold get=100000:3      3 values of histogram get at or above 100000 ticks
+//   kron counters --board B --threshold vc:12=1000        virtual counter 12 reaching 1000
+//   kron counters --board B --watch get=only:2 --watch vc=except:1 --threshold get=off
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstring>
 #include <span>
 
 #include "kron/core/control_regs.hpp"
 #include "kron/core/error.hpp"
+#include "kron/core/stats.hpp"
 #include "recorder/board_reader.hpp"
 #include "recorder/options.hpp"
 #include "tools/command.hpp"
@@ -30,7 +36,131 @@ struct Args {
   std::string board;
   std::vector<std::string> enable, mode, clock;  // N=VALUE,N-M=VALUE,all=VALUE
   std::string enable_reg, mode_reg, clock_reg;   // raw 64-bit writes
+  std::vector<std::string> threshold, watch;     // issue 12: NAME|#ID|vc[:INDEX]=...
 };
+
+// ---- issue 12: thresholds and phase watches on histograms and virtual counters -----------------------------
+std::uint64_t number(const std::string& opt, const std::string& text, std::uint64_t max) {
+  std::uint64_t v = 0;
+  const char* b = text.data();
+  const auto [end, ec] = std::from_chars(b, b + text.size(), v, 10);
+  if (text.empty() || ec != std::errc() || end != b + text.size() || v > max)
+    throw InputError::at_offset(opt, 0, "'" + text + "' is not a number from 0 to " + std::to_string(max));
+  return v;
+}
+// The slot of histogram NAME or #ID on the board (published), else an InputError naming it.
+std::uint32_t hist_index(const recorder::BoardReader& r, const std::string& opt, const std::string& what) {
+  const board::Geometry& g = r.geo();
+  if (!g.stat_cells) throw InputError::at_offset(opt, 0, "board format " + std::to_string(g.major) + "." + std::to_string(g.minor) + " has no histograms");
+  for (std::uint32_t i = 0; i < g.hist_slots; ++i) {
+    const board::HistSlot* s = r.mapping().hist_slot(i);
+    if (s->header.load(std::memory_order_acquire) != board::kHistSlotWord) continue;
+    const std::string name(s->name, strnlen(s->name, sizeof s->name));
+    if (name == what || what == "#" + std::to_string(i + 1)) return i;
+  }
+  throw InputError::at_offset(opt, 0, "board " + r.label() + " has no histogram '" + what +
+                                          "' (a histogram is registered at its first value; #ID names one by id)");
+}
+struct StatWrite {
+  bool counter = false;          // the virtual counters (vc), else a histogram slot
+  std::uint32_t slot = 0, index = 0;
+  bool off = false;
+  std::uint64_t value = 0, count = 1;  // threshold
+  std::uint32_t mode = 0, phase = 0;   // watch
+};
+// "NAME=..." / "vc:INDEX=..." / "vc=...": the target; the part after '=' is returned in *rest.
+StatWrite target(const recorder::BoardReader& r, const std::string& opt, const std::string& arg, std::string* rest, bool index) {
+  const auto eq = arg.rfind('=');
+  if (eq == std::string::npos || eq == 0) throw InputError::at_offset(opt + " " + arg, 0, "expected TARGET=VALUE");
+  const std::string t = arg.substr(0, eq);
+  *rest = arg.substr(eq + 1);
+  StatWrite w;
+  if (t == "vc" || t.rfind("vc:", 0) == 0) {
+    w.counter = true;
+    if (index) {
+      if (t.size() < 4) throw InputError::at_offset(opt + " " + arg, 0, "a counter threshold names its counter: vc:INDEX=VALUE");
+      w.index = static_cast<std::uint32_t>(number(opt + " " + arg, t.substr(3), stats::kVirtualCounters - 1));
+    }
+  } else {
+    w.slot = hist_index(r, opt + " " + arg, t);
+  }
+  return w;
+}
+void write_stats(recorder::BoardReader& r, const Args& a) {
+  std::vector<StatWrite> thresholds, watches;
+  for (const auto& arg : a.threshold) {  // parse all before writing anything
+    std::string v;
+    StatWrite w = target(r, "--threshold", arg, &v, true);
+    if (v == "off") {
+      w.off = true;
+    } else {
+      const auto colon = v.find(':');
+      w.value = number("--threshold " + arg, v.substr(0, colon), ~std::uint64_t{0} >> 1);
+      if (colon != std::string::npos) w.count = number("--threshold " + arg, v.substr(colon + 1), 0xffffffffu);
+      if (w.count == 0 || (w.counter && colon != std::string::npos))
+        throw InputError::at_offset("--threshold " + arg, 0, "a histogram threshold is TICKS[:COUNT>0], a counter's VALUE");
+    }
+    thresholds.push_back(w);
+  }
+  for (const auto& arg : a.watch) {
+    std::string v;
+    StatWrite w = target(r, "--watch", arg, &v, false);
+    const auto colon = v.find(':');
+    const std::string mode = v.substr(0, colon);
+    if (mode == "off" && colon == std::string::npos) {
+      w.mode = static_cast<std::uint32_t>(stats::Watch::Off);
+    } else if ((mode == "only" || mode == "except") && colon != std::string::npos) {
+      w.mode = static_cast<std::uint32_t>(mode == "only" ? stats::Watch::Only : stats::Watch::Except);
+      w.phase = static_cast<std::uint32_t>(number("--watch " + arg, v.substr(colon + 1), 0xffff));
+    } else {
+      throw InputError::at_offset("--watch " + arg, 0, "expected TARGET=only:PHASE, TARGET=except:PHASE or TARGET=off");
+    }
+    watches.push_back(w);
+  }
+  board::BoardHeader& h = r.header();
+  for (const auto& w : thresholds) {
+    if (w.counter) {
+      // The value first, then the index that arms it.
+      h.counter_threshold.store(w.off ? 0 : w.value, std::memory_order_relaxed);
+      h.counter_threshold_index.store(w.off ? 0 : w.index + 1, std::memory_order_release);
+    } else {
+      board::HistSlot* s = r.mapping().hist_slot(w.slot);
+      s->threshold_bucket.store(static_cast<std::uint16_t>(stats::bucket_of(w.value)), std::memory_order_relaxed);
+      s->threshold_count.store(w.off ? 0 : static_cast<std::uint32_t>(w.count), std::memory_order_release);
+    }
+  }
+  for (const auto& w : watches) {
+    auto& mode = w.counter ? h.counter_watch : r.mapping().hist_slot(w.slot)->watch;
+    auto& phase = w.counter ? h.counter_watch_phase : r.mapping().hist_slot(w.slot)->watch_phase;
+    phase.store(w.phase, std::memory_order_relaxed);
+    mode.store(w.mode, std::memory_order_release);
+  }
+  // Every thread refills its cache at its next value and sees the new settings (ERRATUM E186).
+  if (!thresholds.empty() || !watches.empty()) h.stat_gen.fetch_add(1, std::memory_order_release);
+}
+void print_stats(const recorder::BoardReader& r) {
+  const board::Geometry& g = r.geo();
+  if (!g.stat_cells) return;
+  const board::BoardHeader& h = r.header();
+  constexpr const char* kWatch[] = {"off", "only", "except"};
+  auto watch = [&](std::uint32_t m, std::uint32_t p) {
+    return m == 0 ? std::string("off") : m < 3 ? fmt::format("{} phase {}", kWatch[m], p) : std::string("?");
+  };
+  fmt::print("virtual counters: watch {}, threshold {}\n", watch(h.counter_watch.load(), h.counter_watch_phase.load()),
+             h.counter_threshold_index.load() ? fmt::format("counter {} at {}", h.counter_threshold_index.load() - 1,
+                                                            h.counter_threshold.load())
+                                              : std::string("off"));
+  for (std::uint32_t i = 0; i < g.hist_slots; ++i) {
+    const board::HistSlot* s = r.mapping().hist_slot(i);
+    if (s->header.load(std::memory_order_acquire) != board::kHistSlotWord) continue;
+    const std::uint32_t n = s->threshold_count.load();
+    fmt::print("histogram #{} {}: watch {}, threshold {}\n", i + 1, std::string(s->name, strnlen(s->name, sizeof s->name)),
+               watch(s->watch.load(), s->watch_phase.load()),
+               n ? fmt::format("{} value{} at or above {} ticks", n, n == 1 ? "" : "s",
+                               stats::bucket_range(s->threshold_bucket.load()).lo)
+                 : std::string("off"));
+  }
+}
 
 // "Reset & Enable" -> "reset-enable": lower case, spaces and '&' folded into one '-'.
 std::string fold(std::string_view s) {
@@ -135,6 +265,7 @@ int run(const Args& a) {
   const std::uint64_t mode = parse_fields(mode_table(), a.mode, parse_reg("--mode-reg", a.mode_reg));
   const std::uint64_t clk = parse_fields(clock_table(), a.clock, parse_reg("--clock-reg", a.clock_reg));
   auto r = recorder::BoardReader::open(a.board);
+  write_stats(r, a);  // parses its arguments (names are the board's) before it writes
   board::BoardHeader& h = r.header();
   // One write of the three (Mode and Clock Select first, then Enable), under the board's control lock.
   if ((en || mode || clk) && !board::write_counter_control(h, en, mode, clk))
@@ -151,10 +282,11 @@ int run(const Args& a) {
     line.erase(line.find_last_not_of(' ') + 1);
     fmt::print("{}\n", line);
   }
+  print_stats(r);
   return kExitOk;
 }
 
-KRON_COMMAND("counters", "show or set a board's counter Mode, Clock Select and Enable registers (000 Tables B5-B7)", 37,
+KRON_COMMAND("counters", "show or set a board's counter registers (000 Tables B5-B7), thresholds and phase watches (004)", 37,
              [](CLI::App& app) {
                auto a = std::make_shared<Args>();
                app.add_option("--board", a->board, "board name")->required();
@@ -166,6 +298,11 @@ KRON_COMMAND("counters", "show or set a board's counter Mode, Clock Select and E
                app.add_option("--mode-reg", a->mode_reg, "raw 64-bit Mode Register write (a 0 field is unchanged)");
                app.add_option("--clock-reg", a->clock_reg, "raw 64-bit Clock Select Register write");
                app.add_option("--enable-reg", a->enable_reg, "raw 64-bit Enable Register write");
+               app.add_option("--threshold", a->threshold,
+                              "arm a threshold: HIST=TICKS[:COUNT] (COUNT values at or above TICKS' bucket), "
+                              "vc:INDEX=VALUE, or HIST|vc:INDEX=off; HIST is a name or #ID (issue 12)");
+               app.add_option("--watch", a->watch, "phase watch (004 PW): HIST=only:PHASE, HIST=except:PHASE, HIST=off; "
+                                                   "vc=... for the virtual counters");
                return [a] { return run(*a); };
              });
 

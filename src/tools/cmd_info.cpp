@@ -105,6 +105,10 @@ int run(const Args& a) {
     }
     j["sched_switches"] = r.sched_switches().size();
     j["sched_threads"] = sched_threads.size();
+    j["snapshots"] = r.snapshot_count();  // 1.4 (issue 12): histogram and virtual counter snapshots
+    j["stat_lost"] = h.stat_lost;
+    j["stat_cells_lost"] = h.stat_cells_lost;
+    j["thresholds_crossed"] = h.thresholds_crossed;
     j["counters"] = nlohmann::json::array();
     for (unsigned n = 0; n < kResourceCounters; ++n) j["counters"].push_back(text::utf8_safe(tracefile::counter_name(h, n)));
     j["lanes"] = nlohmann::json::array();
@@ -159,6 +163,9 @@ int run(const Args& a) {
                  text::utf8_safe(node), r.mpi_records().size(), r.clock_offsets().size());
     }
   }
+  if (r.snapshot_count())
+    fmt::print("histogram and virtual counter snapshots {} (kron hist){}\n", r.snapshot_count(),
+               h.thresholds_crossed ? fmt::format("; thresholds crossed {}", h.thresholds_crossed) : std::string());
   if (h.late)
     fmt::print("{} samples written late, after a sample with a later timestamp (docs/trace-format.md \"Time order\")\n",
                h.late);

@@ -31,6 +31,8 @@ struct Args {
   unsigned node = 0;
   bool quiet = false;
   double hold_ms = double(recorder::Recorder::kDefaultHoldMs);
+  double snapshot_interval = 0;          // --snapshot-interval SECONDS (issue 12)
+  unsigned hist_slots = board::kDefaultHistSlots, stat_cells = board::kDefaultStatCells;
   std::vector<std::string> program;
   std::string compress;                  // --compress[=LEVEL]
   CLI::Option* compress_opt = nullptr;
@@ -101,6 +103,7 @@ int run_board(const Args& a) {
   o.output = a.output;
   o.hold_ms = a.hold_ms;
   o.until_idle_s = a.until_idle_opt->count() ? a.until_idle : -1;
+  o.snapshot_interval_s = a.snapshot_interval;
   o.compress_level = a.compress_opt->count() ? recorder::parse_compress_level(a.compress) : 0;
   const recorder::Progress progress = progress_line(a.quiet);
   const recorder::BoardRecordResult r = recorder::record_board(o, progress);
@@ -121,6 +124,9 @@ int run_board(const Args& a) {
 int run(const Args& a) {
   if (!(a.hold_ms >= 0 && a.hold_ms <= 60000))
     throw InputError::at_offset("--hold-back " + std::to_string(a.hold_ms), 0, "expected milliseconds from 0 to 60000");
+  if (!(a.snapshot_interval >= 0 && a.snapshot_interval <= 86400))
+    throw InputError::at_offset("--snapshot-interval " + std::to_string(a.snapshot_interval), 0,
+                                "expected seconds from 0 to 86400");
   if (!a.board.empty()) return run_board(a);
   if (a.program.empty()) throw InputError::at_offset("kron record", 0, "give -- PROGRAM ARGS, or --board NAME");
   if (a.until_idle_opt->count())
@@ -133,12 +139,15 @@ int run(const Args& a) {
   o.board.node = a.node;
   o.board.huge_pages = a.huge_pages;
   o.board.name_slots = a.names;
+  o.board.hist_slots = a.hist_slots;
+  o.board.stat_cells = a.stat_cells;
   recorder::apply_counters(a.counters, o.board);
   o.output = a.output;
   o.program = a.program;
   o.hold_ms = a.hold_ms;
   o.compress_level = a.compress_opt->count() ? recorder::parse_compress_level(a.compress) : 0;
   o.sched = a.sched;
+  o.snapshot_interval_s = a.snapshot_interval;
 
   const recorder::Progress progress = progress_line(a.quiet);
   const recorder::RecordResult r = recorder::record_program(o, progress);
@@ -197,6 +206,16 @@ KRON_COMMAND("record", "run a program on a new board (or drain an existing one l
   a->compress_opt = app.add_option("--compress", a->compress,
                                    "zstd-compress the file in 1 MiB chunks, --compress=LEVEL 1-19 (1 when omitted)")
                          ->expected(0, 1);
+  app.add_option("--snapshot-interval", a->snapshot_interval,
+                 "seconds between histogram and virtual counter snapshots in the file (0: the final one only)")
+      ->capture_default_str();
+  made(app.add_option("--histograms", a->hist_slots, "histogram names the board holds (64 bytes each)")
+           ->capture_default_str()
+           ->check(CLI::Range(0u, board::kMaxHistSlots)));
+  made(app.add_option("--stat-cells", a->stat_cells,
+                      "statistics cells of 8 KiB (one per thread, histogram or 1024 virtual counters, and phase)")
+           ->capture_default_str()
+           ->check(CLI::Range(0u, board::kMaxStatCells)));
   app.add_flag("-q,--quiet", a->quiet, "nothing on standard error but errors and losses (no summary, no progress line)");
   app.add_option("program", a->program, "-- PROGRAM ARGS (or --board NAME)");
   return [a] { return run(*a); };

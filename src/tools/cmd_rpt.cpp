@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <span>
 #include <vector>
@@ -25,6 +26,7 @@ struct Args {
   std::string info_file;  // -f; none: interval.info when it exists (named scopes need none)
   unsigned event_bits = 32;
   std::string html;
+  std::vector<unsigned> phases;  // --phase P (issue 12): only the samples of these phases (trace format 1.4)
 };
 
 // The scheduling switches of a kron trace file, read ahead: they follow the samples in the file, and the
@@ -93,7 +95,18 @@ int run(const Args& a) {
   }
   std::vector<Sample> batch(256);  // a batch at a time: the reader's and the matcher's loops stay tight
   try {
-    while (const std::size_t n = in.next_batch(batch)) m.feed_batch(std::span(batch.data(), n));
+    while (std::size_t n = in.next_batch(batch)) {
+      if (!a.phases.empty()) {  // the report of some phases only: the other samples never reach the matcher
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          if (std::find(a.phases.begin(), a.phases.end(), batch[i].phase) != a.phases.end()) {
+            if (k != i) batch[k] = batch[i];
+            ++k;
+          }
+        n = k;
+      }
+      m.feed_batch(std::span(batch.data(), n));
+    }
   } catch (...) {
     flush();
     throw;
@@ -124,7 +137,10 @@ int run(const Args& a) {
   r.warnings = in.warnings();
   for (const auto& i : in.inputs()) r.inputs.push_back({i->path(), analysis::name(i->format()), i->samples()});
   if (!a.html.empty()) {
-    const std::string page = analysis::render_html(r, "kron rpt: " + info.path);
+    hist::Merger latency;  // issue 12: the recordings' histogram snapshots (read with the samples)
+    for (const auto& i : in.inputs()) latency.add(i->snapshots());
+    const hist::Merged lat = latency.result();
+    const std::string page = analysis::render_html(r, "kron rpt: " + info.path, &lat);
     write_file_atomically(a.html, [&](std::FILE* f) {
       if (std::fwrite(page.data(), 1, page.size(), f) != page.size()) throw std::runtime_error(a.html + ": write failed");
     });
@@ -159,6 +175,11 @@ KRON_COMMAND("rpt", "interval report from interval.info: count, total, min, max,
                             "fits 100 columns");
                app.add_flag("--json", a->json, "print the report as one JSON document (docs/rpt-json.md)");
                app.add_option("--html", a->html, "also write a self-contained HTML page with SVG histograms");
+               app.add_option("--phase", a->phases,
+                              "only the samples of phase P (kron::phase, trace format 1.4; repeat for several): "
+                              "the report of one phase")
+                   ->allow_extra_args(false)  // one value an occurrence: the input files follow
+                   ->check(CLI::Range(0u, 65535u));
                return [a] { return run(*a); };
              });
 

@@ -5,8 +5,10 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <map>
 #include <set>
 
+#include "analysis/hist.hpp"
 #include "kron/core/control_regs.hpp"
 #include "recorder/board_reader.hpp"
 #include "tools/command.hpp"
@@ -75,6 +77,21 @@ int run(const Args& a) {
   }
   fmt::print("accounting: passed {} {} recorded {} + overruns {} + overwritten {}\n", t.passed, t.exact() ? "=" : "!=",
              t.recorded, t.overruns, t.overwritten);
+  // Issue 12: the statistics area, and the virtual counters summed over threads and phases (live).
+  if (g.stat_cells) {
+    const hist::BoardStats st = hist::read_board(r.mapping(), 0);
+    hist::Merger mg;
+    mg.add(st.records);
+    const hist::Merged m = mg.result();
+    fmt::print("statistics: {} of {} cells, {} histogram{} ({} name slots), {} values lost, {} threshold crossings\n",
+               std::min<std::uint64_t>(h.cells_used.load(), g.stat_cells), g.stat_cells, m.hists.size(),
+               m.hists.size() == 1 ? "" : "s", g.hist_slots, st.stat_lost, st.thresholds_crossed);
+    std::map<std::uint32_t, std::uint64_t> vc;
+    for (const auto& [p, cs] : m.counters)
+      for (const auto& [i, v] : cs) vc[i] += v;
+    for (const auto& [i, v] : vc) fmt::print("  virtual counter {:>4}: {}\n", i, v);
+    for (const auto& p : st.problems) fmt::print(stderr, "kron status: {}\n", p);
+  }
   for (const auto& p : r.problems()) fmt::print(stderr, "kron status: {}\n", p);
   return r.problems().empty() ? kExitOk : kExitFailed;
 }

@@ -38,7 +38,7 @@ std::vector<Sample> make_samples(std::size_t n, bool noisy = false) {
     s.cpu = static_cast<std::uint16_t>(i % 2);
     s.group = static_cast<std::uint8_t>(i % 16);
     s.source = noisy ? static_cast<std::uint32_t>(rng()) : 0x4000 + static_cast<std::uint32_t>(i % 3);
-    s.thread = noisy ? static_cast<std::uint32_t>(rng()) : 77;
+    s.thread = noisy ? static_cast<std::uint32_t>(rng()) & record::kThreadMask : 77;  // 22 bits in 1.4 (ERRATUM E180)
     s.timestamp = noisy ? rng() : 1'000'000 + 37 * i;
     s.data = noisy ? rng() : i / 4;
     if (s.is_resource())

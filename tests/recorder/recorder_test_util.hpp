@@ -63,8 +63,10 @@ inline std::vector<Sample> samples_of(recorder::BoardReader& r) {
       std::memcpy(&rr, recs.data() + off, h.size);
       Sample s;
       s.type = h.kind == tracefile::RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
-      s.flags = h.flags, s.group = h.group, s.cpu = h.cpu;
-      s.source = rr.t.source, s.thread = rr.t.thread, s.timestamp = rr.t.timestamp, s.data = rr.t.data;
+      // The reader hands 2.2 records (a 2.1 board's are rewritten): phased (ERRATUM E180).
+      const record::PhasedFields f = record::phased_fields(h.cpu, rr.t.thread, true);
+      s.flags = h.flags, s.group = h.group, s.cpu = f.cpu, s.phase = f.phase;
+      s.source = rr.t.source, s.thread = f.thread, s.timestamp = rr.t.timestamp, s.data = rr.t.data;
       if (s.is_resource()) std::copy(std::begin(rr.counters), std::end(rr.counters), s.counters.begin());
       out.push_back(s);
       off += h.size;

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "../analysis/fixtures.hpp"
+#include "kron/core/stats.hpp"
 
 using namespace kron;
 using namespace kron::testing;
@@ -319,6 +320,55 @@ TEST_F(Tools, HtmlReportInHeadlessChromium) {
   EXPECT_NE(b.out.find("<rect class=\"bar\""), std::string::npos);
   EXPECT_EQ(b.err.find("Uncaught"), std::string::npos) << b.err;
   EXPECT_EQ(b.err.find("CONSOLE"), std::string::npos) << b.err;
+}
+
+// Issue 12: kron::histogram snapshots (trace format 1.4) drawn as SVG charts with their phase table, in the
+// same page, checked by the same page script in headless Chromium.
+TEST_F(Tools, HtmlLatencyHistogramsInHeadlessChromium) {
+  {
+    auto h = tracefile::make_header();
+    h.clock_hz = 10'000'000;
+    tracefile::Writer w((dir / "lat.kron").string(), h);
+    for (const auto& s : hand_checked()) w.append(s);
+    for (std::uint16_t phase = 1; phase <= 2; ++phase) {
+      std::vector<std::uint8_t> rec(sizeof(stats::HistSnapshotRecord));
+      stats::HistSnapshotRecord r{};
+      r.h.kind = record::RecordKind::HistSnapshot;
+      r.h.phase = phase;
+      r.source = 1, r.thread = 7, r.hist = 1, r.timestamp = 1000;
+      std::snprintf(r.name, sizeof r.name, "get");
+      r.min = 40, r.max = 4000 * phase;
+      for (std::uint64_t b : {stats::bucket_of(40), stats::bucket_of(400), stats::bucket_of(4000ull * phase)}) {
+        const stats::HistEntry e{b, std::uint64_t{10} * phase};
+        const auto* p = reinterpret_cast<const std::uint8_t*>(&e);
+        rec.insert(rec.end(), p, p + sizeof e);
+        ++r.entries;
+        r.sum += 10 * phase * stats::bucket_range(static_cast<unsigned>(b)).lo;
+      }
+      r.h.size = static_cast<std::uint16_t>(rec.size());
+      std::memcpy(rec.data(), &r, sizeof r);
+      w.append_snapshots(rec, 1);
+    }
+    w.finish(h, {});
+  }
+  const auto r = kron("rpt -s --html lat.html lat.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string page = slurp(dir / "lat.html");
+  EXPECT_NE(page.find("<svg class=\"hist latency\""), std::string::npos);
+  EXPECT_NE(page.find("<td>get</td><td>2</td><td class=\"n\">60</td>"), std::string::npos);  // phase 2: 3 buckets of 20
+  EXPECT_NE(page.find("<td>get</td><td>all</td><td class=\"n\">90</td>"), std::string::npos);
+  std::size_t svgs = count_charts(page);  // the intervals' charts, and one latency chart
+  for (std::size_t p = 0; (p = page.find("<svg class=\"hist latency\"", p)) != std::string::npos; ++p) ++svgs;
+  EXPECT_EQ(svgs, count_charts(page) + 1);
+  const auto b = sh(dir, std::string("timeout 120 " KRON_CHROMIUM " --headless --no-sandbox --disable-gpu --no-first-run "
+                                     "--disable-background-networking --disable-component-update --disable-sync "
+                                     "--user-data-dir='") + (dir / "profile2").string() + "' --enable-logging=stderr --v=0 "
+                         "--virtual-time-budget=5000 --dump-dom 'file://" + (dir / "lat.html").string() + "'");
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_NE(b.out.find("data-ok=\"1\""), std::string::npos) << b.out.substr(0, 300);
+  EXPECT_NE(b.out.find("data-charts=\"" + std::to_string(svgs) + "\""), std::string::npos);
+  EXPECT_NE(b.out.find("hist latency"), std::string::npos);
+  EXPECT_EQ(b.err.find("Uncaught"), std::string::npos) << b.err;
 }
 #endif  // KRON_CHROMIUM
 

@@ -10,10 +10,17 @@
 // 64-bit word (little-endian: field at byte offset B is bits 8B..8B+7 of the word):
 //
 //   bits  0-15 kind     bits 16-31 size     bits 32-39 flags (SampleFlag)
-//   bits 40-47 group (filter level 0-15)    bits 48-63 cpu
+//   bits 40-47 group (filter level 0-15)    bits 48-63 cpu (1.3 and older) / phase (1.4 samples)
 //
 // and the ids word (word 1) as source | thread << 32. A record is a whole number of 32-byte slots of a
 // lane's ring: Trace one slot, Resource five.
+//
+// ERRATUM E180. Trace format 1.4 / board 2.2 ("phased" samples): a Trace or Resource record carries the
+// thread's 16-bit phase (004 4.4.1 PhaseID Register) in bits 48-63 of its header word, where 1.3 kept the
+// cpu, and the cpu moves to bits 22-31 of the thread field (Linux thread ids are below 2^22,
+// PID_MAX_LIMIT); a cpu above 1022 is stored as 1023. A 1.3 file or a 2.1 board reads as phase 0 with the
+// cpu where it was (phased_fields() below with phased = false). Scheduling switches keep their cpu in the
+// header (not samples: no phase).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -29,10 +36,14 @@ namespace kron::record {
 // an entry of the name table: a board's name slots and the trace file's name section, never a lane or the
 // record area (its kRecordSize entry is 0). SchedSwitch (4, trace format 1.3) is the recorder's, never a
 // probe's: a board never holds one (valid_slots refuses it).
-// Kinds 5-7 are reserved (trace format 1.4: phases and histograms, another branch). Mpi (8) and ClockOffset
-// (9, trace format 1.5) are libkron_mpi's (src/mpi), never a probe's: after the samples of a rank's file,
-// not samples (FileHeader::mpi_records, clock_offsets count them); kind 10 is reserved for MPI too.
-enum class RecordKind : std::uint16_t { Trace = 1, Resource = 2, Names = 3, SchedSwitch = 4, Mpi = 8, ClockOffset = 9 };
+// HistSnapshot (5) and CounterSnapshot (6) are trace format 1.4 (kron/core/stats.hpp): the recorder's, never
+// in a board's lane, not samples; of variable size, so kRecordSize holds 0 for them. (7 is kept for issue 12's
+// threshold crossings, which are Trace samples with kFlagThreshold instead: ERRATUM E185.) Mpi (8) and
+// ClockOffset (9, trace format 1.5) are libkron_mpi's (src/mpi), never a probe's: after the samples of a
+// rank's file, not samples (FileHeader::mpi_records, clock_offsets count them); kind 10 is reserved for MPI.
+enum class RecordKind : std::uint16_t {
+  Trace = 1, Resource = 2, Names = 3, SchedSwitch = 4, HistSnapshot = 5, CounterSnapshot = 6, Mpi = 8, ClockOffset = 9
+};
 inline constexpr std::size_t kRecordKinds = 9;
 
 struct RecordHeader {
@@ -40,7 +51,10 @@ struct RecordHeader {
   std::uint16_t size;   // whole record, bytes
   std::uint8_t flags;   // SampleFlag
   std::uint8_t group;   // filter level 0-15, 0xff unknown
-  std::uint16_t cpu;
+  union {
+    std::uint16_t cpu;    // 1.3 and older samples, scheduling switches
+    std::uint16_t phase;  // 1.4 (board 2.2) Trace and Resource records: the thread's phase (ERRATUM E180)
+  };
 };
 struct TraceRecord {
   RecordHeader h;
@@ -113,8 +127,9 @@ struct ClockOffsetRecord {
   std::uint64_t exchanges;  // ping-pongs done, of which this one had the smallest rtt
 };
 
-// Record size table by kind, checked against the kinds (Tracy's QueueDataSize). Index 0 is no kind; 5-7
-// are reserved (another branch's, trace format 1.4), unknown here.
+// Record size table by kind, checked against the kinds (Tracy's QueueDataSize). Index 0 is no kind.
+// Variable-size kinds (Names lives apart; 5 and 6 are snapshots) have 0: a reader checks them itself; 7 is
+// unused.
 inline constexpr std::size_t kRecordSize[] = {0, sizeof(TraceRecord), sizeof(ResourceRecord), 0, sizeof(SchedRecord),
                                               0, 0, 0, sizeof(MpiRecord), sizeof(ClockOffsetRecord)};
 static_assert(std::size(kRecordSize) == kRecordKinds + 1);
@@ -160,6 +175,28 @@ constexpr std::uint64_t header_word(RecordKind kind) {
 constexpr std::uint64_t flag_bits(std::uint8_t flags) { return std::uint64_t{flags} << kFlagsShift; }
 constexpr std::uint64_t group_bits(unsigned group) { return std::uint64_t{group & 15u} << kGroupShift; }
 constexpr std::uint64_t cpu_bits(std::uint64_t cpu) { return cpu << kCpuShift; }
+
+// ---- Phased samples (1.4 / board 2.2, ERRATUM E180) ------------------------------------------------------
+inline constexpr unsigned kPhaseShift = kCpuShift;  // header word bits 48-63
+inline constexpr unsigned kIdsCpuShift = 54;         // ids word bits 54-63: the thread field's bits 22-31
+inline constexpr std::uint32_t kThreadBits = 22;     // Linux PID_MAX_LIMIT is 2^22
+inline constexpr std::uint32_t kThreadMask = (1u << kThreadBits) - 1;
+inline constexpr std::uint32_t kMaxPhasedCpu = 1023;  // a cpu above it is stored as 1023
+// The header word bits of phase `phase` (what kron::phase() stores, shifted once, in a thread-local).
+constexpr std::uint64_t phase_bits(std::uint16_t phase) { return std::uint64_t{phase} << kPhaseShift; }
+// The ids word bits of `cpu` (the probe passes a cpu it knows to be at most 1023).
+constexpr std::uint64_t ids_cpu_bits(std::uint64_t cpu) { return (cpu > kMaxPhasedCpu ? kMaxPhasedCpu : cpu) << kIdsCpuShift; }
+struct PhasedFields {
+  std::uint16_t cpu, phase;
+  std::uint32_t thread;
+};
+// The cpu, phase and thread of a Trace or Resource record: `phased` for a 1.4 file or a 2.2 board.
+constexpr PhasedFields phased_fields(std::uint16_t header_cpu, std::uint32_t thread, bool phased) {
+  if (!phased) return {header_cpu, 0, thread};
+  return {static_cast<std::uint16_t>(thread >> kThreadBits), header_cpu, thread & kThreadMask};
+}
+static_assert(phased_fields(7, 1234u | 5u << 22, true).cpu == 5 && phased_fields(7, 1234u | 5u << 22, true).phase == 7 &&
+              phased_fields(7, 1234u | 5u << 22, true).thread == 1234 && phased_fields(7, 99, false).cpu == 7);
 // Word 1: source | thread << 32.
 constexpr std::uint64_t ids_word(std::uint32_t source, std::uint32_t thread) {
   return std::uint64_t{source} | std::uint64_t{thread} << 32;
@@ -249,6 +286,18 @@ inline std::uint16_t size_at(const std::uint8_t* rec) {
   std::uint16_t s;
   std::memcpy(&s, rec + offsetof(RecordHeader, size), sizeof s);
   return s;
+}
+// Rewrites a Trace or Resource record of a 2.1 board (cpu in the header) as a 2.2 one (ERRATUM E180): cpu to
+// the thread field's bits 22-31, phase 0.
+inline void upgrade_to_phased(std::uint8_t* rec) {
+  RecordHeader h;
+  std::uint32_t thread;
+  std::memcpy(&h, rec, sizeof h);
+  std::memcpy(&thread, rec + offsetof(TraceRecord, thread), sizeof thread);
+  thread = (thread & kThreadMask) | static_cast<std::uint32_t>(ids_cpu_bits(h.cpu) >> 32);
+  h.phase = 0;
+  std::memcpy(rec, &h, sizeof h);
+  std::memcpy(rec + offsetof(TraceRecord, thread), &thread, sizeof thread);
 }
 inline std::uint64_t timestamp_at(const std::uint8_t* rec) {
   std::uint64_t t;

@@ -38,6 +38,9 @@ enum SampleFlag : std::uint8_t {
   kFlagNamed = 1u << 4,          // a named probe's sample: alone, a named event
   kFlagScopeEnd = 1u << 5,       // with kFlagNamed: the end of a named scope
   kFlagScopeBegin = 1u << 6,     // with kFlagNamed: the beginning of a named scope
+  // Trace format 1.4: a threshold crossing (kron counters --threshold, ERRATUM E185): the data word is
+  // stats::threshold_data() (kron/core/stats.hpp). Per record.
+  kFlagThreshold = 1u << 7,
 };
 
 }  // namespace kron

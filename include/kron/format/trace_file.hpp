@@ -41,7 +41,10 @@ inline constexpr std::uint16_t kMinor = 5;  // a reader accepts any minor; skips
 // and of threads; a 1.2 reader ignores it (the samples carry the name id in their data word, kFlagNamed).
 // Scheduling switches (record::SchedRecord: `kron record --sched`): after the samples, not counted in
 // `samples`.
-// 1.4 is reserved (phases and histograms: another branch; record kinds 5-7, FileHeader bytes 952-983).
+// 1.4 (issue 12) adds phased samples (ERRATUM E180: a Trace or Resource record's header holds the thread's
+// phase where 1.3 held the cpu, which moves to the thread field's bits 22-31; a 1.3 file reads as phase 0),
+// record kinds 5 (histogram snapshot) and 6 (virtual counter snapshot) among the records, not samples
+// (kron/core/stats.hpp), kFlagThreshold samples, and FileHeader::snapshots..stat_cells_lost.
 // 1.5 adds MPI recordings (libkron_mpi, kron merge): record kinds 8, MPI calls (record::MpiRecord), and 9,
 // clock-offset measurements (record::ClockOffsetRecord), after the samples and not counted in `samples`
 // (mpi_records and clock_offsets count them); NameKind::Node entries; the FileHeader fields at 984-1023.
@@ -106,7 +109,13 @@ struct FileHeader {
   // 1.3: the scheduling switches (kind 4) after the samples (kron record --sched); complete files. Tools
   // that need them before the samples (rpt's on-CPU time, ERRATUM E157) read ahead only when it is not 0.
   std::uint64_t sched_switches;
-  std::uint8_t reserved_1_4[32];  // 952-983: trace format 1.4's (phases and histograms, another branch)
+  // 1.4: snapshot records (kinds 5, 6) in the record area (complete files); the board's statistics losses
+  // when recording ended: values that found no cell or histogram slot, and threshold crossings; cell
+  // requests that found the board's statistics area full.
+  std::uint64_t snapshots;
+  std::uint64_t stat_lost;
+  std::uint64_t thresholds_crossed;
+  std::uint64_t stat_cells_lost;
   // 1.5: MPI (libkron_mpi, kron merge; docs/trace-format.md "MPI recordings"). A rank's file: its rank and
   // the world's size (0: not an MPI recording). A merged file: mpi_rank kMergedRank.
   std::uint32_t mpi_rank;
@@ -120,7 +129,9 @@ struct FileHeader {
 };
 static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904 &&
                   offsetof(FileHeader, records_raw_bytes) == 912 && offsetof(FileHeader, names_offset) == 920 &&
-                  offsetof(FileHeader, names_lost) == 936 && offsetof(FileHeader, sched_switches) == 944,
+                  offsetof(FileHeader, names_lost) == 936 && offsetof(FileHeader, sched_switches) == 944 &&
+                  offsetof(FileHeader, snapshots) == 952 && offsetof(FileHeader, stat_lost) == 960 &&
+                  offsetof(FileHeader, thresholds_crossed) == 968 && offsetof(FileHeader, stat_cells_lost) == 976,
               "FileHeader is a file ABI");
 static_assert(offsetof(FileHeader, mpi_rank) == 984 && offsetof(FileHeader, mpi_world_size) == 988 &&
                   offsetof(FileHeader, mpi_records) == 992 && offsetof(FileHeader, clock_offsets) == 1000 &&
@@ -228,6 +239,9 @@ class Writer {
   // samples (and the scheduling switches), in the order given; counted in mpi_records and clock_offsets.
   void append_mpi(std::span<const MpiRecord> calls);
   void append_clock(std::span<const ClockOffsetRecord> offsets);
+  // Snapshot records (1.4, kinds 5 and 6: kron/core/stats.hpp), written now among the samples, not counted
+  // as samples; finish() puts their count in FileHeader::snapshots.
+  void append_snapshots(std::span<const std::uint8_t> records, std::uint64_t count);
   // Counts in `header` (samples is filled in by the writer), the lanes and the name section (1.3; the
   // header's names_lost is kept); sets kFlagComplete.
   void finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names = {});
@@ -249,6 +263,7 @@ class Writer {
   std::vector<SchedRecord> sched_;  // append_sched: written by finish()
   std::vector<MpiRecord> mpi_;      // append_mpi: written by finish()
   std::vector<ClockOffsetRecord> clock_;  // append_clock: written by finish()
+  std::uint64_t snapshots_ = 0;
   ZSTD_CCtx_s* cctx_ = nullptr;  // compressing: one context reused for every chunk
   std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
 };
@@ -298,6 +313,10 @@ class Reader {
   const std::vector<MpiRecord>& mpi_records() const { return mpi_; }
   const std::vector<ClockOffsetRecord>& clock_offsets() const { return clock_; }
   void read_annex();
+  // Snapshot records (1.4, kinds 5 and 6) met so far, back to back as in the file, each validated
+  // (stats::snapshot_problem): next() and next_batch() pass over them and keep them here.
+  const std::vector<std::uint8_t>& snapshots() const { return snapshots_; }
+  std::uint64_t snapshot_count() const { return snapshot_count_; }
   // What a salvaging read met (each with its count and offset), and skipped kinds of a later minor version.
   std::vector<std::string> warnings() const;
 
@@ -339,6 +358,9 @@ class Reader {
   std::uint64_t mpi_seen_ = 0, clock_seen_ = 0;  // kinds 8, 9 passed over since the last rewind
   bool annex_read_ = false;               // read_annex() filled mpi_ and clock_: the record loops only count
   void keep_annex(const std::uint8_t* rec, RecordKind kind);
+  std::vector<std::uint8_t> snapshots_;   // kinds 5 and 6 passed over
+  std::uint64_t snapshot_count_ = 0;
+  bool phased_ = false;                   // 1.4 or later: samples carry their phase (ERRATUM E180)
   std::uint64_t first_skipped_at_ = 0;    // file offset of the first one skipped
   std::string mismatch_;                  // salvaging: the count check's finding
   bool at_end();      // the end of the records: checks the file did not shrink, and the header's count

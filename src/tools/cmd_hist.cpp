@@ -1,0 +1,71 @@
+// kron hist FILE | --board NAME: the latency histograms and virtual counters of a recording (its snapshot
+// records, trace format 1.4) or of a live board (read, never changed), per phase and in total: count, min,
+// p50/p90/p99/p99.9, max, mean and a bar chart of the buckets; --json (docs/hist-json.md). Issue 12.
+#include <fmt/core.h>
+
+#include <vector>
+
+#include "analysis/hist.hpp"
+#include "kron/format/trace_file.hpp"
+#include "recorder/board_reader.hpp"
+#include "tools/command.hpp"
+
+namespace kron::tools {
+namespace {
+
+struct Args {
+  std::string file;
+  std::string board;
+  bool json = false;
+};
+
+int run(const Args& a) {
+  if (a.file.empty() == a.board.empty()) throw InputError::at_offset("kron hist", 0, "give a trace FILE or --board NAME");
+  hist::Merger merger;
+  std::uint64_t lost = 0, cells_lost = 0, clock_hz = 0, crossed = 0;
+  std::vector<std::string> problems;
+  if (!a.board.empty()) {
+    auto r = recorder::BoardReader::open(a.board);
+    clock_hz = r.geo().clock_hz;
+    if (r.geo().minor < 2 || !r.geo().stat_cells)
+      fmt::print(stderr, "kron hist: board {} (format {}.{}) has no statistics area\n", a.board, r.geo().major, r.geo().minor);
+    const hist::BoardStats s = hist::read_board(r.mapping(), board::ticks(r.geo().clock_kind));
+    merger.add(s.records);
+    lost = s.stat_lost, cells_lost = s.cells_lost, crossed = s.thresholds_crossed;
+    problems = s.problems;
+  } else {
+    tracefile::Reader r(a.file);
+    clock_hz = r.header().clock_hz;
+    std::vector<Sample> batch(4096);
+    while (r.next_batch(batch) > 0) {
+    }
+    merger.add(r.snapshots());
+    lost = r.header().stat_lost, cells_lost = r.header().stat_cells_lost, crossed = r.header().thresholds_crossed;
+    if (r.header().minor < 4)
+      fmt::print(stderr, "kron hist: {} is trace format 1.{}: histograms came with 1.4\n", a.file, r.header().minor);
+    for (const auto& w : r.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
+  }
+  const hist::Merged m = merger.result();
+  hist::RenderOptions o;
+  o.ticks_per_us = static_cast<double>(clock_hz) / 1e6;
+  fmt::print("{}", a.json ? hist::render_json(m, o, lost, cells_lost) : hist::render_text(m, o));
+  if (!a.json && (lost || cells_lost))
+    fmt::print("lost: {} values found no cell or histogram slot ({} cell requests found the statistics area full)\n", lost,
+               cells_lost);
+  if (!a.json && crossed) fmt::print("thresholds crossed: {}\n", crossed);
+  for (const auto& p : problems) fmt::print(stderr, "kron hist: board {}: {}\n", a.board, p);
+  return problems.empty() ? kExitOk : kExitFailed;
+}
+
+KRON_COMMAND("hist", "latency histograms and virtual counters per phase, of a trace file or a live board", 36,
+             [](CLI::App& app) {
+               auto a = std::make_shared<Args>();
+               app.add_option("file", a->file, "trace file (kron record)");
+               app.add_option("--board", a->board, "a live board instead (read, never changed)");
+               app.add_flag("--json", a->json, "JSON (docs/hist-json.md)");
+               add_board_access_options(app);
+               return [a] { return run(*a); };
+             });
+
+}  // namespace
+}  // namespace kron::tools
