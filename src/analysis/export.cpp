@@ -92,6 +92,43 @@ std::uint64_t for_each_sched_stretch(const Merged& in, std::uint64_t t0,
   return n;
 }
 
+std::uint64_t for_each_snapshot_series(const Merged& in, const std::function<void(const SnapshotSeries&)>& f) {
+  std::uint64_t n = 0;
+  for (const auto& input : in.inputs()) {
+    const std::span<const std::uint8_t> snaps = input->snapshots();
+    for (std::size_t at = 0; at + sizeof(record::RecordHeader) <= snaps.size();) {
+      record::RecordHeader h;
+      std::memcpy(&h, snaps.data() + at, sizeof h);
+      if (h.size < sizeof h || at + h.size > snaps.size()) break;  // validated by the reader: not reached
+      hist::Merger one;
+      one.add(snaps.subspan(at, h.size));
+      const hist::Merged r = one.result();
+      SnapshotSeries x;
+      std::memcpy(&x.source, snaps.data() + at + 8, 4);
+      std::memcpy(&x.thread, snaps.data() + at + 12, 4);
+      std::memcpy(&x.when, snaps.data() + at + 16, 8);
+      x.hist = true;
+      for (const auto& [name, phases] : r.hists)
+        for (const auto& [p, hg] : phases) {
+          x.series = fmt::format("hist {} (thread {}, phase {})", name, x.thread, p);
+          x.sum = hist::summarize(hg);
+          f(x);
+          ++n;
+        }
+      x.hist = false;
+      for (const auto& [p, cs] : r.counters)
+        for (const auto& [i, v] : cs) {
+          x.series = fmt::format("vc {} (thread {}, phase {})", i, x.thread, p);
+          x.value = v;
+          f(x);
+          ++n;
+        }
+      at += h.size;
+    }
+  }
+  return n;
+}
+
 namespace {
 // Scheduling switches (kron record --sched) as per-thread state tracks: a thread track of its own beside
 // each thread's slices (tid kSchedTrack | thread, named "thread N: scheduling"), one slice per stretch:
@@ -264,40 +301,16 @@ ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOp
   st.sched_slices = export_sched_tracks(in, t0, clock, sep, b);
   // Issue 12: histogram and virtual counter snapshots as counter events ("ph":"C") of the process, one
   // series per thread and phase: a histogram's count, p50, p99 and max, a virtual counter's value.
-  for (const auto& input : in.inputs()) {
-    const std::span<const std::uint8_t> snaps = input->snapshots();
-    for (std::size_t at = 0; at + sizeof(record::RecordHeader) <= snaps.size();) {
-      record::RecordHeader h;
-      std::memcpy(&h, snaps.data() + at, sizeof h);
-      if (h.size < sizeof h || at + h.size > snaps.size()) break;  // validated by the reader: not reached
-      hist::Merger one;
-      one.add(snaps.subspan(at, h.size));
-      const hist::Merged r = one.result();
-      std::uint32_t source = 0, thread = 0;
-      std::uint64_t when = 0;
-      std::memcpy(&source, snaps.data() + at + 8, 4);
-      std::memcpy(&thread, snaps.data() + at + 12, 4);
-      std::memcpy(&when, snaps.data() + at + 16, 8);
-      const std::string ts = us_text(have_t0 ? ns(when) : 0);
-      for (const auto& [name, phases] : r.hists)
-        for (const auto& [p, x] : phases) {
-          const hist::Summary sum = hist::summarize(x);
-          sep();
-          fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"count":{},"p50":{},"p99":{},"max":{}}}}})",
-                         jstr(fmt::format("hist {} (thread {}, phase {})", name, thread, p)), source, ts, sum.count,
-                         sum.p50, sum.p99, sum.max);
-          ++st.counters;
-        }
-      for (const auto& [p, cs] : r.counters)
-        for (const auto& [i, v] : cs) {
-          sep();
-          fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"value":{}}}}})",
-                         jstr(fmt::format("vc {} (thread {}, phase {})", i, thread, p)), source, ts, v);
-          ++st.counters;
-        }
-      at += h.size;
-    }
-  }
+  st.counters += for_each_snapshot_series(in, [&](const SnapshotSeries& x) {
+    const std::string ts = us_text(have_t0 && x.when > t0 ? ns(x.when) : 0);
+    sep();
+    if (x.hist)
+      fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"count":{},"p50":{},"p99":{},"max":{}}}}})",
+                     jstr(x.series), x.source, ts, x.sum.count, x.sum.p50, x.sum.p99, x.sum.max);
+    else
+      fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"value":{}}}}})", jstr(x.series), x.source,
+                     ts, x.value);
+  });
   b += "\n]}\n";
   out.flush();
   return st;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "analysis/hist.hpp"
 #include "analysis/input.hpp"
 #include "analysis/interval_info.hpp"
 #include "analysis/matcher.hpp"
@@ -46,6 +47,20 @@ struct SchedStretch {
 std::uint64_t for_each_sched_stretch(const Merged& in, std::uint64_t t0,
                                     const std::function<void(std::uint32_t, std::uint32_t)>& first,
                                     const std::function<void(const SchedStretch&)>& stretch);
+
+// One value series of a histogram or virtual counter snapshot (trace format 1.4, issue 12), as every export
+// draws them: `series` names it ("hist NAME (thread T, phase P)", "vc I (thread T, phase P)"); a histogram's
+// summary (count, p50, p99, max) or a counter's value, at the snapshot's time `when` (ticks).
+struct SnapshotSeries {
+  std::uint32_t source = 0, thread = 0;
+  std::uint64_t when = 0;
+  std::string series;
+  bool hist = false;
+  hist::Summary sum;
+  std::uint64_t value = 0;
+};
+// Calls f() for each series of each snapshot of every input, in file order; returns how many.
+std::uint64_t for_each_snapshot_series(const Merged& in, const std::function<void(const SnapshotSeries&)>& f);
 
 // `info` may be null (no interval slices). Counter names come from the first kron trace file's header.
 ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out);

@@ -71,6 +71,7 @@ constexpr std::uint32_t kClockKron = 64;     // the first sequence-scoped clock 
 // Debug annotation names every sequence interns in its first packet.
 constexpr std::uint64_t kDanValue = 1;  // "value": a named probe's value
 constexpr std::uint64_t kDanCpu = 2;    // "cpu": the CPU a thread ran on (scheduling states)
+constexpr std::uint64_t kDanPhase = 3;  // "phase": the thread's phase (issue 12), when not 0
 // ERRATUM E160: at most this many interned event names per sequence; later new names are written in full
 // on each event (`name`), so memory stays bounded whatever the event numbers.
 constexpr std::uint32_t kMaxInterned = 4096;
@@ -79,7 +80,7 @@ constexpr std::size_t kMaxLanes = 1024;
 // Track uuids: a stream's thread track is (n+1) * 32, its counter c track that + 1 + c; processes and
 // interval tracks have their own ranges.
 constexpr std::uint64_t kProcessUuidBase = std::uint64_t{1} << 40, kIntervalUuidBase = std::uint64_t{2} << 40,
-                        kSchedUuidBase = std::uint64_t{3} << 40;
+                        kSchedUuidBase = std::uint64_t{3} << 40, kSeriesUuidBase = std::uint64_t{4} << 40;
 
 // "event N" -> iid for one sequence: open addressing over 2 * kMaxInterned slots, never removed from, so a
 // lookup of a name not interned (the common case once the table is full) costs one or two probes.
@@ -335,6 +336,13 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     pb::close(b, dn);
     pb::close(b, id);
   };
+  // A debug annotation `iid` = v on the track event being written.
+  auto debug_uint = [&](std::uint64_t iid, std::uint64_t v) {
+    const std::size_t da = pb::open(b, kTeDebug);
+    pb::uint_field(b, kDaNameIid, iid);
+    pb::uint_field(b, kDaUint, v);
+    pb::close(b, da);
+  };
   // The stream's sequence: made (with its tracks described) when its first sample comes.
   auto stream_for = [&](const StreamKey& k, std::uint64_t t_ns) -> std::uint32_t {
     auto [it, fresh] = stream_of_key.try_emplace(k.key(), static_cast<std::uint32_t>(streams.size()));
@@ -360,6 +368,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       pb::close(b, d);
     }
     intern_debug_name(kDanValue, "value");
+    intern_debug_name(kDanPhase, "phase");
     {
       const std::size_t cs = pb::open(b, kPktClockSnapshot);
       std::size_t c = pb::open(b, kCsClocks);
@@ -541,12 +550,8 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       const std::size_t te = pb::open(b, kPktTrackEvent);
       pb::uint_field(b, kTeType, kSliceBegin);
       name_field(iid, nm);
-      if (const std::uint64_t v = record::named_value_of(smp.data)) {
-        const std::size_t da = pb::open(b, kTeDebug);
-        pb::uint_field(b, kDaNameIid, kDanValue);
-        pb::uint_field(b, kDaUint, v);
-        pb::close(b, da);
-      }
+      if (const std::uint64_t v = record::named_value_of(smp.data)) debug_uint(kDanValue, v);
+      if (smp.phase) debug_uint(kDanPhase, smp.phase);
       track_event_end(te, p);
       s.open.push_back(id);
     }
@@ -586,12 +591,8 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       const std::size_t te = pb::open(b, kPktTrackEvent);
       pb::uint_field(b, kTeType, kInstant);
       name_field(iid, nm, !named);
-      if (value) {
-        const std::size_t da = pb::open(b, kTeDebug);
-        pb::uint_field(b, kDaNameIid, kDanValue);
-        pb::uint_field(b, kDaUint, value);
-        pb::close(b, da);
-      }
+      if (value) debug_uint(kDanValue, value);
+      if (smp.phase) debug_uint(kDanPhase, smp.phase);
       track_event_end(te, p);
       ++st.instants;
     }
@@ -650,15 +651,67 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
             pb::uint_field(b, kTeTrackUuid, track);
             if (begin) {
               name_field(name, x.state);
-              const std::size_t da = pb::open(b, kTeDebug);
-              pb::uint_field(b, kDaNameIid, kDanCpu);
-              pb::uint_field(b, kDaUint, x.cpu);
-              pb::close(b, da);
+              debug_uint(kDanCpu, x.cpu);
             }
             track_event_end(te, p);
           }
           w.maybe_flush();
         });
+  }
+  // Issue 12's snapshots (trace format 1.4): a counter track of the process per series, as the JSON's
+  // (a histogram's count, p50, p99 and max per thread and phase; a virtual counter's value), on a
+  // sequence of their own with absolute times.
+  if (have_t0) {
+    StreamState snap;
+    snap.seq = static_cast<std::uint32_t>(streams.size()) + 2;
+    std::unordered_map<std::string, std::uint64_t> series_track;  // "SOURCE/SERIES/METRIC" -> track uuid
+    bool started = false;
+    auto value = [&](const SnapshotSeries& x, std::string_view metric, std::uint64_t v) {
+      if (!started) {
+        started = true;
+        const std::size_t p = pb::open(b, kTracePacket);
+        pb::uint_field(b, kPktSequenceId, snap.seq);
+        pb::uint_field(b, kPktSequenceFlags, kSeqIncrementalStateCleared);
+        pb::close(b, p);
+      }
+      const std::string key = fmt::format("{}/{}/{}", x.source, x.series, metric);
+      auto [trk, fresh] = series_track.try_emplace(key, kSeriesUuidBase + series_track.size());
+      if (fresh) {
+        auto [pit, new_process] = process_uuid.try_emplace(x.source, kProcessUuidBase + process_uuid.size());
+        if (new_process) {  // a process with snapshots and no samples
+          auto d = descriptor(snap);
+          pb::uint_field(b, kTdUuid, pit->second);
+          const std::size_t pd = pb::open(b, kTdProcess);
+          pb::int_field(b, kPdPid, board::source_pid(x.source));
+          pb::close(b, pd);
+          end_descriptor(d);
+        }
+        auto d = descriptor(snap);
+        pb::uint_field(b, kTdUuid, trk->second);
+        pb::uint_field(b, kTdParent, pit->second);
+        pb::bytes_field(b, kTdName, text::utf8_safe(metric.empty() ? x.series : x.series + " " + std::string(metric)));
+        const std::size_t cd = pb::open(b, kTdCounter);
+        pb::close(b, cd);
+        end_descriptor(d);
+      }
+      const std::size_t p = packet_at(snap, x.when > t0 ? ns(x.when) : 0, true);
+      const std::size_t te = pb::open(b, kPktTrackEvent);
+      pb::uint_field(b, kTeType, kCounter);
+      pb::uint_field(b, kTeTrackUuid, trk->second);
+      pb::int_field(b, kTeCounterValue, static_cast<std::int64_t>(v));
+      track_event_end(te, p);
+      w.maybe_flush();
+    };
+    st.counters += for_each_snapshot_series(in, [&](const SnapshotSeries& x) {
+      if (x.hist) {
+        value(x, "count", x.sum.count);
+        value(x, "p50", x.sum.p50);
+        value(x, "p99", x.sum.p99);
+        value(x, "max", x.sum.max);
+      } else {
+        value(x, "", x.value);
+      }
+    });
   }
   w.finish();
   st.bytes = w.written();

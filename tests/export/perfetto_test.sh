@@ -257,6 +257,49 @@ assert sum(1 for l in exp if l[0] == "18") == 1  # one Resource sample (header 0
 print("classic stream: 2 instants and 1 counter event, tracks by source and CPU")
 PY
 
+# Histograms and virtual counters (issue 12's kserver: three request types, two phases): each snapshot
+# series a counter track of its process, the same values at the same times as the JSON's counter events.
+"$kron" record -q -o h.trace -- "${KRON_KSERVER:?}" -t 2 -n 4000 >/dev/null
+"$kron" export -o h.pftrace h.trace >/dev/null
+python3 "$src/tests/export/perfetto_inflate.py" h.pftrace h.plain >/dev/null
+"$protoc" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <h.plain >h.txt
+"$kron" export --format chrome-json -o h.json h.trace >/dev/null
+python3 - <<'PY2'
+import json, re
+from collections import Counter
+txt = open("h.txt").read()
+# Counter tracks by uuid -> name, then their values with absolute times (BOOTTIME, clock 6).
+names = {int(u): n for u, n in re.findall(r'track_descriptor \{\s*uuid: (\d+)\s*name: "([^"]*)"\s*(?:parent_uuid: \d+\s*)?counter \{', txt)}
+got = Counter()
+for pk in txt.split("\npacket {")[1:]:  # protoc prints a packet's fields in field-number order
+    if "type: TYPE_COUNTER" not in pk:
+        continue
+    u = int(re.search(r"track_uuid: (\d+)", pk).group(1))
+    if u in names:
+        assert re.search(r"timestamp_clock_id: 6\b", pk), "a snapshot value without its absolute time"
+        got[(names[u], int(re.search(r"^\s*timestamp: (\d+)", pk, re.M).group(1)),
+             int(re.search(r"counter_value: (-?\d+)", pk).group(1)))] += 1
+def ns(us):
+    a, b = f"{us:.3f}".split(".")
+    return int(a) * 1000 + int(b)
+want = Counter()
+for e in json.load(open("h.json"))["traceEvents"]:
+    if e["ph"] != "C" or not e["name"].startswith(("hist ", "vc ")):
+        continue
+    for k, v in e["args"].items():
+        want[(e["name"] + ("" if k == "value" else " " + k), ns(e["ts"]), v)] += 1
+assert want and sum(1 for k in want if k[0].startswith("hist ")) and sum(1 for k in want if k[0].startswith("vc ")), want
+assert got == want, (list((got - want).items())[:3], list((want - got).items())[:3])
+# Phases (issue 12): a debug annotation "phase" (interned as 3) on each event of a thread in a phase other
+# than 0, as the JSON's instants carry "phase" in their args.
+assert 'debug_annotation_names {\n      iid: 3\n      name: "phase"' in txt, "the phase annotation is not interned"
+pp = Counter(int(v) for v in re.findall(r"debug_annotations \{\s*name_iid: 3\s*uint_value: (\d+)", txt))
+jp = Counter(e["args"]["phase"] for e in json.load(open("h.json"))["traceEvents"] if e["ph"] == "i" and e["args"].get("phase"))
+assert pp == jp and sum(jp.values()) > 0, (pp, jp)
+print(f"kserver: {sum(want.values())} histogram and counter values on {len(names)} counter tracks, as the JSON's; "
+      f"{sum(pp.values())} events with their phase")
+PY2
+
 # Larger than --max-bytes: refused with the size named, nothing written (E161).
 if "$kron" export --max-bytes 1000 -o big.pftrace s.trace 2>err.txt; then fail "a trace over --max-bytes was written"; fi
 grep -q "larger than 1000 bytes" err.txt || fail "no clear message: $(cat err.txt)"
