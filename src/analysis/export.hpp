@@ -17,6 +17,7 @@
 #include "analysis/input.hpp"
 #include "analysis/interval_info.hpp"
 #include "analysis/matcher.hpp"
+#include "analysis/merge.hpp"
 
 namespace kron::analysis {
 
@@ -27,6 +28,8 @@ struct ExportStats {
   std::uint64_t lanes_reused = 0;  // Perfetto: overlapping slices put on a full lane set (E163)
   std::uint64_t discarded = 0;     // CTF: the recorder's losses written as discarded events (E165)
   std::uint64_t closed_at_end = 0;  // OTF2: scopes still open at the end, left there (E167)
+  std::uint64_t mpi_flows = 0;     // Perfetto, chrome-json: matched MPI messages drawn as flows; OTF2, CTF: MPI records
+  std::uint64_t clock_offsets = 0; // OTF2: ClockOffset definitions written (a rank's file, unmerged)
   std::uint64_t sched_slices = 0;  // thread states drawn from scheduling switches (kron record --sched); CTF: the switches
 };
 
@@ -46,6 +49,16 @@ struct SchedStretch {
 std::uint64_t for_each_sched_stretch(const Merged& in, std::uint64_t t0,
                                     const std::function<void(std::uint32_t, std::uint32_t)>& first,
                                     const std::function<void(const SchedStretch&)>& stretch);
+
+// An MPI recording's calls (trace format 1.5: libkron_mpi's rank files, kron merge's merged file), every
+// input's (Input::mpi_records(), read ahead when the file has some), with the sends matched to their
+// receives and the collectives' members grouped (match_messages, E208). What the exports draw the
+// messages from: memory grows with the MPI calls, never with the samples. Empty without MPI records.
+struct MpiCalls {
+  std::vector<MpiEvent> events;  // input order, then each input's file order
+  Matching matching;
+};
+MpiCalls mpi_calls(const Merged& in);
 
 // `info` may be null (no interval slices). Counter names come from the first kron trace file's header.
 ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out);
