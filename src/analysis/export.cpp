@@ -268,8 +268,8 @@ ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOp
   }
   m.finish();
   st.sched_slices = export_sched_tracks(in, t0, clock, sep, b);
-  // MPI messages (trace format 1.5): each matched send/receive pair a flow ("s" then "f", id in a range of
-  // its own) from the sender's thread at the send's begin to the receiver's thread at the receive's end,
+  // ERRATUM E169. MPI messages (trace format 1.5): each matched send/receive pair a flow ("s" then "f", id
+  // in a range of its own) from the sender's thread at the send's begin to the receiver's thread at the receive's end,
   // each bound to the slice around it there (libkron_mpi's MPI_Send / MPI_Recv ... scopes; "bp":"e" for the
   // end). Collectives are not flows. Times before the first sample are drawn at 0.
   {

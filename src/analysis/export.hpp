@@ -9,6 +9,7 @@
 //  - ctf (export_ctf.cpp): a Common Trace Format 1.8 trace, a directory (babeltrace2, Trace Compass).
 //  - otf2 (export_otf2.cpp): an OTF2 archive, a directory (Vampir, Score-P's tools), when built with OTF2.
 // Both stream: a sample in, its events out; nothing per sample is kept. docs/tools.md says how to open them.
+// An MPI recording's calls (trace format 1.5) go into every format but CSV (mpi_calls() below).
 #pragma once
 #include <cstdio>
 #include <functional>

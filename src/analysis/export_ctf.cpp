@@ -9,7 +9,8 @@
 // CPU, or source and thread), all of one stream class whose packet context names the source and lane.
 // One event class per kind of kron sample: kron:trace, kron:resource (with the sixteen counters),
 // kron:named (a named probe's sample, with its name and value); and kron:sched_switch, a context switch of
-// kron record --sched, on a stream of its own. Every integer is byte-aligned
+// kron record --sched, on a stream of its own; kron:mpi, an MPI recording's call (E174), on another. Every
+// integer is byte-aligned
 // little-endian, so a record is written as it is laid out. Packets are at most kPacketBytes, buffered
 // one per stream; memory is that per stream, nothing per sample.
 #include <fcntl.h>
@@ -421,7 +422,8 @@ ExportStats export_ctf(Merged& in, const std::string& dir) {
     for (const Input::LaneLoss& l : input->lane_losses()) {
       CtfStream* target = nullptr;
       for (CtfStream& cs : streams)
-        if (!cs.sched && !cs.mpi && board::source_pid(cs.key.source) == l.pid && cs.key.by_thread && cs.key.lane == l.tid) target = &cs;
+        if (!cs.sched && !cs.mpi && board::source_pid(cs.key.source) == l.pid && cs.key.by_thread && cs.key.lane == l.tid)
+          target = &cs;
       if (!target)
         for (CtfStream& cs : streams)
           if (!cs.sched && !cs.mpi && board::source_pid(cs.key.source) == l.pid && !target) target = &cs;

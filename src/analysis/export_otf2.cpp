@@ -8,7 +8,9 @@
 // named-scope name; a metric class of the sixteen resource counters, and one of the data word of every
 // other sample (a kron event has no OTF2 record of its own); clock properties with the recording's clock
 // and wall time. Events: Enter/Leave per named scope (E167), Metric per Resource sample and per other
-// sample. Memory: OTF2's event buffers, one per location, and per name; nothing per sample.
+// sample. An MPI recording (trace format 1.5): MPI communication records on the ranks' locations (E173),
+// a Comm per communicator (E170), and a rank's own file's clock offsets as ClockOffset definitions (E171,
+// E172). Memory: OTF2's event buffers, one per location, and per name, and the MPI calls; nothing per sample.
 #include "analysis/export.hpp"
 
 #include <fmt/core.h>
@@ -168,23 +170,24 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
     return locs[it->second];
   };
 
-  // MPI records (trace format 1.5), read ahead (Input::mpi_records()): each call's events on its thread's
+  // ERRATUM E173. MPI records (trace format 1.5), read ahead (Input::mpi_records()): each call's events on its thread's
   // location, interleaved in time order with the samples' events there (OTF2 requires each location's
   // events in time order). An event at the time of a sample goes after a scope's Enter and before any
   // other event, so that it lies inside libkron_mpi's MPI_Send ... region when the times allow.
   const MpiCalls mpi = mpi_calls(in);
   std::map<std::uint32_t, std::uint32_t> rank_loc;  // world rank -> the location of its first MPI call
+  auto loc_of_call = [&](std::size_t i) {
+    const record::MpiRecord& r = mpi.events[i].rec;
+    return static_cast<std::uint32_t>(&loc_for(StreamKey{r.source, r.thread, true}, mpi.events[i].input) - locs.data());
+  };
   {
     std::map<std::uint32_t, std::size_t> first;  // world rank -> its first record: locations in rank order
     for (std::size_t i = 0; i < mpi.events.size(); ++i) first.try_emplace(mpi.events[i].rec.rank, i);
-    for (const auto& [rank, i] : first) {
-      const record::MpiRecord& r = mpi.events[i].rec;
-      rank_loc.emplace(rank, static_cast<std::uint32_t>(&loc_for(StreamKey{r.source, r.thread, true}, mpi.events[i].input) - locs.data()));
-    }
+    for (const auto& [rank, i] : first) rank_loc.emplace(rank, loc_of_call(i));
   }
   for (std::uint32_t i = 0; i < mpi.events.size(); ++i) {
     const record::MpiRecord& r = mpi.events[i].rec;
-    const std::uint32_t li = static_cast<std::uint32_t>(&loc_for(StreamKey{r.source, r.thread, true}, mpi.events[i].input) - locs.data());
+    const std::uint32_t li = loc_of_call(i);
     locs[li].mpi.push_back({r.timestamp, i, false});
     const bool incomplete = r.h.flags & record::kMpiIncomplete;
     const bool one_event = r.call == record::MpiCall::Send || r.call == record::MpiCall::SendrecvSend ||
@@ -203,7 +206,8 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
   for (const auto& e : mpi.events) {
     auto& v = comm_ranks[e.rec.comm];
     v.push_back(e.rec.rank);
-    if (e.rec.peer >= 0 && rank_loc.count(static_cast<std::uint32_t>(e.rec.peer))) v.push_back(static_cast<std::uint32_t>(e.rec.peer));
+    const auto peer = static_cast<std::uint32_t>(e.rec.peer);
+    if (e.rec.peer >= 0 && rank_loc.count(peer)) v.push_back(peer);
   }
   std::map<std::uint32_t, OTF2_CommRef> comm_ref;
   for (auto& [id, v] : comm_ranks) {
@@ -213,9 +217,9 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
   }
   auto comm_rank = [&](std::uint32_t comm, std::int32_t world) -> std::uint32_t {
     const auto& v = comm_ranks.at(comm);
-    const auto it = std::lower_bound(v.begin(), v.end(), static_cast<std::uint32_t>(world));
-    return world >= 0 && it != v.end() && *it == static_cast<std::uint32_t>(world) ? static_cast<std::uint32_t>(it - v.begin())
-                                                                                  : OTF2_UNDEFINED_UINT32;
+    const auto w = static_cast<std::uint32_t>(world);
+    const auto it = std::lower_bound(v.begin(), v.end(), w);
+    return world >= 0 && it != v.end() && *it == w ? static_cast<std::uint32_t>(it - v.begin()) : OTF2_UNDEFINED_UINT32;
   };
   // Writes location l's MPI events before time `t` (or up to it, with `through`).
   auto write_mpi = [&](Loc& l, std::uint64_t t, bool through) {
@@ -228,6 +232,7 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
       t_last = std::max(t_last, at);
       t_first = std::min(t_first, at);
       const OTF2_CommRef c = comm_ref.at(r.comm);
+      const std::uint32_t peer = comm_rank(r.comm, r.peer);
       const std::uint64_t req = std::uint64_t{e.rec} + 1;
       const std::uint32_t tag = static_cast<std::uint32_t>(r.tag);
       using C = record::MpiCall;
@@ -235,23 +240,22 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
         if (!e.end)
           check(OTF2_EvtWriter_MpiCollectiveBegin(l.w, nullptr, at), "MPI collective begin");
         else
-          check(OTF2_EvtWriter_MpiCollectiveEnd(l.w, nullptr, at, collective_op(r.call), c, comm_rank(r.comm, r.peer),
-                                                r.bytes, 0),
+          check(OTF2_EvtWriter_MpiCollectiveEnd(l.w, nullptr, at, collective_op(r.call), c, peer, r.bytes, 0),
                 "MPI collective end");
       } else if (r.call == C::Send || r.call == C::SendrecvSend) {
-        check(OTF2_EvtWriter_MpiSend(l.w, nullptr, at, comm_rank(r.comm, r.peer), c, tag, r.bytes), "MPI send");
+        check(OTF2_EvtWriter_MpiSend(l.w, nullptr, at, peer, c, tag, r.bytes), "MPI send");
       } else if (r.call == C::Recv || r.call == C::SendrecvRecv) {
-        check(OTF2_EvtWriter_MpiRecv(l.w, nullptr, at, comm_rank(r.comm, r.peer), c, tag, r.bytes), "MPI receive");
+        check(OTF2_EvtWriter_MpiRecv(l.w, nullptr, at, peer, c, tag, r.bytes), "MPI receive");
       } else if (r.call == C::Isend) {
         if (!e.end)
-          check(OTF2_EvtWriter_MpiIsend(l.w, nullptr, at, comm_rank(r.comm, r.peer), c, tag, r.bytes, req), "MPI isend");
+          check(OTF2_EvtWriter_MpiIsend(l.w, nullptr, at, peer, c, tag, r.bytes, req), "MPI isend");
         else
           check(OTF2_EvtWriter_MpiIsendComplete(l.w, nullptr, at, req), "MPI isend complete");
       } else {  // Irecv
         if (!e.end)
           check(OTF2_EvtWriter_MpiIrecvRequest(l.w, nullptr, at, req), "MPI irecv request");
         else
-          check(OTF2_EvtWriter_MpiIrecv(l.w, nullptr, at, comm_rank(r.comm, r.peer), c, tag, r.bytes, req), "MPI irecv");
+          check(OTF2_EvtWriter_MpiIrecv(l.w, nullptr, at, peer, c, tag, r.bytes, req), "MPI irecv");
       }
       ++l.events;
       ++st.mpi_flows;
@@ -410,9 +414,9 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
     const OTF2_StringRef n = string_ref.at(text::utf8_safe(region_names[i]));
     // libkron_mpi's scopes (MPI_Send, ...) are the MPI paradigm's regions.
     const bool is_mpi = !mpi.events.empty() && region_names[i].rfind("MPI_", 0) == 0;
+    const OTF2_Paradigm paradigm = is_mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER;
     check(OTF2_GlobalDefWriter_WriteRegion(g, static_cast<OTF2_RegionRef>(i), n, n, s_none, OTF2_REGION_ROLE_FUNCTION,
-                                           is_mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE, s_none,
-                                           0, 0),
+                                           paradigm, OTF2_REGION_FLAG_NONE, s_none, 0, 0),
           "region");
   }
   // MPI: group 0 the ranks' locations in world-rank order (COMM_LOCATIONS), then per communicator a group of
@@ -424,8 +428,9 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
       index_of_rank.emplace(rank, members.size());
       members.push_back(li);
     }
+    const auto n = static_cast<std::uint32_t>(members.size());
     check(OTF2_GlobalDefWriter_WriteGroup(g, 0, s_mpi_locations, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
-                                          OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(members.size()), members.data()),
+                                          OTF2_GROUP_FLAG_NONE, n, members.data()),
           "MPI locations group");
     for (const auto& [id, ranks] : comm_ranks) {
       const OTF2_CommRef c = comm_ref.at(id);

@@ -14,7 +14,8 @@
 //    samples as INSTANTs `event N`; a Resource sample as one COUNTER event carrying its sixteen counters
 //    (counter_value and extra_counter_values on the stream's sixteen counter tracks);
 //  - interval.info's intervals as slices on a child track per (stream, interval, part), written when the
-//    matcher completes them, with absolute BOOTTIME timestamps; class 4 with a flow to its end stream.
+//    matcher completes them, with absolute BOOTTIME timestamps; class 4 with a flow to its end stream;
+//  - an MPI recording's matched messages as flows between instants on the ranks' thread tracks (E169).
 // Memory: per stream (its state, interned names up to kMaxInterned) and per interval track; nothing per
 // sample. Output goes through a 1 MiB buffer.
 #include <fmt/core.h>
@@ -662,7 +663,7 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
           w.maybe_flush();
         });
   }
-  // MPI messages (trace format 1.5): each matched send/receive pair (match_messages, E208) a flow from an
+  // ERRATUM E169. MPI messages (trace format 1.5): each matched send/receive pair (match_messages, E208) a flow from an
   // instant "MPI send" on the sender's thread track at the send's begin to an instant "MPI receive" on the
   // receiver's thread track at the receive's end (inside libkron_mpi's MPI_Send / MPI_Recv ... slices
   // there), on one sequence of their own after the samples', with absolute times. A thread with MPI calls
