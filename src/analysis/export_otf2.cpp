@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -98,10 +99,15 @@ struct Loc {
   std::uint64_t last = 0, events = 0;
   std::uint32_t group = 0;
   std::uint32_t input = 0;           // the input its first event came from (ClockOffset definitions)
+  bool absent = false;               // an MPI rank not in the inputs (E170): a location without events
   std::vector<OTF2_RegionRef> open;  // named scopes entered, not left (E152, E167)
   std::vector<MpiEv> mpi;            // its MPI events in time order, written up to mpi_at
   std::size_t mpi_at = 0;
 };
+
+// The source of the locations of MPI ranks the inputs do not hold (E170), and the most of them defined.
+constexpr std::uint32_t kAbsentSource = 0xffffffffu;
+constexpr std::uint32_t kMaxAbsentRanks = 1u << 16;
 
 OTF2_CollectiveOp collective_op(record::MpiCall c) {
   using C = record::MpiCall;
@@ -184,6 +190,21 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
     std::map<std::uint32_t, std::size_t> first;  // world rank -> its first record: locations in rank order
     for (std::size_t i = 0; i < mpi.events.size(); ++i) first.try_emplace(mpi.events[i].rec.rank, i);
     for (const auto& [rank, i] : first) rank_loc.emplace(rank, loc_of_call(i));
+    // ERRATUM E170: the ranks the records name and the inputs do not hold (a rank's file exported alone:
+    // its peers; MPI_COMM_WORLD's other members) get a location without events, so that every rank an
+    // MPI record names is defined.
+    std::set<std::uint32_t> named;
+    for (const auto& e : mpi.events) {
+      if (e.rec.peer >= 0) named.insert(static_cast<std::uint32_t>(e.rec.peer));
+      if (e.rec.comm == 0)
+        for (std::uint32_t r = 0; r < e.rec.comm_size && r < kMaxAbsentRanks; ++r) named.insert(r);
+    }
+    for (std::uint32_t r : named)
+      if (!rank_loc.count(r)) {
+        Loc& l = loc_for(StreamKey{kAbsentSource, r, false}, 0);
+        l.absent = true;
+        rank_loc.emplace(r, static_cast<std::uint32_t>(&l - locs.data()));
+      }
   }
   for (std::uint32_t i = 0; i < mpi.events.size(); ++i) {
     const record::MpiRecord& r = mpi.events[i].rec;
@@ -207,7 +228,7 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
     auto& v = comm_ranks[e.rec.comm];
     v.push_back(e.rec.rank);
     const auto peer = static_cast<std::uint32_t>(e.rec.peer);
-    if (e.rec.peer >= 0 && rank_loc.count(peer)) v.push_back(peer);
+    if (e.rec.peer >= 0) v.push_back(peer);
   }
   std::map<std::uint32_t, OTF2_CommRef> comm_ref;
   for (auto& [id, v] : comm_ranks) {
@@ -342,7 +363,7 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
   for (std::size_t i = 0; i < locs.size(); ++i) {
     OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(ar, i);
     const auto& input = *in.inputs()[locs[i].input];
-    if (!input.mpi_merged())
+    if (!input.mpi_merged() && !locs[i].absent)
       for (const auto& c : input.clock_offsets()) {
         check(OTF2_DefWriter_WriteClockOffset(dw, c.timestamp, static_cast<std::int64_t>(c.reference - c.timestamp),
                                               static_cast<double>(c.rtt) / 2),
@@ -364,9 +385,15 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
   for (std::uint32_t src : groups) {
     const std::uint32_t pid = board::source_pid(src);
     const std::string_view main = names.thread(src, pid);
-    group_names.push_back(main.empty() ? fmt::format("source 0x{:08x}", src) : fmt::format("{} (pid {})", main, pid));
+    group_names.push_back(src == kAbsentSource ? std::string("MPI ranks not in these files")
+                          : main.empty()       ? fmt::format("source 0x{:08x}", src)
+                                               : fmt::format("{} (pid {})", main, pid));
   }
   for (const Loc& l : locs) {
+    if (l.absent) {
+      loc_names.push_back(fmt::format("MPI rank {} (not in these files)", l.key.lane));
+      continue;
+    }
     const std::string_view tn = l.key.by_thread ? names.thread(l.key.source, l.key.lane) : std::string_view{};
     loc_names.push_back(!tn.empty() ? fmt::format("{} (tid {})", tn, l.key.lane)
                                     : fmt::format("{} {}", l.key.by_thread ? "thread" : "cpu", l.key.lane));

@@ -12,7 +12,8 @@
 #  - chrome-json: the same with its "s"/"f" flow events;
 #  - CTF (babeltrace2): kron:mpi events == mpi_records of kron info --json, every field as the record has;
 #  - a rank's file exported unmerged to OTF2: its clock-offset measurements (kron info --json) are ClockOffset
-#    definitions of its locations that otf2-print -C shows; the merged file gets none (E172).
+#    definitions of its locations that otf2-print -C shows; its peers are locations without events, so
+#    every MPI record names a defined rank (E170); the merged file gets none (E172).
 # A format whose reader was not configured (KRON_WITH_PROTOC, KRON_WITH_BABELTRACE2, KRON_WITH_OTF2) is
 # named as not checked; make test configures all three.
 set -euo pipefail
@@ -53,6 +54,7 @@ if [ -n "${KRON_OTF2_PRINT:-}" ]; then
   "$KRON_OTF2_PRINT" -C all.otf2/traces.otf2 >all.clock 2>/dev/null || fail "otf2-print -C cannot read all.otf2"
   "$KRON_OTF2_PRINT" -C rank2.otf2/traces.otf2 >rank2.clock 2>rank2.err || fail "otf2-print -C: $(cat rank2.err)"
   "$KRON_OTF2_PRINT" -G rank2.otf2/traces.otf2 >rank2.defs 2>/dev/null || fail "otf2-print -G cannot read rank2.otf2"
+  "$KRON_OTF2_PRINT" rank2.otf2/traces.otf2 >rank2.print 2>/dev/null || fail "otf2-print cannot read rank2.otf2"
   checked="$checked otf2"
 fi
 
@@ -147,8 +149,15 @@ if "otf2" in checked:
     n = r2["mpi"]["clock_offsets"]
     assert n > 0, r2["mpi"]
     offs = [l for l in open("rank2.clock") if l.startswith("CLOCK_OFFSET")]
-    locs = len(re.findall(r"^LOCATION\b", open("rank2.defs").read(), re.M))
-    assert len(offs) == n * locs, (len(offs), n, locs)
+    rdefs = open("rank2.defs").read()
+    locs = len(re.findall(r"^LOCATION\b(?!.*not in these files)", rdefs, re.M))
+    assert locs >= 1 and len(offs) == n * locs, (len(offs), n, locs)
+    # Its peers are not in the file: each gets a location of its own, so no rank is undefined (E170).
+    absent = len(re.findall(r"^LOCATION\b.*not in these files", rdefs, re.M))
+    assert absent == r2["mpi"]["world_size"] - 1, (absent, r2["mpi"])
+    rprint = open("rank2.print").read()
+    assert "MPI_SEND" in rprint and "MPI_RECV" in rprint
+    assert not re.search(r"(Sender|Receiver): UNDEFINED", rprint), "a rank left undefined"
     print(f"otf2: {dict((k, v) for k, v in ev.items() if k.startswith('MPI'))}; rank 2 alone: {len(offs)} clock offsets")
 print("checked:", " ".join(checked))
 PY
