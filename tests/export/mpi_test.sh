@@ -31,6 +31,7 @@ timeout 300 "$mpirun" --allow-run-as-root --oversubscribe -np 4 -x LD_PRELOAD="$
   fail "kron merge failed"
 "$kron" info --json all.kron >all.info
 "$kron" info --json run.rank-2.kron >rank2.info
+"$kron" expand run.rank-2.kron >rank2.expand
 
 "$kron" export --format chrome-json -o all.json all.kron >/dev/null
 "$kron" export --format ctf -o all.ctf all.kron >/dev/null
@@ -158,6 +159,24 @@ if "otf2" in checked:
     rprint = open("rank2.print").read()
     assert "MPI_SEND" in rprint and "MPI_RECV" in rprint
     assert not re.search(r"(Sender|Receiver): UNDEFINED", rprint), "a rank left undefined"
-    print(f"otf2: {dict((k, v) for k, v in ev.items() if k.startswith('MPI'))}; rank 2 alone: {len(offs)} clock offsets")
+    # What the reader does with them: OTF2 puts each event at its local time plus the offset interpolated
+    # between the two measurements around it (held before the first and after the last), so the first
+    # scope's Enter is the first named begin's ticks (kron expand) plus that offset, to the tick.
+    pts = [(int(m.group(1)), int(m.group(2))) for m in
+           (re.search(r"Time: (\d+), Offset: ([+-]?\d+)", l) for l in offs) if m]
+    first = next(l.split() for l in open("rank2.expand") if re.match(r"\s*[0-9a-f]+ [0-9a-f]{16} ", l)
+                 and len(l.split()) > 7 and l.split()[7] == "begin")
+    t = int(first[1], 16)
+    if t <= pts[0][0] or len(pts) == 1:
+        off = pts[0][1]
+    elif t >= pts[-1][0]:
+        off = pts[-1][1]
+    else:
+        (t1, o1), (t2, o2) = next((a, b) for a, b in zip(pts, pts[1:]) if a[0] <= t <= b[0])
+        off = o1 + (t - t1) * (o2 - o1) / (t2 - t1)
+    enter = next(int(l.split()[2]) for l in rprint.splitlines() if l.startswith("ENTER"))
+    assert abs(enter - (t + off)) <= 1, (enter, t, off, pts)
+    print(f"otf2: {dict((k, v) for k, v in ev.items() if k.startswith('MPI'))}; rank 2 alone: {len(offs)} clock offsets, "
+          f"its first Enter at {enter} = {t} + {off:.1f} (the offset otf2-print applied)")
 print("checked:", " ".join(checked))
 PY
