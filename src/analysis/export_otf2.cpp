@@ -227,6 +227,8 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
   for (const auto& e : mpi.events) {
     auto& v = comm_ranks[e.rec.comm];
     v.push_back(e.rec.rank);
+    if (e.rec.comm == 0 && v.size() == 1)  // MPI_COMM_WORLD: its ranks are the world ranks
+      for (std::uint32_t r = 0; r < e.rec.comm_size && r < kMaxAbsentRanks; ++r) v.push_back(r);
     const auto peer = static_cast<std::uint32_t>(e.rec.peer);
     if (e.rec.peer >= 0) v.push_back(peer);
   }
