@@ -129,6 +129,14 @@ std::uint64_t for_each_snapshot_series(const Merged& in, const std::function<voi
   return n;
 }
 
+MpiCalls mpi_calls(const Merged& in) {
+  MpiCalls c;
+  for (std::size_t i = 0; i < in.inputs().size(); ++i)
+    for (const auto& rec : in.inputs()[i]->mpi_records()) c.events.push_back({rec, static_cast<std::uint32_t>(i)});
+  if (!c.events.empty()) c.matching = match_messages(c.events);
+  return c;
+}
+
 namespace {
 // Scheduling switches (kron record --sched) as per-thread state tracks: a thread track of its own beside
 // each thread's slices (tid kSchedTrack | thread, named "thread N: scheduling"), one slice per stretch:
@@ -311,6 +319,32 @@ ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOp
       fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"value":{}}}}})", jstr(x.series), x.source,
                      ts, x.value);
   });
+  // ERRATUM E169. MPI messages (trace format 1.5): each matched send/receive pair a flow ("s" then "f", id
+  // in a range of its own) from the sender's thread at the send's begin to the receiver's thread at the receive's end,
+  // each bound to the slice around it there (libkron_mpi's MPI_Send / MPI_Recv ... scopes; "bp":"e" for the
+  // end). Collectives are not flows. Times before the first sample are drawn at 0.
+  {
+    const MpiCalls mpi = mpi_calls(in);
+    auto mns = [&](std::uint64_t t) { return t <= t0 ? 0 : ns_since(t, t0, ~std::uint64_t{0}, clock); };
+    std::uint64_t id = 0;
+    for (const auto& [si, ri] : mpi.matching.pairs) {
+      const record::MpiRecord& snd = mpi.events[si].rec;
+      const record::MpiRecord& rcv = mpi.events[ri].rec;
+      ++id;
+      sep();
+      fmt::format_to(it,
+                     R"({{"ph":"s","cat":"mpi","name":"MPI message","id":{},"pid":{},"tid":{},"ts":{},)"
+                     R"("args":{{"to_rank":{},"tag":{},"comm":{},"bytes":{}}}}})",
+                     id, snd.source, snd.thread, us_text(mns(snd.timestamp)), snd.peer, snd.tag, snd.comm, snd.bytes);
+      sep();
+      fmt::format_to(it,
+                     R"({{"ph":"f","bp":"e","cat":"mpi","name":"MPI message","id":{},"pid":{},"tid":{},"ts":{},)"
+                     R"("args":{{"from_rank":{},"tag":{},"comm":{},"bytes":{}}}}})",
+                     id, rcv.source, rcv.thread, us_text(mns(rcv.end)), rcv.peer, rcv.tag, rcv.comm, rcv.bytes);
+      out.maybe_flush();
+    }
+    st.mpi_flows = id;
+  }
   b += "\n]}\n";
   out.flush();
   return st;

@@ -9,6 +9,7 @@
 //  - ctf (export_ctf.cpp): a Common Trace Format 1.8 trace, a directory (babeltrace2, Trace Compass).
 //  - otf2 (export_otf2.cpp): an OTF2 archive, a directory (Vampir, Score-P's tools), when built with OTF2.
 // Both stream: a sample in, its events out; nothing per sample is kept. docs/tools.md says how to open them.
+// An MPI recording's calls (trace format 1.5) go into every format but CSV (mpi_calls() below).
 #pragma once
 #include <cstdio>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "analysis/input.hpp"
 #include "analysis/interval_info.hpp"
 #include "analysis/matcher.hpp"
+#include "analysis/merge.hpp"
 
 namespace kron::analysis {
 
@@ -28,6 +30,8 @@ struct ExportStats {
   std::uint64_t lanes_reused = 0;  // Perfetto: overlapping slices put on a full lane set (E163)
   std::uint64_t discarded = 0;     // CTF: the recorder's losses written as discarded events (E165)
   std::uint64_t closed_at_end = 0;  // OTF2: scopes still open at the end, left there (E167)
+  std::uint64_t mpi_flows = 0;     // Perfetto, chrome-json: matched MPI messages drawn as flows; OTF2, CTF: MPI records
+  std::uint64_t clock_offsets = 0; // OTF2: ClockOffset definitions written (a rank's file, unmerged)
   std::uint64_t sched_slices = 0;  // thread states drawn from scheduling switches (kron record --sched); CTF: the switches
 };
 
@@ -61,6 +65,16 @@ struct SnapshotSeries {
 };
 // Calls f() for each series of each snapshot of every input, in file order; returns how many.
 std::uint64_t for_each_snapshot_series(const Merged& in, const std::function<void(const SnapshotSeries&)>& f);
+
+// An MPI recording's calls (trace format 1.5: libkron_mpi's rank files, kron merge's merged file), every
+// input's (Input::mpi_records(), read ahead when the file has some), with the sends matched to their
+// receives and the collectives' members grouped (match_messages, E208). What the exports draw the
+// messages from: memory grows with the MPI calls, never with the samples. Empty without MPI records.
+struct MpiCalls {
+  std::vector<MpiEvent> events;  // input order, then each input's file order
+  Matching matching;
+};
+MpiCalls mpi_calls(const Merged& in);
 
 // `info` may be null (no interval slices). Counter names come from the first kron trace file's header.
 ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out);

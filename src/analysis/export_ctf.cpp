@@ -9,7 +9,8 @@
 // CPU, or source and thread), all of one stream class whose packet context names the source and lane.
 // One event class per kind of kron sample: kron:trace, kron:resource (with the sixteen counters),
 // kron:named (a named probe's sample, with its name and value); and kron:sched_switch, a context switch of
-// kron record --sched, on a stream of its own. Every integer is byte-aligned
+// kron record --sched, on a stream of its own; kron:mpi, an MPI recording's call (E174), on another. Every
+// integer is byte-aligned
 // little-endian, so a record is written as it is laid out. Packets are at most kPacketBytes, buffered
 // one per stream; memory is that per stream, nothing per sample.
 #include <fcntl.h>
@@ -36,7 +37,7 @@ __extension__ typedef unsigned __int128 u128;
 constexpr std::uint32_t kCtfMagic = 0xC1FC1FC1;  // CTF 1.8 section 5
 constexpr std::size_t kPacketBytes = 64 * 1024;
 constexpr std::size_t kPacketHeaderBytes = 8, kPacketContextBytes = 5 * 8 + 4 + 4 + 1;
-enum : std::uint16_t { kEvTrace = 0, kEvResource = 1, kEvNamed = 2, kEvSched = 3 };
+enum : std::uint16_t { kEvTrace = 0, kEvResource = 1, kEvNamed = 2, kEvSched = 3, kEvMpi = 4 };
 
 // The metadata: trace, clock, one stream class, the event classes. Kept beside docs/tools.md "CTF".
 std::string metadata(std::uint64_t clock_hz, std::int64_t offset_s, std::uint64_t offset_cycles,
@@ -47,6 +48,7 @@ typealias integer { size = 8; align = 8; signed = false; } := uint8_t;
 typealias integer { size = 16; align = 8; signed = false; } := uint16_t;
 typealias integer { size = 32; align = 8; signed = false; } := uint32_t;
 typealias integer { size = 64; align = 8; signed = false; } := uint64_t;
+typealias integer { size = 32; align = 8; signed = true; } := int32_t;
 
 trace {
 	major = 1;
@@ -153,6 +155,28 @@ event {
 		uint8_t preempted;
 	};
 };
+
+event {
+	name = "kron:mpi";
+	id = 4;
+	stream_id = 0;
+	fields := struct {
+		uint64_t ticks;
+		uint64_t end;
+		uint64_t bytes;
+		uint32_t source;
+		uint32_t thread;
+		uint32_t rank;
+		uint32_t comm;
+		uint32_t comm_size;
+		int32_t peer;
+		int32_t tag;
+		uint16_t call;
+		uint16_t cpu;
+		uint8_t flags;
+		string call_name;
+	};
+};
 )";
   return m;
 }
@@ -165,11 +189,34 @@ void put(std::string& b, T v) {
 }
 
 // The packet context's by_thread: what a stream's lane is.
-enum : std::uint8_t { kLaneCpu = 0, kLaneThread = 1, kLaneSched = 2 };
+enum : std::uint8_t { kLaneCpu = 0, kLaneThread = 1, kLaneSched = 2, kLaneMpi = 3 };
+
+// kron:mpi's call_name: the MPI function the record comes from (record::MpiCall).
+const char* mpi_call_name(record::MpiCall c) {
+  using C = record::MpiCall;
+  switch (c) {
+    case C::Send: return "MPI_Send";
+    case C::Recv: return "MPI_Recv";
+    case C::Isend: return "MPI_Isend";
+    case C::Irecv: return "MPI_Irecv";
+    case C::SendrecvSend: return "MPI_Sendrecv (send)";
+    case C::SendrecvRecv: return "MPI_Sendrecv (receive)";
+    case C::Barrier: return "MPI_Barrier";
+    case C::Bcast: return "MPI_Bcast";
+    case C::Reduce: return "MPI_Reduce";
+    case C::Allreduce: return "MPI_Allreduce";
+    case C::Gather: return "MPI_Gather";
+    case C::Allgather: return "MPI_Allgather";
+    case C::Scatter: return "MPI_Scatter";
+    case C::Alltoall: return "MPI_Alltoall";
+  }
+  return "MPI (unknown call)";
+}
 
 struct CtfStream {
   StreamKey key;
   bool sched = false;  // the scheduling switches' stream (kron:sched_switch), lane 0
+  bool mpi = false;    // the MPI records' stream (kron:mpi), lane 0
   std::string path;
   std::string packet;  // events of the packet being filled
   std::uint64_t first = 0, last = 0;  // clock values of its first and last event
@@ -208,7 +255,7 @@ void flush_packet(CtfStream& s) {
   put<std::uint64_t>(head, s.discarded);
   put<std::uint32_t>(head, s.key.source);
   put<std::uint32_t>(head, s.key.lane);
-  put<std::uint8_t>(head, s.sched ? kLaneSched : s.key.by_thread ? kLaneThread : kLaneCpu);
+  put<std::uint8_t>(head, s.sched ? kLaneSched : s.mpi ? kLaneMpi : s.key.by_thread ? kLaneThread : kLaneCpu);
   write_all(s.path, head, s.packet);
   s.packet.clear();
   s.any = false;
@@ -327,6 +374,47 @@ ExportStats export_ctf(Merged& in, const std::string& dir) {
       if (b.size() >= kPacketBytes) flush_packet(*cs);
     }
   }
+  // MPI records (trace format 1.5, libkron_mpi or kron merge): a stream of their own (by_thread 3, source and
+  // lane 0), every input's in order of their begin (ERRATUM E174: the event's time is the call's begin;
+  // `end` a field), each a kron:mpi with every field of the record and the call's name.
+  {
+    std::vector<const record::MpiRecord*> calls;
+    for (const auto& input : in.inputs())
+      for (const auto& r : input->mpi_records()) calls.push_back(&r);
+    std::stable_sort(calls.begin(), calls.end(), [](auto* a, auto* b) { return a->timestamp < b->timestamp; });
+    CtfStream* cs = nullptr;
+    for (const record::MpiRecord* r : calls) {
+      if (!cs) {
+        cs = &streams.emplace_back();
+        cs->key = StreamKey{0, 0, false};
+        cs->mpi = true;
+        cs->path = fmt::format("{}/stream_{}", dir, streams.size() - 1);
+      }
+      std::string& b = cs->packet;
+      if (!cs->any) cs->first = r->timestamp;
+      cs->any = true;
+      cs->last = r->timestamp;
+      put<std::uint16_t>(b, kEvMpi);
+      put<std::uint64_t>(b, r->timestamp);
+      put<std::uint64_t>(b, r->timestamp);
+      put<std::uint64_t>(b, r->end);
+      put<std::uint64_t>(b, r->bytes);
+      put<std::uint32_t>(b, r->source);
+      put<std::uint32_t>(b, r->thread);
+      put<std::uint32_t>(b, r->rank);
+      put<std::uint32_t>(b, r->comm);
+      put<std::uint32_t>(b, r->comm_size);
+      put<std::uint32_t>(b, static_cast<std::uint32_t>(r->peer));
+      put<std::uint32_t>(b, static_cast<std::uint32_t>(r->tag));
+      put<std::uint16_t>(b, static_cast<std::uint16_t>(r->call));
+      put<std::uint16_t>(b, r->h.cpu);
+      put<std::uint8_t>(b, r->h.flags);
+      const char* nm = mpi_call_name(r->call);
+      b.append(nm, std::strlen(nm) + 1);
+      ++st.mpi_flows;
+      if (b.size() >= kPacketBytes) flush_packet(*cs);
+    }
+  }
   // ERRATUM E165. The recorder's losses: each lane's count on its stream (pid and thread; else the first stream of
   // that pid; else the first stream), in a last empty packet, so that a reader reports them as discarded
   // events after the stream's samples.
@@ -334,11 +422,12 @@ ExportStats export_ctf(Merged& in, const std::string& dir) {
     for (const Input::LaneLoss& l : input->lane_losses()) {
       CtfStream* target = nullptr;
       for (CtfStream& cs : streams)
-        if (!cs.sched && board::source_pid(cs.key.source) == l.pid && cs.key.by_thread && cs.key.lane == l.tid) target = &cs;
+        if (!cs.sched && !cs.mpi && board::source_pid(cs.key.source) == l.pid && cs.key.by_thread && cs.key.lane == l.tid)
+          target = &cs;
       if (!target)
         for (CtfStream& cs : streams)
-          if (!cs.sched && board::source_pid(cs.key.source) == l.pid && !target) target = &cs;
-      if (!target && !streams.empty() && !streams[0].sched) target = &streams[0];
+          if (!cs.sched && !cs.mpi && board::source_pid(cs.key.source) == l.pid && !target) target = &cs;
+      if (!target && !streams.empty() && !streams[0].sched && !streams[0].mpi) target = &streams[0];
       if (!target) {  // no sample at all: one stream, empty, to carry the count
         CtfStream& n = streams.emplace_back();
         n.key = StreamKey{0, l.tid, true};

@@ -14,7 +14,8 @@
 //    samples as INSTANTs `event N`; a Resource sample as one COUNTER event carrying its sixteen counters
 //    (counter_value and extra_counter_values on the stream's sixteen counter tracks);
 //  - interval.info's intervals as slices on a child track per (stream, interval, part), written when the
-//    matcher completes them, with absolute BOOTTIME timestamps; class 4 with a flow to its end stream.
+//    matcher completes them, with absolute BOOTTIME timestamps; class 4 with a flow to its end stream;
+//  - an MPI recording's matched messages as flows between instants on the ranks' thread tracks (E169).
 // Memory: per stream (its state, interned names up to kMaxInterned) and per interval track; nothing per
 // sample. Output goes through a 1 MiB buffer.
 #include <fmt/core.h>
@@ -80,7 +81,10 @@ constexpr std::size_t kMaxLanes = 1024;
 // Track uuids: a stream's thread track is (n+1) * 32, its counter c track that + 1 + c; processes and
 // interval tracks have their own ranges.
 constexpr std::uint64_t kProcessUuidBase = std::uint64_t{1} << 40, kIntervalUuidBase = std::uint64_t{2} << 40,
-                        kSchedUuidBase = std::uint64_t{3} << 40, kSeriesUuidBase = std::uint64_t{4} << 40;
+                        kSchedUuidBase = std::uint64_t{3} << 40, kMpiUuidBase = std::uint64_t{4} << 40,
+                        kSeriesUuidBase = std::uint64_t{5} << 40;
+// MPI messages' flow ids: a range of their own, apart from class 4's (1, 2, ...).
+constexpr std::uint64_t kMpiFlowBase = std::uint64_t{1} << 62;
 
 // "event N" -> iid for one sequence: open addressing over 2 * kMaxInterned slots, never removed from, so a
 // lookup of a name not interned (the common case once the table is full) costs one or two probes.
@@ -658,12 +662,77 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
           w.maybe_flush();
         });
   }
+  // ERRATUM E169. MPI messages (trace format 1.5): each matched send/receive pair (match_messages, E208) a flow from an
+  // instant "MPI send" on the sender's thread track at the send's begin to an instant "MPI receive" on the
+  // receiver's thread track at the receive's end (inside libkron_mpi's MPI_Send / MPI_Recv ... slices
+  // there), on one sequence of their own after the samples', with absolute times. A thread with MPI calls
+  // and no samples gets a thread track of its own. Collectives are not flows.
+  const MpiCalls mpi = mpi_calls(in);
+  if (!mpi.matching.pairs.empty()) {
+    StreamState seq;
+    seq.seq = static_cast<std::uint32_t>(streams.size()) + 2;  // after the samples' and the switches'
+    const std::size_t p0 = pb::open(b, kTracePacket);
+    pb::uint_field(b, kPktSequenceId, seq.seq);
+    pb::uint_field(b, kPktSequenceFlags, kSeqIncrementalStateCleared | kSeqNeedsIncrementalState);
+    pb::close(b, p0);
+    std::unordered_map<std::uint64_t, std::uint64_t> mpi_track;  // stream key -> thread track uuid
+    auto track_of = [&](const record::MpiRecord& r) {
+      const StreamKey k{r.source, r.thread, true};
+      if (auto sit = stream_of_key.find(k.key()); sit != stream_of_key.end()) return streams[sit->second].uuid;
+      auto [tit, fresh] = mpi_track.try_emplace(k.key(), kMpiUuidBase + mpi_track.size());
+      if (fresh) {
+        auto [pit, new_process] = process_uuid.try_emplace(r.source, kProcessUuidBase + process_uuid.size());
+        const std::int64_t pid = board::source_pid(r.source);
+        if (new_process) {
+          auto d = descriptor(seq);
+          pb::uint_field(b, kTdUuid, pit->second);
+          const std::size_t pd = pb::open(b, kTdProcess);
+          pb::int_field(b, kPdPid, pid);
+          pb::close(b, pd);
+          end_descriptor(d);
+        }
+        auto d = descriptor(seq);
+        pb::uint_field(b, kTdUuid, tit->second);
+        pb::uint_field(b, kTdParent, pit->second);
+        const std::size_t th = pb::open(b, kTdThread);
+        pb::int_field(b, kThPid, pid);
+        pb::int_field(b, kThTid, r.thread);
+        pb::bytes_field(b, kThName, fmt::format("rank {} thread {}", r.rank, r.thread));
+        pb::close(b, th);
+        end_descriptor(d);
+      }
+      return tit->second;
+    };
+    const auto mns = [&](std::uint64_t t) {
+      return t <= t0 ? 0 : static_cast<std::uint64_t>(static_cast<u128>(t - t0) * 1'000'000'000u / clock);
+    };
+    std::uint32_t iid[2] = {0, 0};
+    std::uint64_t id = kMpiFlowBase;
+    for (const auto& [si, ri] : mpi.matching.pairs) {
+      ++id;
+      for (const bool send : {true, false}) {
+        const record::MpiRecord& r = mpi.events[send ? si : ri].rec;
+        const std::uint64_t track = track_of(r);
+        const std::size_t p = packet_at(seq, mns(send ? r.timestamp : r.end), true);
+        const char* name = send ? "MPI send" : "MPI receive";
+        const std::uint32_t n = intern(seq, iid[send ? 0 : 1], name);
+        const std::size_t te = pb::open(b, kPktTrackEvent);
+        pb::uint_field(b, kTeType, kInstant);
+        pb::uint_field(b, kTeTrackUuid, track);
+        name_field(n, name, true);
+        pb::fixed64_field(b, send ? kTeFlowIds : kTeTerminatingFlowIds, id);
+        track_event_end(te, p);
+      }
+      w.maybe_flush();
+    }
+    st.mpi_flows = id - kMpiFlowBase;
+  }
   // Issue 12's snapshots (trace format 1.4): a counter track of the process per series, as the JSON's
   // (a histogram's count, p50, p99 and max per thread and phase; a virtual counter's value), on a
   // sequence of their own with absolute times.
   if (have_t0) {
     StreamState snap;
-    snap.seq = static_cast<std::uint32_t>(streams.size()) + 2;
+    snap.seq = static_cast<std::uint32_t>(streams.size()) + 3;  // after the switches' and MPI's
     std::unordered_map<std::string, std::uint64_t> series_track;  // "SOURCE/SERIES/METRIC" -> track uuid
     bool started = false;
     auto value = [&](const SnapshotSeries& x, std::string_view metric, std::uint64_t v) {

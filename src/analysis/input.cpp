@@ -128,6 +128,8 @@ class KronFile final : public Input {
     chip_ = classic::Chip::Mk2;
     clock_hz_ = r_.header().clock_hz;
     ts_mask_ = ~std::uint64_t{0};
+    const auto& h = r_.header();
+    if (h.minor >= 5 && (h.mpi_records || h.clock_offsets)) r_.read_annex();  // the exports' MPI records
   }
   bool next(Sample& out) override {
     if (!r_.next(out)) return false;
@@ -179,6 +181,9 @@ class KronFile final : public Input {
   }
   std::span<const record::SchedRecord> sched_switches() const override { return r_.sched_switches(); }
   std::span<const std::uint8_t> snapshots() const override { return r_.snapshots(); }
+  std::span<const record::MpiRecord> mpi_records() const override { return r_.mpi_records(); }
+  std::span<const record::ClockOffsetRecord> clock_offsets() const override { return r_.clock_offsets(); }
+  bool mpi_merged() const override { return r_.header().minor >= 5 && (r_.header().merge_flags & tracefile::kMergeMerged); }
 
  private:
   tracefile::Reader r_;

@@ -80,6 +80,14 @@ class Input {
   // The histogram and virtual counter snapshots read so far (trace format 1.4 kinds 5 and 6, validated, back
   // to back); all of them once the samples were read to the end. Empty for other inputs.
   virtual std::span<const std::uint8_t> snapshots() const { return {}; }
+  // An MPI recording's calls (kind 8) and clock-offset measurements (kind 9) (trace format 1.5, libkron_mpi
+  // or kron merge), all of them from the start: a kron trace file whose header counts some reads them
+  // ahead when opened (Reader::read_annex(): one pass over the file; memory grows with the MPI calls, never
+  // with the samples). Empty for other inputs.
+  virtual std::span<const record::MpiRecord> mpi_records() const { return {}; }
+  virtual std::span<const record::ClockOffsetRecord> clock_offsets() const { return {}; }
+  // True for a file written by kron merge: its times are already on one timeline (rank 0's).
+  virtual bool mpi_merged() const { return false; }
   // What the input says was lost or cut (a recording not closed, samples the recorder dropped), for the
   // tools to print once they have read it: nothing lost goes uncounted.
   virtual std::vector<std::string> warnings() const { return {}; }

@@ -39,8 +39,10 @@ int run(const Args& a) {
   analysis::ExportStats st;
   if (a.format == "otf2") {
     write_dir_atomically(a.output, [&](const std::string& dir) { st = analysis::export_otf2(in, dir); });
-    fmt::print("wrote {}/traces.otf2: {} samples, {} scopes, {} counter values, {} data values\n", a.output,
-               st.samples, st.slices, st.counters, st.instants);
+    fmt::print("wrote {}/traces.otf2: {} samples, {} scopes, {} counter values, {} data values{}{}\n", a.output,
+               st.samples, st.slices, st.counters, st.instants,
+               st.mpi_flows ? fmt::format(", {} MPI events", st.mpi_flows) : std::string(),
+               st.clock_offsets ? fmt::format(", {} clock offsets", st.clock_offsets) : std::string());
     if (st.closed_at_end)
       fmt::print(stderr, "kron: warning: {} scopes never ended: left at their thread's last sample\n", st.closed_at_end);
     for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
@@ -48,9 +50,10 @@ int run(const Args& a) {
   }
   if (a.format == "ctf") {
     write_dir_atomically(a.output, [&](const std::string& dir) { st = analysis::export_ctf(in, dir); });
-    fmt::print("wrote {}: {} samples, {} counter values, {} named samples, {} discarded events{}\n", a.output,
+    fmt::print("wrote {}: {} samples, {} counter values, {} named samples, {} discarded events{}{}\n", a.output,
                st.samples, st.counters, st.instants, st.discarded,
-               st.sched_slices ? fmt::format(", {} context switches", st.sched_slices) : std::string());
+               st.sched_slices ? fmt::format(", {} context switches", st.sched_slices) : std::string(),
+               st.mpi_flows ? fmt::format(", {} MPI records", st.mpi_flows) : std::string());
     for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
     return kExitOk;
   }
@@ -65,14 +68,16 @@ int run(const Args& a) {
   if (a.format == "csv")
     fmt::print("wrote {}: {} samples\n", a.output, st.samples);
   else if (a.format == "perfetto")
-    fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants{}; {} bytes{}\n", a.output,
+    fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants{}{}; {} bytes{}\n", a.output,
                st.samples, st.slices, st.counters, st.instants,
-               st.sched_slices ? fmt::format(", {} thread states", st.sched_slices) : std::string(), st.bytes,
+               st.sched_slices ? fmt::format(", {} thread states", st.sched_slices) : std::string(),
+               st.mpi_flows ? fmt::format(", {} MPI message flows", st.mpi_flows) : std::string(), st.bytes,
                st.raw_bytes ? fmt::format(" ({} before deflate)", st.raw_bytes) : std::string());
   else
-    fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants{}\n", a.output, st.samples,
+    fmt::print("wrote {}: {} samples, {} interval slices, {} counter values, {} instants{}{}\n", a.output, st.samples,
                st.slices, st.counters, st.instants,
-               st.sched_slices ? fmt::format(", {} thread states", st.sched_slices) : std::string());
+               st.sched_slices ? fmt::format(", {} thread states", st.sched_slices) : std::string(),
+               st.mpi_flows ? fmt::format(", {} MPI message flows", st.mpi_flows) : std::string());
   if (st.lanes_reused)
     fmt::print(stderr,
                "kron: warning: {} interval slices overlapped more than 1024 others of their interval on one "
