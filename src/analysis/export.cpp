@@ -182,8 +182,9 @@ ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOp
   const tracefile::NameTable& names = in.names();
   Matcher m(info ? *info : none, opt, in.ts_mask(), &names);
   const std::uint64_t clock = in.clock_hz();
-  std::uint64_t t0 = 0;
-  bool have_t0 = false;
+  SampleLoop loop(in, st);
+  std::uint64_t& t0 = loop.t0;
+  const bool& have_t0 = loop.have_t0;
   std::string& b = out.buf();
   auto it = std::back_inserter(b);
   bool first_event = true;
@@ -271,12 +272,7 @@ ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOp
     ++st.slices;
   };
   Sample s;
-  while (in.next(s)) {
-    ++st.samples;
-    if (!have_t0) {
-      have_t0 = true;
-      t0 = s.timestamp;
-    }
+  while (loop.next(s)) {
     const StreamKey sk = StreamKey::of(s);
     name_track(sk);
     const bool interval_event = m.feed(s);
@@ -359,15 +355,10 @@ ExportStats export_csv(Merged& in, std::FILE* f) {
   for (unsigned c = 0; c < kResourceCounters; ++c) fmt::format_to(it, ",c{}", c);
   b += '\n';
   const std::uint64_t clock = in.clock_hz();
-  std::uint64_t t0 = 0;
-  bool have_t0 = false;
+  SampleLoop loop(in, st);
+  const std::uint64_t& t0 = loop.t0;
   Sample s;
-  while (in.next(s)) {
-    ++st.samples;
-    if (!have_t0) {
-      have_t0 = true;
-      t0 = s.timestamp;
-    }
+  while (loop.next(s)) {
     // time_us: microseconds since the first sample.
     fmt::format_to(it, "{},{},0x{:08x},{},{},{},{},{:.4f},{}", name(s.type), s.cpu, s.source, s.thread,
                    s.group == Sample::kGroupUnknown ? std::string() : std::to_string(s.group), s.flags, s.timestamp,

@@ -76,6 +76,28 @@ struct MpiCalls {
 };
 MpiCalls mpi_calls(const Merged& in);
 
+// The text exporters' sample loop (Perfetto reads in batches): the next sample of `in`, counted in
+// st.samples; t0 is the first sample's timestamp, the origin of the export's times.
+class SampleLoop {
+ public:
+  SampleLoop(Merged& in, ExportStats& st) : in_(in), st_(st) {}
+  bool next(Sample& s) {
+    if (!in_.next(s)) return false;
+    ++st_.samples;
+    if (!have_t0) {
+      have_t0 = true;
+      t0 = s.timestamp;
+    }
+    return true;
+  }
+  std::uint64_t t0 = 0;
+  bool have_t0 = false;
+
+ private:
+  Merged& in_;
+  ExportStats& st_;
+};
+
 // `info` may be null (no interval slices). Counter names come from the first kron trace file's header.
 ExportStats export_chrome_json(Merged& in, const IntervalInfo* info, const RptOptions& opt, std::FILE* out);
 // ERRATUM E161: the default limit, 2 GiB less one byte: the Perfetto UI reads a trace into the browser's

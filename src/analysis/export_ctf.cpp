@@ -295,15 +295,10 @@ ExportStats export_ctf(Merged& in, const std::string& dir) {
 
   std::vector<CtfStream> streams;
   std::unordered_map<std::uint64_t, std::uint32_t> index;
-  bool have_t0 = false;
-  std::uint64_t t0 = 0;
+  SampleLoop loop(in, st);
+  const std::uint64_t& t0 = loop.t0;
   Sample s;
-  while (in.next(s)) {
-    ++st.samples;
-    if (!have_t0) {
-      have_t0 = true;
-      t0 = s.timestamp;
-    }
+  while (loop.next(s)) {
     // ERRATUM E164: the clock value is t0 + (t - t0) modulo the timestamp's width (a classic counter that
     // wrapped goes on counting), and never less than the stream's last one (CTF needs it monotonic per
     // stream); `ticks` keeps the sample's own timestamp.

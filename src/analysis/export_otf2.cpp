@@ -158,8 +158,10 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
   std::vector<std::uint16_t> regions;  // name id of each region
   std::unordered_map<std::uint16_t, OTF2_RegionRef> region_of;
   constexpr OTF2_MetricRef kCounters = 0, kData = 1;
-  std::uint64_t t0 = 0, t_last = 0, t_first = ~std::uint64_t{0};
-  bool have_t0 = false;
+  SampleLoop loop(in, st);
+  std::uint64_t& t0 = loop.t0;
+  const bool& have_t0 = loop.have_t0;
+  std::uint64_t t_last = 0, t_first = ~std::uint64_t{0};
 
   auto loc_for = [&](const StreamKey& k, std::size_t input) -> Loc& {
     auto [it, fresh] = loc_of.try_emplace(k.key(), static_cast<std::uint32_t>(locs.size()));
@@ -286,12 +288,7 @@ ExportStats export_otf2(Merged& in, const std::string& dir) {
   };
 
   Sample s;
-  while (in.next(s)) {
-    ++st.samples;
-    if (!have_t0) {
-      have_t0 = true;
-      t0 = s.timestamp;
-    }
+  while (loop.next(s)) {
     Loc& l = loc_for(StreamKey::of(s), in.last_input());
     // As in CTF (E164): unwrapped, and never back within a location (OTF2 needs each in time order).
     std::uint64_t t = t0 + ((s.timestamp - t0) & mask);
