@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "kron/core/stats.hpp"
 
@@ -32,26 +33,29 @@ std::string esc(const std::string& s) {
 
 std::string num(double v) { return fmt::format("{:.3f}", v); }
 
-// A bar per bucket from the first to the last non-empty one, so gaps show as gaps.
-std::string svg_histogram(const Histogram& h, std::uint64_t clock_hz, const std::string& label) {
-  unsigned first = Histogram::kBuckets, last = 0;
+// A bar chart of `buckets` buckets, count(b) values in bucket b of [lo(b), hi(b)] ticks: a bar per bucket from
+// the first to the last non-empty one, so gaps show as gaps.
+template <class Count, class Lo, class Hi>
+std::string svg_bars(unsigned buckets, Count count, Lo lo, Hi hi, std::uint64_t clock_hz, const std::string& label,
+                     std::string_view css_class, std::string_view fill, std::string_view caption) {
+  unsigned first = buckets, last = 0;
   std::uint64_t peak = 0;
-  for (unsigned b = 0; b < Histogram::kBuckets; ++b)
-    if (h.counts[b]) {
+  for (unsigned b = 0; b < buckets; ++b)
+    if (count(b)) {
       first = std::min(first, b);
       last = b;
-      peak = std::max(peak, h.counts[b]);
+      peak = std::max(peak, count(b));
     }
-  if (first == Histogram::kBuckets) return {};
+  if (first == buckets) return {};
   const unsigned n = last - first + 1;
   const double W = 640, H = 200, left = 56, right = 12, top = 12, bottom = 40;
   const double pw = W - left - right, ph = H - top - bottom, bw = pw / n;
   std::string o;
   auto it = std::back_inserter(o);
   fmt::format_to(it,
-                 "<svg class=\"hist\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+                 "<svg class=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
                  "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
-                 W, H, W, H, esc(label));
+                 css_class, W, H, W, H, esc(label));
   fmt::format_to(it, "<title>{}</title>\n", esc(label));
   fmt::format_to(it, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", left, top + ph, left + pw,
                  top + ph);
@@ -60,65 +64,41 @@ std::string svg_histogram(const Histogram& h, std::uint64_t clock_hz, const std:
                  peak);
   fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">0</text>\n", left - 4, top + ph);
   for (unsigned b = first; b <= last; ++b) {
-    const std::uint64_t c = h.counts[b];
+    const std::uint64_t c = count(b);
     if (!c) continue;
     const double bh = ph * static_cast<double>(c) / static_cast<double>(peak);
     const double x = left + (b - first) * bw;
     fmt::format_to(it,
-                   "<rect class=\"bar\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"#3b6ea8\">"
+                   "<rect class=\"bar\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\">"
                    "<title>{} - {} ticks ({} - {} us): {}</title></rect>\n",
-                   x + 0.5, top + ph - bh, std::max(1.0, bw - 1.0), bh, Histogram::lower(b), Histogram::upper(b),
-                   num(ticks_to_us(static_cast<double>(Histogram::lower(b)), clock_hz)),
-                   num(ticks_to_us(static_cast<double>(Histogram::upper(b)), clock_hz)), c);
+                   x + 0.5, top + ph - bh, std::max(1.0, bw - 1.0), bh, fill, lo(b), hi(b),
+                   num(ticks_to_us(static_cast<double>(lo(b)), clock_hz)),
+                   num(ticks_to_us(static_cast<double>(hi(b)), clock_hz)), c);
   }
   fmt::format_to(it, "<text x=\"{}\" y=\"{}\" font-size=\"11\">{} us</text>\n", left, top + ph + 16,
-                 num(ticks_to_us(static_cast<double>(Histogram::lower(first)), clock_hz)));
+                 num(ticks_to_us(static_cast<double>(lo(first)), clock_hz)));
   fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{} us</text>\n", left + pw,
-                 top + ph + 16, num(ticks_to_us(static_cast<double>(Histogram::upper(last)), clock_hz)));
-  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">interval duration (log-linear buckets)</text>\n",
-                 left + pw / 2, top + ph + 32);
+                 top + ph + 16, num(ticks_to_us(static_cast<double>(hi(last)), clock_hz)));
+  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>\n", left + pw / 2,
+                 top + ph + 32, caption);
   o += "</svg>\n";
   return o;
 }
 
-// Issue 12: a kron::histogram's total, a bar per bucket (stats::bucket_range) from the first to the last
-// non-empty one.
+// An interval's durations (rpt's log-linear Histogram).
+std::string svg_histogram(const Histogram& h, std::uint64_t clock_hz, const std::string& label) {
+  return svg_bars(
+      Histogram::kBuckets, [&](unsigned b) { return h.counts[b]; }, [](unsigned b) { return Histogram::lower(b); },
+      [](unsigned b) { return Histogram::upper(b); }, clock_hz, label, "hist", "#3b6ea8",
+      "interval duration (log-linear buckets)");
+}
+
+// Issue 12: a kron::histogram's total, a bar per bucket (stats::bucket_range).
 std::string svg_latency(const hist::Histogram& h, std::uint64_t clock_hz, const std::string& label) {
-  unsigned first = stats::kHistBuckets, last = 0;
-  std::uint64_t peak = 0;
-  for (unsigned b = 0; b < stats::kHistBuckets; ++b)
-    if (h.buckets[b]) first = std::min(first, b), last = b, peak = std::max(peak, h.buckets[b]);
-  if (first == stats::kHistBuckets) return {};
-  const unsigned n = last - first + 1;
-  const double W = 640, H = 200, left = 56, right = 12, top = 12, bottom = 40;
-  const double pw = W - left - right, ph = H - top - bottom, bw = pw / n;
-  std::string o;
-  auto it = std::back_inserter(o);
-  fmt::format_to(it,
-                 "<svg class=\"hist latency\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-                 "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n<title>{}</title>\n",
-                 W, H, W, H, esc(label), esc(label));
-  fmt::format_to(it, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", left, top + ph, left + pw, top + ph);
-  fmt::format_to(it, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", left, top, left, top + ph);
-  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{}</text>\n", left - 4, top + 10, peak);
-  for (unsigned b = first; b <= last; ++b) {
-    const std::uint64_t c = h.buckets[b];
-    if (!c) continue;
-    const double bh = ph * static_cast<double>(c) / static_cast<double>(peak);
-    const stats::Range rg = stats::bucket_range(b);
-    fmt::format_to(it,
-                   "<rect class=\"bar\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"#2e8b57\">"
-                   "<title>{} - {} ticks ({} - {} us): {}</title></rect>\n",
-                   left + (b - first) * bw + 0.5, top + ph - bh, std::max(1.0, bw - 1.0), bh, rg.lo, rg.hi,
-                   num(ticks_to_us(static_cast<double>(rg.lo), clock_hz)), num(ticks_to_us(static_cast<double>(rg.hi), clock_hz)), c);
-  }
-  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" font-size=\"11\">{} us</text>\n", left, top + ph + 16,
-                 num(ticks_to_us(static_cast<double>(stats::bucket_range(first).lo), clock_hz)));
-  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{} us</text>\n", left + pw, top + ph + 16,
-                 num(ticks_to_us(static_cast<double>(stats::bucket_range(last).hi), clock_hz)));
-  fmt::format_to(it, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">latency (004's compact float "
-                     "buckets, 6.25%)</text>\n</svg>\n", left + pw / 2, top + ph + 32);
-  return o;
+  return svg_bars(
+      stats::kHistBuckets, [&](unsigned b) { return h.buckets[b]; },
+      [](unsigned b) { return stats::bucket_range(b).lo; }, [](unsigned b) { return stats::bucket_range(b).hi; },
+      clock_hz, label, "hist latency", "#2e8b57", "latency (004's compact float buckets, 6.25%)");
 }
 
 }  // namespace

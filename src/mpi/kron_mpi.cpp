@@ -403,6 +403,19 @@ void completed(MPI_Request req, const MPI_Status* st, std::uint64_t t_end) {
   keep(m);
 }
 
+// A blocking send: `send` (the PMPI call) timed, and its record kept (inside the caller's named scope).
+template <class Send>
+int blocking_send(Send send, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  const std::uint64_t t0 = now();
+  const int rc = send();
+  const std::uint64_t t1 = now();
+  std::lock_guard<std::mutex> lk(g->mu);
+  MpiRecord m = make(MpiCall::Send, t0, comm, dest, tag, type_bytes(count, type));
+  m.end = t1;
+  keep(m);
+  return rc;
+}
+
 }  // namespace
 }  // namespace kron::mpi
 
@@ -440,27 +453,13 @@ int MPI_Finalize(void) {
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!KRON_MPI_ON) return PMPI_Send(buf, count, type, dest, tag, comm);
   KRON_SCOPE("MPI_Send");
-  const std::uint64_t t0 = now();
-  const int rc = PMPI_Send(buf, count, type, dest, tag, comm);
-  const std::uint64_t t1 = now();
-  std::lock_guard<std::mutex> lk(g->mu);
-  MpiRecord m = make(MpiCall::Send, t0, comm, dest, tag, type_bytes(count, type));
-  m.end = t1;
-  keep(m);
-  return rc;
+  return blocking_send([&] { return PMPI_Send(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
 }
 
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!KRON_MPI_ON) return PMPI_Ssend(buf, count, type, dest, tag, comm);
   KRON_SCOPE("MPI_Ssend");
-  const std::uint64_t t0 = now();
-  const int rc = PMPI_Ssend(buf, count, type, dest, tag, comm);
-  const std::uint64_t t1 = now();
-  std::lock_guard<std::mutex> lk(g->mu);
-  MpiRecord m = make(MpiCall::Send, t0, comm, dest, tag, type_bytes(count, type));
-  m.end = t1;
-  keep(m);
-  return rc;
+  return blocking_send([&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
