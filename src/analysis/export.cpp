@@ -353,7 +353,7 @@ ExportStats export_csv(Merged& in, std::FILE* f) {
   auto it = std::back_inserter(b);
   b += "type,cpu,source,thread,group,flags,timestamp,time_us,data";
   for (unsigned c = 0; c < kResourceCounters; ++c) fmt::format_to(it, ",c{}", c);
-  b += '\n';
+  b += ",phase\n";  // issue 12: the thread's phase (trace format 1.4; 0 in older files and raw streams)
   const std::uint64_t clock = in.clock_hz();
   SampleLoop loop(in, st);
   const std::uint64_t& t0 = loop.t0;
@@ -367,7 +367,7 @@ ExportStats export_csv(Merged& in, std::FILE* f) {
       for (unsigned c = 0; c < kResourceCounters; ++c) fmt::format_to(it, ",{}", s.counters[c]);
     else
       b.append(kResourceCounters, ',');
-    b += '\n';
+    fmt::format_to(it, ",{}\n", s.phase);
     out.maybe_flush();
   }
   out.flush();

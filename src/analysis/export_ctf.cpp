@@ -107,6 +107,7 @@ event {
 		uint8_t flags;
 		uint8_t group;
 		uint32_t thread;
+		uint16_t phase;
 	};
 };
 
@@ -121,6 +122,7 @@ event {
 		uint8_t flags;
 		uint8_t group;
 		uint32_t thread;
+		uint16_t phase;
 		uint64_t counters[16];
 	};
 };
@@ -136,6 +138,7 @@ event {
 		uint8_t flags;
 		uint8_t group;
 		uint32_t thread;
+		uint16_t phase;
 		uint16_t name_id;
 		uint64_t value;
 		string name;
@@ -325,6 +328,7 @@ ExportStats export_ctf(Merged& in, const std::string& dir) {
     put<std::uint8_t>(b, s.flags);
     put<std::uint8_t>(b, s.group);
     put<std::uint32_t>(b, s.thread);
+    put<std::uint16_t>(b, s.phase);  // issue 12: the thread's phase (1.4 files; 0 before)
     if (s.is_resource()) {
       for (unsigned c = 0; c < kResourceCounters; ++c) put<std::uint64_t>(b, s.counters[c]);
       st.counters += kResourceCounters;

@@ -49,6 +49,20 @@ touch notdir
 if "$kron" export --format ctf -o notdir k.trace 2>err.txt; then fail "wrote over a file"; fi
 grep -q "notdir: exists and is not a directory" err.txt || fail "unclear refusal: $(cat err.txt)"
 
+# Phases (issue 12's kserver: two phases): each kron:trace event's phase is its sample's (the CSV's column).
+"$kron" record -q -o h.trace -- "${KRON_KSERVER:?}" -t 2 -n 2000 >/dev/null
+"$kron" export --format ctf -o h.ctf h.trace >/dev/null
+"$kron" export --format csv -o h.csv h.trace >/dev/null
+"$bt" h.ctf 2>/dev/null >h.bt
+python3 - <<'PY'
+import csv, re
+from collections import Counter
+ctf = Counter((int(t), int(p)) for t, p in re.findall(r"ticks = (\d+),.*?phase = (\d+)", open("h.bt").read()))
+rows = Counter((int(r["timestamp"]), int(r["phase"])) for r in csv.DictReader(open("h.csv")))
+assert ctf == rows and any(p for _, p in rows), (ctf, rows)
+print(f"h: {sum(rows.values())} samples with their phases ({sorted({p for _, p in rows})}), as the CSV's")
+PY
+
 python3 - <<'PY'
 import csv, json, re
 from collections import Counter

@@ -273,7 +273,8 @@ TEST_F(Tools, ExportCsvOneRowPerSample) {
   std::size_t rows = 0;
   while (std::getline(in, line)) {
     ++rows;
-    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 8 + 16) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 8 + 16 + 1) << line;  // and the phase (issue 12)
+    EXPECT_EQ(line.substr(line.rfind(',')), ",0") << line;                      // a file without phases
     if (rows == 2) {
       EXPECT_EQ(line.rfind("resource,0,0x00010001,0,,0,60,1.0000,99,1000,1001,", 0), 0u) << line;
     }
