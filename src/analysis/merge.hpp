@@ -49,6 +49,9 @@ class ClockMap {
   // Offset (reference - local, ticks) at the first point, and the drift (slope - 1) over the whole run.
   double offset_at(std::uint64_t t) const { return double(std::int64_t((*this)(t) - t)); }
   double drift() const;
+  // How well the measurements pin that drift down: (rtt/2 of the first + rtt/2 of the last) / the local
+  // time between them. A drift smaller than this is not known to be there (one node: one clock).
+  double drift_uncertainty() const;
   bool measured() const { return measured_; }  // from clock-offset records (else a start-time anchor)
 
  private:
@@ -120,6 +123,7 @@ struct RankReport {
   std::vector<ClockMap::Point> points;  // the measurements used
   double offset_ns = 0;                 // at the rank's first sample, reference - local
   double drift_ppm = 0;
+  double drift_uncertainty_ppm = 0;  // ClockMap::drift_uncertainty
   std::uint64_t min_rtt = 0, max_rtt = 0;  // ticks of the rank
   std::uint64_t clock_hz = 0, start_ticks = 0;
   // Accounting of the rank's file.

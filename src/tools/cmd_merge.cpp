@@ -57,7 +57,7 @@ int run(const Args& a, const std::string& command) {
     for (const auto& k : r.ranks) {
       nlohmann::json rk{{"file", text::utf8_safe(k.path)}, {"rank", k.rank}, {"node", text::utf8_safe(k.node)},
                         {"samples", k.samples}, {"mpi_records", k.mpi_records}, {"offset_ns", k.offset_ns},
-                        {"drift_ppm", k.drift_ppm}, {"min_rtt_ticks", k.min_rtt}, {"max_rtt_ticks", k.max_rtt},
+                        {"drift_ppm", k.drift_ppm}, {"drift_uncertainty_ppm", k.drift_uncertainty_ppm}, {"min_rtt_ticks", k.min_rtt}, {"max_rtt_ticks", k.max_rtt},
                         {"clock_hz", k.clock_hz}, {"start_ticks", k.start_ticks}, {"passed_filter", k.passed_filter}, {"overruns", k.overruns},
                         {"overwritten", k.overwritten}};
       rk["measurements"] = nlohmann::json::array();
@@ -70,12 +70,13 @@ int run(const Args& a, const std::string& command) {
   }
   if (a.quiet) return kExitOk;
   fmt::print("kron merge: {} ranks, {} samples into {}\n", r.ranks.size(), r.samples, a.output);
-  fmt::print("{:>5}  {:<16} {:>12} {:>8} {:>14} {:>10} {:>12}  {}\n", "rank", "node", "samples", "mpi", "offset us",
+  fmt::print("{:>5}  {:<16} {:>12} {:>8} {:>14} {:>18} {:>12}  {}\n", "rank", "node", "samples", "mpi", "offset us",
              "drift ppm", "min rtt us", "file");
   for (const auto& k : r.ranks) {
     const double tick_ns = k.clock_hz ? 1e9 / double(k.clock_hz) : 1.0;
-    fmt::print("{:>5}  {:<16} {:>12} {:>8} {:>14.3f} {:>10.3f} {:>12.3f}  {}\n", k.rank, text::utf8_safe(k.node), k.samples,
-               k.mpi_records, k.offset_ns * 1e-3, k.drift_ppm, double(k.min_rtt) * tick_ns * 1e-3, text::utf8_safe(k.path));
+    fmt::print("{:>5}  {:<16} {:>12} {:>8} {:>14.3f} {:>18} {:>12.3f}  {}\n", k.rank, text::utf8_safe(k.node), k.samples,
+               k.mpi_records, k.offset_ns * 1e-3, fmt::format("{:.3f} +-{:.3f}", k.drift_ppm, k.drift_uncertainty_ppm),
+               double(k.min_rtt) * tick_ns * 1e-3, text::utf8_safe(k.path));
   }
   fmt::print("alignment: {}\n", o.align ? "offset and drift from each rank's clock-offset measurements (piecewise linear)"
                                         : "none (--no-align: timestamps as recorded)");

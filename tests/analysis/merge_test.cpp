@@ -105,6 +105,24 @@ TEST(ClockMapTest, AMeasurementWithALongRoundTripIsDropped) {
   EXPECT_EQ(ClockMap::build(two, 1000, 1000, h, h).points().size(), 2u);  // two are kept: nothing to compare with
 }
 
+// ERRATUM E205: with more ranks than cores most exchanges of a rank can be preempted, and the median round
+// trip with them; only the ones within 4 times the smallest round trip are kept, and the drift is reported
+// with its uncertainty.
+TEST(ClockMapTest, MostExchangesPreemptedTheGoodOnesStillDecide) {
+  tracefile::FileHeader h = tracefile::make_header();
+  // One clock (no offset, no drift): five exchanges preempted (round trips 4000-5000, references up to
+  // +-2000 off), two good ones (round trip 10 and 12, exact).
+  const ClockOffsetRecord o[] = {offset(1, 1000, 1000, 10),       offset(1, 20000, 22000, 4000),
+                                 offset(1, 40000, 38000, 5000),   offset(1, 60000, 61500, 4500),
+                                 offset(1, 80000, 78200, 4800),   offset(1, 100000, 101900, 4100),
+                                 offset(1, 120000, 120000, 12)};
+  const ClockMap m = ClockMap::build(o, 1000, 1000, h, h);
+  ASSERT_EQ(m.points().size(), 2u);
+  for (std::uint64_t t : {1000u, 40000u, 80000u, 120000u}) EXPECT_EQ(m(t), t);
+  EXPECT_NEAR(m.drift(), 0.0, 1e-12);
+  EXPECT_NEAR(m.drift_uncertainty(), (5.0 + 6.0) / 119000.0, 1e-12);
+}
+
 TEST(ClockMapTest, WithoutMeasurementsTheStartTimesAlign) {
   tracefile::FileHeader ref = tracefile::make_header(), loc = tracefile::make_header();
   ref.start_ticks = 1'000'000;
