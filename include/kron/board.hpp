@@ -308,7 +308,8 @@ static_assert(sizeof(LaneHeader) == 192 && offsetof(LaneHeader, head) == 64 && o
 // (it then sees `gen` changed and discards what it read).
 struct alignas(kLine) BlockHeader {
   std::atomic<BlockState> state;
-  std::atomic<std::uint32_t> gen;        // +1 each time the block is recycled (circular boards)
+  std::atomic<std::uint32_t> gen;        // circular boards, a seqlock: +1 (odd) when the block is recycled,
+                                        // +1 (even) once its new header is written; readers check it
   std::atomic<std::uint32_t> lane;       // the lane it belongs to (kNoBlock: detached from a freed lane)
   std::uint32_t reserved0;
   std::atomic<std::uint64_t> start;      // first lane position it covers (a multiple of B)

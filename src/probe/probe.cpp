@@ -335,6 +335,8 @@ std::uint32_t recycle() {
       L->cur.compare_exchange_strong(c, kNoBlock, std::memory_order_relaxed);  // a retired lane's last block
       L->tail_seq.store(seq + 2, std::memory_order_release);  // even: consistent
     }
+    // The generation goes odd: the block is being rewritten (hand_out makes it even again once its new
+    // header is written). A reader that loads it odd, or sees it change over a copy, knows the block moved.
     X.gen.store(X.gen.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // Release fence: the new tail and generation are visible before the block is written again (a reader
     // that copied an overwritten slot then sees either; x86-64 keeps stores in order).
@@ -465,6 +467,11 @@ bool hand_out(detail::ThreadLane& t, std::uint32_t y) {
   Y.records.store(0, std::memory_order_relaxed);
   Y.next.store(kNoBlock, std::memory_order_relaxed);
   Y.state.store(BlockState::Writing, std::memory_order_relaxed);
+  // A recycled block's generation is odd (recycle()): even again now that its new header is written, with
+  // release, so that a reader that loads the even generation sees the whole new header. A reader that
+  // loaded the generation before (odd, or the old even one) and then any new field sees it changed (a
+  // seqlock: the drain once took an old start with a new end for a corrupt board).
+  if (const std::uint32_t g = Y.gen.load(std::memory_order_relaxed); g & 1u) Y.gen.store(g + 1, std::memory_order_release);
   if (x < g_blocks && !first_of_occupancy) {
     seal(t, x, y);
   } else if (x < g_blocks) {

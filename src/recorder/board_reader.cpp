@@ -164,6 +164,9 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     }
     const BlockHeader& X = blocks[x];
     const std::uint32_t g = X.gen.load(std::memory_order_acquire);  // acquire: the fields below after it
+    // Odd: a writer is rewriting the block's header (recycled, not yet handed out again): the chain
+    // moved; next pass goes on (a simple board never recycles: its generations stay even).
+    if (circ && (g & 1u)) break;
     const std::uint64_t s = X.start.load(std::memory_order_relaxed);
     if (X.lane.load(std::memory_order_relaxed) != i || s % B || (expect != ~0ull && s != expect)) {
       if (circ) break;  // recycled and handed out again meanwhile: the chain moved, next pass goes on
