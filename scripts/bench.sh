@@ -10,8 +10,11 @@ for b in "$build"/bench/kron_bench_*; do
   [ -x "$b" ] || continue
   name=$(basename "$b")
   echo "== $name"
+  rm -f "$build/$name.gbench.json"
   "$b" --benchmark_out="$build/$name.gbench.json" --benchmark_out_format=json
-  results+=("$build/$name.gbench.json")
+  # Google Benchmark programs write their results there; the others (kron_bench_export, ...) only their
+  # own BUILD/bench-NAME.json, merged below.
+  [ -f "$build/$name.gbench.json" ] && results+=("$build/$name.gbench.json")
 done
 # libkron_mpi's cost per MPI call (issue 14): the ping-pong of bench/mpi/pingpong.cpp, 2 ranks, plain and
 # with libkron_mpi preloaded; (instrumented - plain) / 4 calls a round trip, into bench-mpi.json.
