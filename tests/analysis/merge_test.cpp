@@ -14,6 +14,7 @@
 #include "kron/board.hpp"
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
+#include "support/mpi_records.hpp"
 
 namespace kron::analysis {
 namespace {
@@ -24,32 +25,11 @@ using record::MpiRecord;
 
 MpiRecord call(std::uint32_t rank, MpiCall c, std::int32_t peer, std::int32_t tag, std::uint64_t t0, std::uint64_t t1,
                std::uint32_t comm_size = 2) {
-  MpiRecord m{};
-  m.h.kind = record::RecordKind::Mpi;
-  m.h.size = sizeof m;
-  m.h.group = 0xff;
-  m.rank = rank;
-  m.source = board::source_id(rank, 100 + rank);
-  m.call = c;
-  m.peer = peer;
-  m.tag = tag;
-  m.timestamp = t0;
-  m.end = t1;
-  m.comm_size = comm_size;
-  return m;
+  return testing::mpi_call(rank, c, 0, comm_size, peer, tag, t0, t1);
 }
 
 ClockOffsetRecord offset(std::uint32_t rank, std::uint64_t local, std::uint64_t reference, std::uint64_t rtt) {
-  ClockOffsetRecord c{};
-  c.h.kind = record::RecordKind::ClockOffset;
-  c.h.size = sizeof c;
-  c.h.group = 0xff;
-  c.rank = rank;
-  c.timestamp = local;
-  c.reference = reference;
-  c.rtt = rtt;
-  c.exchanges = 10;
-  return c;
+  return testing::clock_offset(rank, local, reference, rtt);
 }
 
 std::vector<MpiEvent> events_of(std::initializer_list<MpiRecord> recs) {

@@ -19,6 +19,7 @@
 #include "analysis/export.hpp"
 #include "kron/board.hpp"
 #include "kron/format/trace_file.hpp"
+#include "support/mpi_records.hpp"
 
 namespace kron::analysis {
 namespace {
@@ -30,22 +31,7 @@ constexpr std::uint32_t kComm = 7;  // a communicator of ranks 0 and 2
 
 MpiRecord call(std::uint32_t rank, MpiCall c, std::uint32_t comm, std::uint32_t comm_size, std::int32_t peer,
                std::int32_t tag, std::uint64_t t0, std::uint64_t t1) {
-  MpiRecord m{};
-  m.h.kind = record::RecordKind::Mpi;
-  m.h.size = sizeof m;
-  m.h.group = 0xff;
-  m.source = board::source_id(rank, 100 + rank);
-  m.thread = 100 + rank;
-  m.rank = rank;
-  m.call = c;
-  m.comm = comm;
-  m.comm_size = comm_size;
-  m.peer = peer;
-  m.tag = tag;
-  m.timestamp = t0;
-  m.end = t1;
-  m.bytes = 8;
-  return m;
+  return testing::mpi_call(rank, c, comm, comm_size, peer, tag, t0, t1, 8);
 }
 
 class MpiExportTest : public ::testing::Test {
@@ -73,16 +59,7 @@ class MpiExportTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir); }
 
   static record::ClockOffsetRecord clock(std::uint32_t rank, std::uint64_t local, std::uint64_t ref, std::uint64_t rtt) {
-    record::ClockOffsetRecord c{};
-    c.h.kind = record::RecordKind::ClockOffset;
-    c.h.size = sizeof c;
-    c.h.group = 0xff;
-    c.rank = rank;
-    c.timestamp = local;
-    c.reference = ref;
-    c.rtt = rtt;
-    c.exchanges = 4;
-    return c;
+    return testing::clock_offset(rank, local, ref, rtt, 4);
   }
   struct Scope {
     std::uint64_t t;
