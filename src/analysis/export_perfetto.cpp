@@ -347,6 +347,26 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     pb::uint_field(b, kDaUint, v);
     pb::close(b, da);
   };
+  // The track of `source`'s process, described (on sequence `s`) the first time any sequence needs it:
+  // named after its main thread where the recording has that name.
+  auto process_track = [&](StreamState& s, std::uint32_t source) -> std::uint64_t {
+    auto [pit, fresh] = process_uuid.try_emplace(source, kProcessUuidBase + process_uuid.size());
+    if (fresh) {
+      const std::int64_t pid = board::source_pid(source);
+      const std::string_view main = names.thread(source, static_cast<std::uint32_t>(pid));
+      const std::string label =
+          main.empty() ? fmt::format("source 0x{:08x}", source) : fmt::format("{} (pid {})", main, pid);
+      auto d = descriptor(s);
+      pb::uint_field(b, kTdUuid, pit->second);
+      pb::bytes_field(b, kTdName, text::utf8_safe(label));
+      const std::size_t pd = pb::open(b, kTdProcess);
+      pb::int_field(b, kPdPid, pid);
+      pb::bytes_field(b, kPdName, text::utf8_safe(label));
+      pb::close(b, pd);
+      end_descriptor(d);
+    }
+    return pit->second;
+  };
   // The stream's sequence: made (with its tracks described) when its first sample comes.
   auto stream_for = [&](const StreamKey& k, std::uint64_t t_ns) -> std::uint32_t {
     auto [it, fresh] = stream_of_key.try_emplace(k.key(), static_cast<std::uint32_t>(streams.size()));
@@ -389,26 +409,13 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
     pb::close(b, p);
     // The process (once per source) and this stream's track, with the recording's names.
     const std::int64_t pid = board::source_pid(k.source);
-    auto [pit, new_process] = process_uuid.try_emplace(k.source, kProcessUuidBase + process_uuid.size());
-    if (new_process) {
-      const std::string_view main = names.thread(k.source, static_cast<std::uint32_t>(pid));
-      const std::string label = main.empty() ? fmt::format("source 0x{:08x}", k.source)
-                                             : fmt::format("{} (pid {})", main, pid);
-      auto d = descriptor(s);
-      pb::uint_field(b, kTdUuid, pit->second);
-      pb::bytes_field(b, kTdName, text::utf8_safe(label));
-      const std::size_t pd = pb::open(b, kTdProcess);
-      pb::int_field(b, kPdPid, pid);
-      pb::bytes_field(b, kPdName, text::utf8_safe(label));
-      pb::close(b, pd);
-      end_descriptor(d);
-    }
+    const std::uint64_t process = process_track(s, k.source);
     const std::string_view tn = k.by_thread ? names.thread(k.source, k.lane) : std::string_view{};
     const std::string label = !tn.empty() ? fmt::format("{} (tid {})", tn, k.lane)
                                           : fmt::format("{} {}", k.by_thread ? "thread" : "cpu", k.lane);
     auto d = descriptor(s);
     pb::uint_field(b, kTdUuid, s.uuid);
-    pb::uint_field(b, kTdParent, pit->second);
+    pb::uint_field(b, kTdParent, process);
     pb::bytes_field(b, kTdName, text::utf8_safe(label));
     if (k.by_thread) {  // a live recording's thread; a classic CPU is a plain track of its process
       const std::size_t th = pb::open(b, kTdThread);
@@ -626,20 +633,12 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
             intern_debug_name(kDanCpu, "cpu");
             pb::close(b, p);
           }
-          auto [pit, new_process] = process_uuid.try_emplace(source, kProcessUuidBase + process_uuid.size());
-          if (new_process) {  // a process with switches and no samples
-            auto d = descriptor(sched);
-            pb::uint_field(b, kTdUuid, pit->second);
-            const std::size_t pd = pb::open(b, kTdProcess);
-            pb::int_field(b, kPdPid, board::source_pid(source));
-            pb::close(b, pd);
-            end_descriptor(d);
-          }
+          const std::uint64_t process = process_track(sched, source);  // described here when it has no samples
           const std::uint64_t uuid = kSchedUuidBase + sched_track.size();
           sched_track.emplace(std::uint64_t{source} << 32 | thread, uuid);
           auto d = descriptor(sched);
           pb::uint_field(b, kTdUuid, uuid);
-          pb::uint_field(b, kTdParent, pit->second);
+          pb::uint_field(b, kTdParent, process);
           pb::bytes_field(b, kTdName, fmt::format("thread {}: scheduling", thread));
           end_descriptor(d);
           w.maybe_flush();
@@ -681,19 +680,11 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       if (auto sit = stream_of_key.find(k.key()); sit != stream_of_key.end()) return streams[sit->second].uuid;
       auto [tit, fresh] = mpi_track.try_emplace(k.key(), kMpiUuidBase + mpi_track.size());
       if (fresh) {
-        auto [pit, new_process] = process_uuid.try_emplace(r.source, kProcessUuidBase + process_uuid.size());
+        const std::uint64_t process = process_track(seq, r.source);
         const std::int64_t pid = board::source_pid(r.source);
-        if (new_process) {
-          auto d = descriptor(seq);
-          pb::uint_field(b, kTdUuid, pit->second);
-          const std::size_t pd = pb::open(b, kTdProcess);
-          pb::int_field(b, kPdPid, pid);
-          pb::close(b, pd);
-          end_descriptor(d);
-        }
         auto d = descriptor(seq);
         pb::uint_field(b, kTdUuid, tit->second);
-        pb::uint_field(b, kTdParent, pit->second);
+        pb::uint_field(b, kTdParent, process);
         const std::size_t th = pb::open(b, kTdThread);
         pb::int_field(b, kThPid, pid);
         pb::int_field(b, kThTid, r.thread);
@@ -746,18 +737,10 @@ ExportStats export_perfetto(Merged& in, const IntervalInfo* info, const RptOptio
       const std::string key = fmt::format("{}/{}/{}", x.source, x.series, metric);
       auto [trk, fresh] = series_track.try_emplace(key, kSeriesUuidBase + series_track.size());
       if (fresh) {
-        auto [pit, new_process] = process_uuid.try_emplace(x.source, kProcessUuidBase + process_uuid.size());
-        if (new_process) {  // a process with snapshots and no samples
-          auto d = descriptor(snap);
-          pb::uint_field(b, kTdUuid, pit->second);
-          const std::size_t pd = pb::open(b, kTdProcess);
-          pb::int_field(b, kPdPid, board::source_pid(x.source));
-          pb::close(b, pd);
-          end_descriptor(d);
-        }
+        const std::uint64_t process = process_track(snap, x.source);
         auto d = descriptor(snap);
         pb::uint_field(b, kTdUuid, trk->second);
-        pb::uint_field(b, kTdParent, pit->second);
+        pb::uint_field(b, kTdParent, process);
         pb::bytes_field(b, kTdName, text::utf8_safe(metric.empty() ? x.series : x.series + " " + std::string(metric)));
         const std::size_t cd = pb::open(b, kTdCounter);
         pb::close(b, cd);
