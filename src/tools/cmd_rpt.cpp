@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "analysis/export.hpp"
 #include "analysis/html.hpp"
 #include "analysis/interval_info.hpp"
 #include "analysis/merge.hpp"
@@ -116,18 +117,10 @@ int run(const Args& a) {
   flush();
 
   analysis::Report r = analysis::make_report(m, a.summary, &in.names());
-  // MPI recordings (trace format 1.5): every matched message a class-4 interval across ranks (E210).
-  std::vector<analysis::MpiEvent> mpi;
-  for (std::size_t i = 0; i < in.inputs().size(); ++i) {
-    const auto& inp = in.inputs()[i];
-    if (inp->format() != analysis::InputFormat::Kron || inp->path() == "-") continue;
-    tracefile::Reader rd(inp->path(), tracefile::ReadOptions{a.in.salvage});
-    if (rd.header().minor < 5 || rd.header().mpi_records == 0) continue;
-    rd.read_annex();
-    for (const auto& rec : rd.mpi_records()) mpi.push_back({rec, static_cast<std::uint32_t>(i)});
-  }
-  const std::vector<analysis::MessageRow> messages =
-      analysis::message_rows(mpi, analysis::match_messages(mpi), ro.histograms);
+  // MPI recordings (trace format 1.5): every matched message a class-4 interval across ranks (E210), from
+  // the MPI records the inputs read ahead when they were opened (no second pass over the files).
+  const analysis::MpiCalls mpi = analysis::mpi_calls(in);
+  const std::vector<analysis::MessageRow> messages = analysis::message_rows(mpi.events, mpi.matching, ro.histograms);
   for (const auto& row : messages) r.rows.push_back(analysis::ReportRow{row.name, 4, 0, 0, "all", &row.stats, "", ""});
   r.clock_hz = clock;
   r.event_bits = a.event_bits;
