@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/merge.hpp"
+#include "analysis/mpi_match.hpp"
+#include "merge/clc.hpp"
+#include "merge/merge.hpp"
 #include "kron/board.hpp"
 #include "kron/format/trace_file.hpp"
 
@@ -70,7 +72,7 @@ void BM_MergeFourRanks(benchmark::State& state) {
   const std::string out = (std::filesystem::temp_directory_path() / "kron-bench-merge" / "all.kron").string();
   std::uint64_t samples = 0;
   for (auto _ : state) {
-    const kron::analysis::MergeReport r = kron::analysis::merge_files(files, out, kron::analysis::MergeOptions{});
+    const kron::merge::MergeReport r = kron::merge::merge_files(files, out, kron::merge::MergeOptions{});
     samples = r.samples;
     benchmark::DoNotOptimize(samples);
   }

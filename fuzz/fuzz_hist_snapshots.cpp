@@ -12,17 +12,18 @@
 #include <vector>
 
 #include "analysis/hist.hpp"
+#include "recorder/stats_reader.hpp"
 #include "kron/board_ops.hpp"
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
 
 namespace {
 void merge_and_render(std::span<const std::uint8_t> records) {
-  kron::hist::Merger m;
+  kron::analysis::SnapshotSum m;
   m.add(records);
-  const kron::hist::Merged r = m.result();
-  (void)kron::hist::render_text(r, {});
-  (void)kron::hist::render_json(r, {}, 0, 0);
+  const kron::analysis::SnapshotTotals r = m.result();
+  (void)kron::analysis::render_hist_text(r, {});
+  (void)kron::analysis::render_hist_json(r, {}, 0, 0);
 }
 }  // namespace
 
@@ -66,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     kron::board::Problem p;
     kron::board::Mapping m = kron::board::Mapping::view(img.data(), size, &p);
     if (!m) return 0;
-    const kron::hist::BoardStats s = kron::hist::read_board(m, 0);
+    const kron::recorder::BoardStats s = kron::recorder::read_board_stats(m, 0);
     for (std::size_t at = 0; at < s.records.size();) {
       std::uint16_t n;
       std::memcpy(&n, s.records.data() + at + 2, sizeof n);

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/merge.hpp"
+#include "analysis/mpi_match.hpp"
+#include "merge/clc.hpp"
+#include "merge/merge.hpp"
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
 
@@ -23,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<record::ClockOffsetRecord> offs(std::min<std::size_t>(size / sizeof(record::ClockOffsetRecord), 64));
     if (!offs.empty()) std::memcpy(offs.data(), data, offs.size() * sizeof offs[0]);
     tracefile::FileHeader h = tracefile::make_header();
-    const analysis::ClockMap m = analysis::ClockMap::build(offs, 1'000'000'000, 1'000'000'000, h, h);
+    const merge::ClockMap m = merge::ClockMap::build(offs, 1'000'000'000, 1'000'000'000, h, h);
     const auto& p = m.points();
     if (p.empty()) __builtin_trap();
     for (std::size_t i = 1; i < p.size(); ++i)
@@ -45,9 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (ftruncate(in_fd, 0) != 0 || pwrite(in_fd, data, size, 0) != static_cast<ssize_t>(size)) return 0;
   if (ftruncate(out_fd, 0) != 0) return 0;
   const std::string in = "/proc/self/fd/" + std::to_string(in_fd), out = "/proc/self/fd/" + std::to_string(out_fd);
-  analysis::MergeReport r;
+  merge::MergeReport r;
   try {
-    r = analysis::merge_files({in}, out, analysis::MergeOptions{});
+    r = merge::merge_files({in}, out, merge::MergeOptions{});
   } catch (const InputError&) {
     return 0;
   }

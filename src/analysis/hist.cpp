@@ -9,136 +9,28 @@
 
 #include "kron/core/text.hpp"
 
-namespace kron::hist {
-
-// ---- board -> snapshot records --------------------------------------------------------------------------
-namespace {
-template <class T>
-void put(std::vector<std::uint8_t>& out, const T& v) {
-  const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-  out.insert(out.end(), p, p + sizeof v);
-}
-std::uint64_t load(const std::uint64_t& w) { return __atomic_load_n(&w, __ATOMIC_RELAXED); }
-}  // namespace
-
-BoardStats read_board(const board::Mapping& m, std::uint64_t timestamp) {
-  BoardStats r;
-  const board::Geometry& g = m.geometry();  // validated (ERRATUM E120)
-  if (g.minor < 2) return r;  // a 2.1 board: no statistics, no counts of them
-  const board::BoardHeader& h = *m.header();
-  r.stat_lost = h.stat_lost.load(std::memory_order_relaxed);
-  r.thresholds_crossed = h.thresholds_crossed.load(std::memory_order_relaxed);
-  if (!g.stat_cells) return r;  // made without a statistics area: every value was counted lost
-  const std::uint64_t used = h.cells_used.load(std::memory_order_acquire);
-  r.cells_lost = used > g.stat_cells ? used - g.stat_cells : 0;
-  const std::uint32_t cells = static_cast<std::uint32_t>(std::min<std::uint64_t>(used, g.stat_cells));
-  // Histogram names, as published (acquire); an unpublished slot has no name.
-  std::vector<std::array<char, stats::kHistNameBytes>> names(g.hist_slots);
-  for (std::uint32_t i = 0; i < g.hist_slots; ++i) {
-    const board::HistSlot* s = m.hist_slot(i);
-    names[i].fill(0);
-    if (s->header.load(std::memory_order_acquire) == board::kHistSlotWord) {
-      for (std::size_t k = 0; k + 1 < stats::kHistNameBytes; ++k) names[i][k] = __atomic_load_n(&s->name[k], __ATOMIC_RELAXED);
-    }
-  }
-  // Counter cells of one (source, thread, phase) gather into one record (or a few).
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint16_t>, std::vector<stats::CounterEntry>> counters;
-  for (std::uint32_t i = 0; i < cells; ++i) {
-    const board::CellDesc* d = m.cell_desc(i);
-    // Acquire: the owner fields and the cell's initial words were written before the key.
-    const std::uint64_t key = d->key.load(std::memory_order_acquire);
-    if (key == 0) continue;  // being taken, or its taker died before publishing: nothing was recorded in it
-    const std::uint64_t at = reinterpret_cast<const std::uint8_t*>(d) - m.bytes();
-    const stats::CellKind kind = stats::key_kind(key);
-    const std::uint32_t object = stats::key_object(key);
-    const std::uint16_t phase = stats::key_phase(key);
-    const std::uint64_t* c = m.cell(i);
-    const std::uint32_t source = __atomic_load_n(&d->source, __ATOMIC_RELAXED);
-    const std::uint32_t thread = __atomic_load_n(&d->thread, __ATOMIC_RELAXED);
-    if (kind == stats::CellKind::Histogram) {
-      if (object == 0 || object > g.hist_slots) {
-        r.problems.push_back(fmt::format("statistics cell {} at offset {}: histogram id {} is not in the table", i, at, object));
-        continue;
-      }
-      stats::HistSnapshotRecord s{};
-      s.h.kind = record::RecordKind::HistSnapshot;
-      s.h.group = 0xff;
-      s.h.phase = phase;
-      s.source = source;
-      s.thread = thread;
-      s.timestamp = timestamp;
-      s.hist = static_cast<std::uint16_t>(object);
-      s.sum = load(c[stats::kHistSum]);
-      s.min = load(c[stats::kHistMin]);
-      s.max = load(c[stats::kHistMax]);
-      std::memcpy(s.name, names[object - 1].data(), sizeof s.name);
-      std::vector<stats::HistEntry> e;
-      for (unsigned b = 0; b < stats::kHistBuckets; ++b)
-        if (const std::uint64_t n = load(c[b])) e.push_back({b, n});
-      s.entries = static_cast<std::uint16_t>(e.size());
-      s.h.size = static_cast<std::uint16_t>(sizeof s + e.size() * sizeof(stats::HistEntry));
-      put(r.records, s);
-      for (const auto& x : e) put(r.records, x);
-      ++r.count;
-    } else if (kind == stats::CellKind::Counters) {
-      if (object >= stats::kCounterPages) {
-        r.problems.push_back(fmt::format("statistics cell {} at offset {}: counter page {} is not 0-7", i, at, object));
-        continue;
-      }
-      auto& v = counters[{source, thread, phase}];
-      for (unsigned k = 0; k < stats::kCountersPerCell; ++k)
-        if (const std::uint64_t n = load(c[k])) v.push_back({object * stats::kCountersPerCell + k, n});
-    } else {
-      r.problems.push_back(fmt::format("statistics cell {} at offset {}: unknown cell kind", i, at));
-    }
-  }
-  for (auto& [k, v] : counters) {
-    std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
-    // Two cells of one page (a thread id reused within a process): one entry per counter, summed.
-    std::vector<stats::CounterEntry> u;
-    for (const auto& x : v) {
-      if (!u.empty() && u.back().index == x.index) u.back().value += x.value;
-      else u.push_back(x);
-    }
-    for (std::size_t from = 0; from < u.size(); from += stats::kMaxCounterEntriesPerRecord) {
-      const std::size_t n = std::min(u.size() - from, stats::kMaxCounterEntriesPerRecord);
-      stats::CounterSnapshotRecord s{};
-      s.h.kind = record::RecordKind::CounterSnapshot;
-      s.h.group = 0xff;
-      s.h.phase = std::get<2>(k);
-      s.h.size = static_cast<std::uint16_t>(sizeof s + n * sizeof(stats::CounterEntry));
-      s.source = std::get<0>(k);
-      s.thread = std::get<1>(k);
-      s.timestamp = timestamp;
-      s.entries = static_cast<std::uint32_t>(n);
-      put(r.records, s);
-      for (std::size_t j = from; j < from + n; ++j) put(r.records, u[j]);
-      ++r.count;
-    }
-  }
-  return r;
-}
+namespace kron::analysis {
 
 // ---- merging --------------------------------------------------------------------------------------------
-std::uint64_t Histogram::count() const {
+std::uint64_t LatencyHistogram::count() const {
   std::uint64_t n = 0;
   for (const auto b : buckets) n += b;
   return n;
 }
-void Histogram::add(const Histogram& o) {
+void LatencyHistogram::add(const LatencyHistogram& o) {
   for (unsigned b = 0; b < stats::kHistBuckets; ++b) buckets[b] += o.buckets[b];
   sum += o.sum;
   min = std::min(min, o.min);
   max = std::max(max, o.max);
 }
-void record(Histogram& h, std::uint64_t value) {
+void record_value(LatencyHistogram& h, std::uint64_t value) {
   ++h.buckets[stats::bucket_of(value)];
   h.sum += value;
   h.min = std::min(h.min, value);
   h.max = std::max(h.max, value);
 }
 
-std::uint64_t percentile(const Histogram& h, double q) {
+std::uint64_t percentile(const LatencyHistogram& h, double q) {
   const std::uint64_t n = h.count();
   if (n == 0) return 0;
   const double r = std::ceil(q * static_cast<double>(n));
@@ -151,8 +43,8 @@ std::uint64_t percentile(const Histogram& h, double q) {
   return h.max;
 }
 
-Summary summarize(const Histogram& h) {
-  Summary s;
+LatencySummary summarize(const LatencyHistogram& h) {
+  LatencySummary s;
   s.count = h.count();
   if (!s.count) return s;
   s.min = h.min, s.max = h.max;
@@ -161,7 +53,7 @@ Summary summarize(const Histogram& h) {
   return s;
 }
 
-void Merger::add(std::span<const std::uint8_t> records) {
+void SnapshotSum::add(std::span<const std::uint8_t> records) {
   for (std::size_t at = 0; at + sizeof(record::RecordHeader) <= records.size();) {
     record::RecordHeader h;
     std::memcpy(&h, records.data() + at, sizeof h);
@@ -170,7 +62,7 @@ void Merger::add(std::span<const std::uint8_t> records) {
     if (h.kind == record::RecordKind::HistSnapshot) {
       stats::HistSnapshotRecord s;
       std::memcpy(&s, p, sizeof s);
-      Histogram x;
+      LatencyHistogram x;
       for (unsigned k = 0; k < s.entries; ++k) {
         stats::HistEntry e;
         std::memcpy(&e, p + sizeof s + k * sizeof e, sizeof e);
@@ -194,8 +86,8 @@ void Merger::add(std::span<const std::uint8_t> records) {
   }
 }
 
-Merged Merger::result() const {
-  Merged m;
+SnapshotTotals SnapshotSum::result() const {
+  SnapshotTotals m;
   for (const auto& [k, h] : hists_) m.hists[k.name.empty() ? "#" + std::to_string(k.hist) : k.name][k.phase].add(h);
   for (const auto& [k, v] : counters_)
     m.counters[static_cast<std::uint16_t>(k.second >> 32)][static_cast<std::uint32_t>(k.second)] += v;
@@ -205,17 +97,17 @@ Merged Merger::result() const {
 
 // ---- output ---------------------------------------------------------------------------------------------
 namespace {
-Histogram total_of(const std::map<std::uint16_t, Histogram>& phases) {
-  Histogram t;
+LatencyHistogram total_of(const std::map<std::uint16_t, LatencyHistogram>& phases) {
+  LatencyHistogram t;
   for (const auto& [p, h] : phases) t.add(h);
   return t;
 }
-std::string value_text(std::uint64_t v, const RenderOptions& o) {
+std::string value_text(std::uint64_t v, const HistRenderOptions& o) {
   if (o.ticks_per_us > 0) return fmt::format("{} ({:.3f} us)", v, static_cast<double>(v) / o.ticks_per_us);
   return std::to_string(v);
 }
-void summary_text(std::string& out, const std::string& label, const Histogram& h, const RenderOptions& o) {
-  const Summary s = summarize(h);
+void summary_text(std::string& out, const std::string& label, const LatencyHistogram& h, const HistRenderOptions& o) {
+  const LatencySummary s = summarize(h);
   if (!s.count) {
     out += fmt::format("  {}: no values\n", label);
     return;
@@ -225,7 +117,7 @@ void summary_text(std::string& out, const std::string& label, const Histogram& h
                      value_text(s.p999, o), value_text(s.max, o), s.mean);
 }
 // The non-empty range of buckets as bars, at most 24 rows (neighbouring buckets joined where there are more).
-void bars(std::string& out, const Histogram& h, const RenderOptions& o) {
+void bars(std::string& out, const LatencyHistogram& h, const HistRenderOptions& o) {
   unsigned lo = stats::kHistBuckets, hi = 0;
   for (unsigned b = 0; b < stats::kHistBuckets; ++b)
     if (h.buckets[b]) lo = std::min(lo, b), hi = b;
@@ -248,13 +140,13 @@ void bars(std::string& out, const Histogram& h, const RenderOptions& o) {
 }
 }  // namespace
 
-std::string render_text(const Merged& m, const RenderOptions& o) {
+std::string render_hist_text(const SnapshotTotals& m, const HistRenderOptions& o) {
   std::string out;
   if (m.hists.empty() && m.counters.empty()) return "no histograms or virtual counters recorded\n";
   for (const auto& [name, phases] : m.hists) {
     out += fmt::format("histogram {}\n", text::utf8_safe(name));
     for (const auto& [p, h] : phases) summary_text(out, fmt::format("phase {}", p), h, o);
-    const Histogram t = total_of(phases);
+    const LatencyHistogram t = total_of(phases);
     summary_text(out, "total", t, o);
     bars(out, t, o);
   }
@@ -271,10 +163,10 @@ std::string render_text(const Merged& m, const RenderOptions& o) {
   return out;
 }
 
-std::string render_json(const Merged& m, const RenderOptions& o, std::uint64_t stat_lost, std::uint64_t cells_lost) {
+std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o, std::uint64_t stat_lost, std::uint64_t cells_lost) {
   using nlohmann::ordered_json;
-  auto summary = [&](const Histogram& h) {
-    const Summary s = summarize(h);
+  auto summary = [&](const LatencyHistogram& h) {
+    const LatencySummary s = summarize(h);
     ordered_json j;
     j["count"] = s.count;
     j["min"] = s.count ? s.min : 0;
@@ -317,4 +209,4 @@ std::string render_json(const Merged& m, const RenderOptions& o, std::uint64_t s
   return j.dump(2) + "\n";
 }
 
-}  // namespace kron::hist
+}  // namespace kron::analysis

@@ -11,55 +11,42 @@
 #include <utility>
 #include <vector>
 
-#include "kron/board_ops.hpp"
 #include "kron/core/stats.hpp"
 
-namespace kron::hist {
-
-// ---- board -> snapshot records --------------------------------------------------------------------------
-struct BoardStats {
-  std::vector<std::uint8_t> records;  // kinds 5 and 6, back to back (each validated by stats::snapshot_problem)
-  std::uint64_t count = 0;            // records
-  std::uint64_t stat_lost = 0, cells_lost = 0, thresholds_crossed = 0;
-  std::vector<std::string> problems;  // cells whose descriptor is damaged (each names its offset): skipped
-};
-// The board's cells now, one record per (thread, histogram, phase) and per (thread, phase) for the counters
-// (more than one when over 4093 counters are not 0), stamped `timestamp`. Reads never change the board; a
-// cell is read only once its descriptor's key is published (acquire), every field checked (ERRATUM E120).
-BoardStats read_board(const board::Mapping& m, std::uint64_t timestamp);
+namespace kron::analysis {
 
 // ---- merging --------------------------------------------------------------------------------------------
-struct Histogram {
+struct LatencyHistogram {
   std::array<std::uint64_t, stats::kHistBuckets> buckets{};
   std::uint64_t sum = 0, min = ~std::uint64_t{0}, max = 0;
   std::uint64_t count() const;
-  void add(const Histogram& o);  // exact: bucket sums, sum, min of mins, max of maxes
+  void add(const LatencyHistogram& o);  // exact: bucket sums, sum, min of mins, max of maxes
 };
 // One value into `h` (tests and baselines: what record_latency does in a cell).
-void record(Histogram& h, std::uint64_t value);
+void record_value(LatencyHistogram& h, std::uint64_t value);
 
-struct Summary {
+struct LatencySummary {
   std::uint64_t count = 0, min = 0, max = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0;
   double mean = 0;
 };
 // The value at quantile q (0 < q <= 1) by nearest rank: the upper bound of the bucket holding the
 // ceil(q * count)-th value, clamped to [min, max] (ERRATUM E184). 0 for an empty histogram.
-std::uint64_t percentile(const Histogram& h, double q);
-Summary summarize(const Histogram& h);
+std::uint64_t percentile(const LatencyHistogram& h, double q);
+LatencySummary summarize(const LatencyHistogram& h);
 
 // Everything recorded, merged: the last snapshot of each (source, thread, histogram, phase) and of each
 // (source, thread, phase, counter) (snapshots are cumulative), then summed across threads and processes
 // (histograms by name: ids are a board's).
-struct Merged {
-  std::map<std::string, std::map<std::uint16_t, Histogram>> hists;  // name -> phase -> histogram
+struct SnapshotTotals {
+  std::map<std::string, std::map<std::uint16_t, LatencyHistogram>> hists;  // name -> phase -> histogram
   std::map<std::uint16_t, std::map<std::uint32_t, std::uint64_t>> counters;  // phase -> index -> value
   std::uint64_t snapshots = 0;
 };
-class Merger {
+class SnapshotSum {
  public:
   // Records of kinds 5 and 6 back to back (a Reader's snapshots(), or read_board's), validated before.
   void add(std::span<const std::uint8_t> records);
-  Merged result() const;
+  SnapshotTotals result() const;
 
  private:
   struct HistKey {
@@ -68,18 +55,18 @@ class Merger {
     std::string name;
     auto operator<=>(const HistKey&) const = default;
   };
-  std::map<HistKey, Histogram> hists_;
+  std::map<HistKey, LatencyHistogram> hists_;
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> counters_;  // (source<<32|thread, phase<<32|index)
   std::uint64_t snapshots_ = 0;
 };
 
 // ---- output ---------------------------------------------------------------------------------------------
-struct RenderOptions {
+struct HistRenderOptions {
   double ticks_per_us = 0;  // > 0: values also in microseconds
   unsigned bar_width = 40;
 };
-std::string render_text(const Merged& m, const RenderOptions& o);
+std::string render_hist_text(const SnapshotTotals& m, const HistRenderOptions& o);
 // docs/hist-json.md
-std::string render_json(const Merged& m, const RenderOptions& o, std::uint64_t stat_lost, std::uint64_t cells_lost);
+std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o, std::uint64_t stat_lost, std::uint64_t cells_lost);
 
-}  // namespace kron::hist
+}  // namespace kron::analysis

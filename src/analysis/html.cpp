@@ -94,7 +94,7 @@ std::string svg_histogram(const Histogram& h, std::uint64_t clock_hz, const std:
 }
 
 // Issue 12: a kron::histogram's total, a bar per bucket (stats::bucket_range).
-std::string svg_latency(const hist::Histogram& h, std::uint64_t clock_hz, const std::string& label) {
+std::string svg_latency(const analysis::LatencyHistogram& h, std::uint64_t clock_hz, const std::string& label) {
   return svg_bars(
       stats::kHistBuckets, [&](unsigned b) { return h.buckets[b]; },
       [](unsigned b) { return stats::bucket_range(b).lo; }, [](unsigned b) { return stats::bucket_range(b).hi; },
@@ -103,7 +103,7 @@ std::string svg_latency(const hist::Histogram& h, std::uint64_t clock_hz, const 
 
 }  // namespace
 
-std::string render_html(const Report& r, const std::string& title, const hist::Merged* latency) {
+std::string render_html(const Report& r, const std::string& title, const analysis::SnapshotTotals* latency) {
   std::string o;
   auto it = std::back_inserter(o);
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -165,11 +165,11 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
     o += "<h2>Latency histograms (kron::histogram)</h2>\n";
     for (const auto& [hname, phases] : latency->hists) {
       const std::string& name = hname;  // (a lambda below uses it: structured bindings are not captured before C++20's P1091 in clang)
-      hist::Histogram total;
+      analysis::LatencyHistogram total;
       o += "<section class=\"chart\">\n<table class=\"phases\"><thead><tr><th>histogram</th><th>phase</th><th>count</th>"
            "<th>p50 (us)</th><th>p99 (us)</th><th>max (us)</th><th>mean (us)</th></tr></thead><tbody>\n";
-      auto row = [&](const std::string& phase, const hist::Histogram& h) {
-        const hist::Summary s = hist::summarize(h);
+      auto row = [&](const std::string& phase, const analysis::LatencyHistogram& h) {
+        const analysis::LatencySummary s = analysis::summarize(h);
         auto us = [&](double t) { return num(ticks_to_us(t, r.clock_hz)); };
         fmt::format_to(it, "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                            "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",

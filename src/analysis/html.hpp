@@ -12,6 +12,6 @@ namespace kron::analysis {
 // once every chart has its bars, for a headless browser test.
 // `latency` (issue 12, trace format 1.4): the recording's kron::histogram snapshots, each drawn as an SVG
 // chart of its total with a table of its phases (count, p50, p99, max, mean).
-std::string render_html(const Report& r, const std::string& title, const hist::Merged* latency = nullptr);
+std::string render_html(const Report& r, const std::string& title, const analysis::SnapshotTotals* latency = nullptr);
 
 }  // namespace kron::analysis

@@ -122,7 +122,7 @@ class RawClassic final : public Input {
 
 class KronFile final : public Input {
  public:
-  KronFile(const std::string& path, bool salvage) : r_(path, tracefile::ReadOptions{salvage}) {
+  KronFile(const std::string& path, bool salvage) : r_(path, tracefile::ReadOptions{salvage}), salvage_(salvage) {
     path_ = path;
     format_ = InputFormat::Kron;
     chip_ = classic::Chip::Mk2;
@@ -180,6 +180,15 @@ class KronFile final : public Input {
     return v;
   }
   std::span<const record::SchedRecord> sched_switches() const override { return r_.sched_switches(); }
+  std::vector<record::SchedRecord> switches_ahead() const override {
+    tracefile::Reader r(path_, tracefile::ReadOptions{salvage_});  // --salvage reads ahead as it reads the samples
+    if (r.header().sched_switches == 0) return {};
+    std::vector<Sample> batch(4096);
+    while (r.next_batch(batch) != 0) {
+    }
+    return r.sched_switches();
+  }
+  const tracefile::Reader* trace_file() const override { return &r_; }
   std::span<const std::uint8_t> snapshots() const override { return r_.snapshots(); }
   std::span<const record::MpiRecord> mpi_records() const override { return r_.mpi_records(); }
   std::span<const record::ClockOffsetRecord> clock_offsets() const override { return r_.clock_offsets(); }
@@ -187,6 +196,7 @@ class KronFile final : public Input {
 
  private:
   tracefile::Reader r_;
+  bool salvage_;
 };
 
 }  // namespace

@@ -77,6 +77,11 @@ class Input {
   // The scheduling switches read so far (kron trace files of `kron record --sched`); all of them once the
   // samples were read to the end. Empty for other inputs.
   virtual std::span<const record::SchedRecord> sched_switches() const { return {}; }
+  // All of the scheduling switches before the samples are read: one extra pass over the file (a second
+  // reader), only when its header counts some. What the Timeline reads ahead for on-CPU time per interval.
+  virtual std::vector<record::SchedRecord> switches_ahead() const { return {}; }
+  // The trace file behind a kron input (its header, lanes, names, what its reader warned of); null otherwise.
+  virtual const tracefile::Reader* trace_file() const { return nullptr; }
   // The histogram and virtual counter snapshots read so far (trace format 1.4 kinds 5 and 6, validated, back
   // to back); all of them once the samples were read to the end. Empty for other inputs.
   virtual std::span<const std::uint8_t> snapshots() const { return {}; }

@@ -1,5 +1,6 @@
 // kron rpt: the text / JSON report of a Matcher (matcher.cpp). See rpt.hpp; the HTML page is in html.cpp.
 #include "analysis/rpt.hpp"
+#include "analysis/timeline.hpp"
 #include "kron/core/text.hpp"
 
 #include <fmt/core.h>
@@ -24,7 +25,7 @@ std::string ReportRow::shown_stream() const {
   return thread_name + (slash == std::string::npos ? "" : stream.substr(slash));
 }
 
-Report make_report(const Matcher& m, bool summary, const tracefile::NameTable* names) {
+Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* names) {
   Report r;
   r.samples = m.samples();
   r.resource_samples = m.resource_samples();
@@ -60,6 +61,53 @@ Report make_report(const Matcher& m, bool summary, const tracefile::NameTable* n
         r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, "all", &m.stats(i, p, Matcher::kAll), ivs[i].location, ""});
     }
   for (const auto& row : r.rows) r.has_cpu = r.has_cpu || row.stats->cpu_count;
+  return r;
+}
+
+namespace {
+// kron rpt's walk: the matcher fed in batches (the reader's and the matcher's loops stay tight), the
+// snapshots merged when asked.
+class ReportSink final : public TimelineSink {
+ public:
+  explicit ReportSink(const ReportOptions& o) : o_(o) {}
+  Needs needs() const override {
+    Needs n = Needs().in_batches().matched().cpu_time();
+    if (o_.latency) n.tail.push_back(Part::SnapshotRecords);
+    return n;
+  }
+  void begin(Timeline& tl) override { tl_ = &tl; }
+  void interval(const Occurrence& o) override {
+    if (o_.each) o_.each(o, *tl_->matcher());
+  }
+  void snapshot_records(const Input&, std::span<const std::uint8_t> records) override { latency.add(records); }
+  SnapshotSum latency;
+
+ private:
+  const ReportOptions& o_;
+  Timeline* tl_ = nullptr;
+};
+}  // namespace
+
+Report make_report(Timeline& tl, const ReportOptions& o) {
+  ReportSink sink(o);
+  tl.walk(sink);
+  Report r = report_rows(*tl.matcher(), o.summary, &tl.names());
+  // MPI recordings (trace format 1.5): every matched message a class-4 interval across ranks (E210), from
+  // the MPI records the inputs read ahead when they were opened.
+  const MpiCalls& mpi = tl.mpi();
+  auto messages = std::make_shared<std::vector<MessageRow>>(
+      message_rows(mpi.events, mpi.matching, tl.options().rpt.histograms));
+  for (const auto& row : *messages) r.rows.push_back(ReportRow{row.name, 4, 0, 0, "all", &row.stats, "", ""});
+  r.messages = std::move(messages);
+  const Merged& in = tl.in();
+  r.clock_hz = in.clock_hz();
+  r.event_bits = tl.options().rpt.event_bits;
+  r.out_of_order = in.out_of_order();
+  for (const auto& i : in.inputs()) r.sched_switches += i->sched_switches().size();
+  r.cpu_from_sched = tl.cpu_from_sched();
+  r.warnings = in.warnings();
+  for (const auto& i : in.inputs()) r.inputs.push_back({i->path(), name(i->format()), i->samples()});
+  if (o.latency) r.latency = sink.latency.result();
   return r;
 }
 

@@ -11,9 +11,23 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+#include <memory>
+
+#include "analysis/hist.hpp"
+#include <functional>
+#include <memory>
+
+#include "analysis/hist.hpp"
 #include "analysis/matcher.hpp"
+#include "analysis/mpi_match.hpp"
+#include "analysis/mpi_match.hpp"
 
 namespace kron::analysis {
+
+class Timeline;
+
+class Timeline;
 
 struct ReportRow {
   std::string name;
@@ -42,13 +56,25 @@ struct Report {
   bool cpu_from_sched = false;       // on-CPU time from the scheduling switches (ERRATUM E157)
   std::uint64_t sched_switches = 0;  // context switches in the inputs (kron record --sched)
   std::vector<std::string> warnings;  // Merged::warnings()
+  // What the rows of an MPI recording's messages point into (E210); shared, so a copy keeps them.
+  std::shared_ptr<const std::vector<MessageRow>> messages;
+  SnapshotTotals latency;  // the recordings' histogram snapshots (ReportOptions::latency)
 };
 
-// Rows in interval.info order; within an interval, parts in 003's order; within a part, streams in
-// ascending (source, cpu), then "all" when `summary` (-s) and two streams or more saw the interval, or
-// when no stream saw it; class 4 has the one row "all".
-// `names`: the recording's thread names, for ReportRow::thread_name (none: every row shows its id).
-Report make_report(const Matcher& m, bool summary, const tracefile::NameTable* names = nullptr);
+// The rows of a matcher's intervals (named scopes, interval.info), with its counts; `names` gives the rows
+// their threads' names. The building block of make_report below.
+Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* names = nullptr);
+
+struct ReportOptions {
+  bool summary = false;  // -s: a row "all" across streams where an interval ran on several
+  bool latency = false;  // also merge the histogram snapshots (Report::latency, for the HTML page)
+  // Called with each occurrence as it completes, in time order (kron rpt -n); may be empty.
+  std::function<void(const Occurrence&, const Matcher&)> each;
+};
+// The whole report of a timeline: one walk (the matcher fed in batches, on-CPU time from the switches
+// read ahead, E157, or a cpu counter), the interval rows, an MPI recording's message rows (E210), the
+// inputs, counts and warnings. Throws what the inputs throw (InputError naming the file).
+Report make_report(Timeline& tl, const ReportOptions& o);
 
 double ticks_to_us(double ticks, std::uint64_t clock_hz);
 

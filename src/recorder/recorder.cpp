@@ -1,7 +1,7 @@
 // Drain a board into a trace file in time order (recorder.hpp; ERRATA E31-E33).
 #include "recorder/recorder.hpp"
 
-#include "analysis/hist.hpp"
+#include "recorder/stats_reader.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -272,7 +272,7 @@ std::chrono::microseconds Recorder::next_pass_delay(double fill, std::chrono::mi
 
 std::uint64_t append_board_stats(tracefile::Writer& w, const BoardReader& board, tracefile::FileHeader* fh,
                                  std::vector<std::string>* problems) {
-  hist::BoardStats s = hist::read_board(board.mapping(), board::ticks(board.geo().clock_kind));
+  recorder::BoardStats s = recorder::read_board_stats(board.mapping(), board::ticks(board.geo().clock_kind));
   if (s.count) w.append_snapshots(s.records, s.count);
   if (fh) {
     fh->stat_lost = s.stat_lost;

@@ -1,12 +1,12 @@
-// kron export: Perfetto's protobuf trace (the default), Chrome Trace Event JSON or CSV. Work in
-// src/analysis/export_perfetto.cpp and src/analysis/export.cpp.
+// kron export: Perfetto's protobuf trace (the default), Chrome Trace Event JSON, CSV, CTF or OTF2: one walk
+// of the timeline (src/analysis/timeline.hpp) into the format's sink (src/exports/).
 #include <fmt/core.h>
 #include <unistd.h>
 
 #include <optional>
 #include <stdexcept>
 
-#include "analysis/export.hpp"
+#include "exports/exports.hpp"
 #include "tools/atomic_file.hpp"
 #include "tools/command.hpp"
 #include "tools/input_options.hpp"
@@ -18,13 +18,13 @@ struct Args {
   InputArgs in;
   std::string format = "perfetto", output, info_file;
   unsigned event_bits = 32;
-  std::uint64_t max_bytes = analysis::kPerfettoMaxBytes;
+  std::uint64_t max_bytes = exports::kPerfettoMaxBytes;
   int deflate = 1;  // perfetto: --compress (ERRATUM E168)
 };
 
 int run(const Args& a) {
   // Before any input is read: a kron built without OTF2 says so (export_otf2 throws the message).
-  if (a.format == "otf2" && !analysis::otf2_built_in()) throw std::runtime_error(analysis::otf2_not_built_in());
+  if (a.format == "otf2" && !exports::otf2_built_in()) throw std::runtime_error(exports::otf2_not_built_in());
   std::optional<analysis::IntervalInfo> info;
   if (a.format == "perfetto" || a.format == "chrome-json") {
     // interval.info is optional here: -f FILE must exist; without -f, ./interval.info is used if present.
@@ -34,11 +34,13 @@ int run(const Args& a) {
       info = analysis::load_interval_info("interval.info");
   }
   analysis::Merged in = a.in.open();
-  analysis::RptOptions ro;
-  ro.event_bits = a.event_bits;
-  analysis::ExportStats st;
+  analysis::TimelineOptions to;
+  to.info = info ? &*info : nullptr;
+  to.rpt.event_bits = a.event_bits;
+  analysis::Timeline tl(in, to);
+  exports::ExportStats st;
   if (a.format == "otf2") {
-    write_dir_atomically(a.output, [&](const std::string& dir) { st = analysis::export_otf2(in, dir); });
+    write_dir_atomically(a.output, [&](const std::string& dir) { st = exports::export_otf2(tl, dir); });
     fmt::print("wrote {}/traces.otf2: {} samples, {} scopes, {} counter values, {} data values{}{}\n", a.output,
                st.samples, st.slices, st.counters, st.instants,
                st.mpi_flows ? fmt::format(", {} MPI events", st.mpi_flows) : std::string(),
@@ -49,7 +51,7 @@ int run(const Args& a) {
     return kExitOk;
   }
   if (a.format == "ctf") {
-    write_dir_atomically(a.output, [&](const std::string& dir) { st = analysis::export_ctf(in, dir); });
+    write_dir_atomically(a.output, [&](const std::string& dir) { st = exports::export_ctf(tl, dir); });
     fmt::print("wrote {}: {} samples, {} counter values, {} named samples, {} discarded events{}{}\n", a.output,
                st.samples, st.counters, st.instants, st.discarded,
                st.sched_slices ? fmt::format(", {} context switches", st.sched_slices) : std::string(),
@@ -59,11 +61,11 @@ int run(const Args& a) {
   }
   write_file_atomically(a.output, [&](std::FILE* f) {
     if (a.format == "csv")
-      st = analysis::export_csv(in, f);
+      st = exports::export_csv(tl, f);
     else if (a.format == "chrome-json")
-      st = analysis::export_chrome_json(in, info ? &*info : nullptr, ro, f);
+      st = exports::export_chrome_json(tl, f);
     else
-      st = analysis::export_perfetto(in, info ? &*info : nullptr, ro, f, {a.max_bytes, a.deflate});
+      st = exports::export_perfetto(tl, f, {a.max_bytes, a.deflate});
   });
   if (a.format == "csv")
     fmt::print("wrote {}: {} samples\n", a.output, st.samples);

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "analysis/hist.hpp"
+#include "analysis/summary.hpp"
+#include "recorder/stats_reader.hpp"
 #include "kron/format/trace_file.hpp"
 #include "recorder/board_reader.hpp"
 #include "tools/command.hpp"
@@ -21,7 +23,7 @@ struct Args {
 
 int run(const Args& a) {
   if (a.file.empty() == a.board.empty()) throw InputError::at_offset("kron hist", 0, "give a trace FILE or --board NAME");
-  hist::Merger merger;
+  analysis::SnapshotTotals totals;
   std::uint64_t lost = 0, cells_lost = 0, clock_hz = 0, crossed = 0;
   std::vector<std::string> problems;
   if (!a.board.empty()) {
@@ -29,26 +31,29 @@ int run(const Args& a) {
     clock_hz = r.geo().clock_hz;
     if (r.geo().minor < 2 || !r.geo().stat_cells)
       fmt::print(stderr, "kron hist: board {} (format {}.{}) has no statistics area\n", a.board, r.geo().major, r.geo().minor);
-    const hist::BoardStats s = hist::read_board(r.mapping(), board::ticks(r.geo().clock_kind));
+    const recorder::BoardStats s = recorder::read_board_stats(r.mapping(), board::ticks(r.geo().clock_kind));
+    analysis::SnapshotSum merger;
     merger.add(s.records);
+    totals = merger.result();
     lost = s.stat_lost, cells_lost = s.cells_lost, crossed = s.thresholds_crossed;
     problems = s.problems;
   } else {
-    tracefile::Reader r(a.file);
+    analysis::InputOptions io;
+    io.format = analysis::InputFormat::Kron;
+    analysis::Merged in = analysis::open_inputs({a.file}, io);
+    analysis::Timeline tl(in);
+    totals = analysis::merged_snapshots(tl);
+    const tracefile::Reader& r = *in.inputs()[0]->trace_file();
     clock_hz = r.header().clock_hz;
-    std::vector<Sample> batch(4096);
-    while (r.next_batch(batch) > 0) {
-    }
-    merger.add(r.snapshots());
     lost = r.header().stat_lost, cells_lost = r.header().stat_cells_lost, crossed = r.header().thresholds_crossed;
     if (r.header().minor < 4)
       fmt::print(stderr, "kron hist: {} is trace format 1.{}: histograms came with 1.4\n", a.file, r.header().minor);
     for (const auto& w : r.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
   }
-  const hist::Merged m = merger.result();
-  hist::RenderOptions o;
+  const analysis::SnapshotTotals& m = totals;
+  analysis::HistRenderOptions o;
   o.ticks_per_us = static_cast<double>(clock_hz) / 1e6;
-  fmt::print("{}", a.json ? hist::render_json(m, o, lost, cells_lost) : hist::render_text(m, o));
+  fmt::print("{}", a.json ? analysis::render_hist_json(m, o, lost, cells_lost) : analysis::render_hist_text(m, o));
   if (!a.json && (lost || cells_lost))
     fmt::print("lost: {} values found no cell or histogram slot ({} cell requests found the statistics area full)\n", lost,
                cells_lost);

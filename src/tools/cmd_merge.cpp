@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/merge.hpp"
+#include "analysis/mpi_match.hpp"
+#include "merge/clc.hpp"
+#include "merge/merge.hpp"
 #include "kron/core/text.hpp"
 #include "tools/command.hpp"
 
@@ -22,13 +24,13 @@ struct Args {
 };
 
 int run(const Args& a, const std::string& command) {
-  analysis::MergeOptions o;
+  merge::MergeOptions o;
   o.align = !a.no_align;
   o.clc = !a.no_clc;
   o.gamma = a.gamma;
   o.compress_level = a.compress;
   o.program = command;
-  const analysis::MergeReport r = analysis::merge_files(a.inputs, a.output, o);
+  const merge::MergeReport r = merge::merge_files(a.inputs, a.output, o);
   const double ns_per_tick = r.clock_hz ? 1e9 / double(r.clock_hz) : 1.0;
   if (a.json) {
     nlohmann::json j;

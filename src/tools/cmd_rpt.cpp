@@ -1,4 +1,5 @@
-// kron rpt: 003 mk_rpt. The work is in src/analysis/ (matcher.cpp, rpt.cpp, html.cpp).
+// kron rpt: 003 mk_rpt. The work is in src/analysis/: one walk of the timeline (timeline.hpp) into the
+// report (rpt.cpp: make_report; matcher.cpp), printed as text, JSON or HTML (html.cpp).
 #include <fmt/core.h>
 
 #include <unistd.h>
@@ -8,11 +9,10 @@
 #include <span>
 #include <vector>
 
-#include "analysis/export.hpp"
 #include "analysis/html.hpp"
 #include "analysis/interval_info.hpp"
-#include "analysis/merge.hpp"
 #include "analysis/rpt.hpp"
+#include "analysis/timeline.hpp"
 #include "tools/atomic_file.hpp"
 #include "tools/command.hpp"
 #include "tools/input_options.hpp"
@@ -27,22 +27,8 @@ struct Args {
   std::string info_file;  // -f; none: interval.info when it exists (named scopes need none)
   unsigned event_bits = 32;
   std::string html;
-  std::vector<unsigned> phases;  // --phase P (issue 12): only the samples of these phases (trace format 1.4)
+  std::vector<unsigned> phases;  // --phase P: only the samples of these phases (trace format 1.4)
 };
-
-// The scheduling switches of a kron trace file, read ahead: they follow the samples in the file, and the
-// matcher needs them as it meets each interval. One extra pass over the file, only when its header counts
-// some (kron record --sched).
-std::vector<record::SchedRecord> sched_ahead(const std::string& path, bool salvage) {
-  tracefile::ReadOptions ro;
-  ro.salvage = salvage;  // --salvage reads ahead as it reads the samples
-  tracefile::Reader r(path, ro);
-  if (r.header().sched_switches == 0) return {};
-  std::vector<Sample> batch(4096);
-  while (r.next_batch(batch) != 0) {
-  }
-  return r.sched_switches();
-}
 
 int run(const Args& a) {
   // Named scopes are paired without interval.info (which stays for event numbers, 003's workflow): without
@@ -52,29 +38,14 @@ int run(const Args& a) {
   if (!a.info_file.empty() || ::access("interval.info", F_OK) == 0)
     info = analysis::load_interval_info(a.info_file.empty() ? "interval.info" : a.info_file);
   analysis::Merged in = a.in.open();
-  analysis::RptOptions ro;
-  ro.event_bits = a.event_bits;
-  ro.histograms = a.histograms || !a.html.empty();
+  analysis::TimelineOptions to;
+  to.info = &info;
+  to.rpt.event_bits = a.event_bits;
+  to.rpt.histograms = a.histograms || !a.html.empty();
+  to.phases = a.phases;  // --phase: the other samples never reach the matcher
+  to.batch = 256;
+  analysis::Timeline tl(in, to);
   const std::uint64_t clock = in.clock_hz();
-  // On-CPU time per interval: from the recording's scheduling switches (kron record --sched, exact to the
-  // switch, ERRATUM E157), else where a counter counted it (kron record --counter N=task-clock or oncpu).
-  // Only one input is taken: inputs merged from several recordings may wire their counters differently.
-  std::vector<record::SchedRecord> switches;
-  if (in.inputs().size() == 1 && in.inputs()[0]->format() == analysis::InputFormat::Kron &&
-      in.inputs()[0]->path() != "-")
-    switches = sched_ahead(in.inputs()[0]->path(), a.in.salvage);
-  const analysis::OnCpuTimeline timeline(switches);
-  if (!timeline.empty()) {
-    ro.cpu_scale = 1.0;  // ticks of the timestamp clock
-  } else if (in.inputs().size() == 1) {
-    std::vector<std::string> names;
-    for (unsigned n = 0; n < kResourceCounters; ++n) names.push_back(in.inputs()[0]->counter_name(n));
-    const analysis::CpuCounter cc = analysis::find_cpu_counter(names, clock);
-    ro.cpu_counter = cc.counter;
-    ro.cpu_scale = cc.scale;
-  }
-  analysis::Matcher m(info, ro, in.ts_mask(), &in.names());
-  if (!timeline.empty()) m.set_timeline(&timeline);
 
   // -n: every occurrence as it completes, in time order (printed while reading: each line is final).
   std::string buf;
@@ -82,9 +53,12 @@ int run(const Args& a) {
     if (!buf.empty()) std::fwrite(buf.data(), 1, buf.size(), stdout);
     buf.clear();
   };
+  analysis::ReportOptions ro;
+  ro.summary = a.summary;
+  ro.latency = !a.html.empty();
   if (a.chronological && !a.json) {
     buf += fmt::format("{:>16}  {:>14}  {:>14}  {:<24}  {}\n", "end (us)", "ticks", "us", "stream", "interval");
-    m.on_interval = [&](const analysis::Occurrence& o) {
+    ro.each = [&](const analysis::Occurrence& o, const analysis::Matcher& m) {
       const std::string stream =
           m.info().intervals[o.interval].cls == 4 ? "all" : analysis::stream_name(m.streams()[o.stream]);
       fmt::format_to(std::back_inserter(buf), "{:>16.3f}  {:>14}  {:>14.3f}  {:<24}  {}\n",
@@ -94,46 +68,17 @@ int run(const Args& a) {
       if (buf.size() >= (1 << 20)) flush();
     };
   }
-  std::vector<Sample> batch(256);  // a batch at a time: the reader's and the matcher's loops stay tight
+  analysis::Report r;
   try {
-    while (std::size_t n = in.next_batch(batch)) {
-      if (!a.phases.empty()) {  // the report of some phases only: the other samples never reach the matcher
-        std::size_t k = 0;
-        for (std::size_t i = 0; i < n; ++i)
-          if (std::find(a.phases.begin(), a.phases.end(), batch[i].phase) != a.phases.end()) {
-            if (k != i) batch[k] = batch[i];
-            ++k;
-          }
-        n = k;
-      }
-      m.feed_batch(std::span(batch.data(), n));
-    }
+    r = analysis::make_report(tl, ro);
   } catch (...) {
     flush();
     throw;
   }
-  m.finish();
   if (!buf.empty()) buf += '\n';
   flush();
-
-  analysis::Report r = analysis::make_report(m, a.summary, &in.names());
-  // MPI recordings (trace format 1.5): every matched message a class-4 interval across ranks (E210), from
-  // the MPI records the inputs read ahead when they were opened (no second pass over the files).
-  const analysis::MpiCalls mpi = analysis::mpi_calls(in);
-  const std::vector<analysis::MessageRow> messages = analysis::message_rows(mpi.events, mpi.matching, ro.histograms);
-  for (const auto& row : messages) r.rows.push_back(analysis::ReportRow{row.name, 4, 0, 0, "all", &row.stats, "", ""});
-  r.clock_hz = clock;
-  r.event_bits = a.event_bits;
-  r.out_of_order = in.out_of_order();
-  for (const auto& i : in.inputs()) r.sched_switches += i->sched_switches().size();
-  r.cpu_from_sched = !timeline.empty();
-  r.warnings = in.warnings();
-  for (const auto& i : in.inputs()) r.inputs.push_back({i->path(), analysis::name(i->format()), i->samples()});
   if (!a.html.empty()) {
-    hist::Merger latency;  // issue 12: the recordings' histogram snapshots (read with the samples)
-    for (const auto& i : in.inputs()) latency.add(i->snapshots());
-    const hist::Merged lat = latency.result();
-    const std::string page = analysis::render_html(r, "kron rpt: " + info.path, &lat);
+    const std::string page = analysis::render_html(r, "kron rpt: " + info.path, &r.latency);
     write_file_atomically(a.html, [&](std::FILE* f) {
       if (std::fwrite(page.data(), 1, page.size(), f) != page.size()) throw std::runtime_error(a.html + ": write failed");
     });

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "analysis/hist.hpp"
+#include "recorder/stats_reader.hpp"
 #include "kron/core/control_regs.hpp"
 #include "recorder/board_reader.hpp"
 #include "tools/command.hpp"
@@ -79,10 +80,10 @@ int run(const Args& a) {
              t.recorded, t.overruns, t.overwritten);
   // Issue 12: the statistics area, and the virtual counters summed over threads and phases (live).
   if (g.stat_cells) {
-    const hist::BoardStats st = hist::read_board(r.mapping(), 0);
-    hist::Merger mg;
+    const recorder::BoardStats st = recorder::read_board_stats(r.mapping(), 0);
+    analysis::SnapshotSum mg;
     mg.add(st.records);
-    const hist::Merged m = mg.result();
+    const analysis::SnapshotTotals m = mg.result();
     fmt::print("statistics: {} of {} cells, {} histogram{} ({} name slots), {} values lost, {} threshold crossings\n",
                std::min<std::uint64_t>(h.cells_used.load(), g.stat_cells), g.stat_cells, m.hists.size(),
                m.hists.size() == 1 ? "" : "s", g.hist_slots, st.stat_lost, st.thresholds_crossed);

@@ -11,7 +11,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "analysis/export.hpp"
+#include "analysis/timeline.hpp"
+#include "exports/exports.hpp"
 #include "analysis/input.hpp"
 #include "analysis/matcher.hpp"
 #include "analysis/rpt.hpp"
@@ -89,7 +90,7 @@ TEST(NamedScopes, MatcherPairsNestedAndRecursiveScopesWithoutIntervalInfo) {
   m.on_interval = [&](const Occurrence& o) { occ.push_back(o); };
   for (const auto& s : v) m.feed(s);
   m.finish();
-  const Report r = make_report(m, true);
+  const Report r = report_rows(m, true);
   const ReportRow* outer7 = row(r, "outer", "tid7");
   const ReportRow* outer_all = row(r, "outer", "all");
   const ReportRow* inner7 = row(r, "inner", "tid7");
@@ -219,7 +220,8 @@ TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
   const auto out = (dir / "n.json").string();
   std::FILE* f = std::fopen(out.c_str(), "wb");
   ASSERT_TRUE(f);
-  const ExportStats st = export_chrome_json(in, nullptr, {}, f);
+  Timeline tl(in);
+  const exports::ExportStats st = exports::export_chrome_json(tl, f);
   std::fclose(f);
   EXPECT_EQ(st.slices, 600u);
   std::ifstream is(out);

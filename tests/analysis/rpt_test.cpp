@@ -32,7 +32,7 @@ std::unique_ptr<Run> run(const std::vector<Sample>& v, RptOptions opt = {}, bool
   r->m = std::make_unique<Matcher>(r->info, opt, mask);
   for (const auto& s : v) r->m->feed(s);
   r->m->finish();
-  r->r = make_report(*r->m, summary);
+  r->r = report_rows(*r->m, summary);
   r->r.clock_hz = 10'000'000;
   return r;
 }
@@ -160,7 +160,7 @@ TEST(RptMatcher, OnCpuTimeFromContextSwitches) {
                           at(500, 8, 20), at(650, 7, 20)})
     m.feed(s);
   m.finish();
-  const Report r = make_report(m, false);
+  const Report r = report_rows(m, false);
   const auto stats_of = [&](std::uint32_t thread) -> const Stats& {
     return *row(r, "whole program", fmt::format("0x{:08x}/tid{}", kSrcA, thread)).stats;
   };
@@ -349,7 +349,7 @@ TEST(RptInputs, MergedFilesEqualOneFile) {
   m2.finish();
   EXPECT_TRUE(std::is_sorted(t1.begin(), t1.end()));
   EXPECT_EQ(merged.out_of_order(), 0u);
-  auto r1 = make_report(m1, true), r2 = make_report(m2, true);
+  auto r1 = report_rows(m1, true), r2 = report_rows(m2, true);
   r1.clock_hz = r2.clock_hz = 10'000'000;
   EXPECT_EQ(render_json(r1, false), render_json(r2, false));
   std::filesystem::remove_all(dir);

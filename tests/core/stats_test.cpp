@@ -76,23 +76,23 @@ TEST(HistSummaryTest, PercentilesMatchASortedArrayWithinTheBucketWidth) {
     std::lognormal_distribution<double> d(8.0 + round % 5, 1.0 + 0.1 * round);
     const int n = 1 + static_cast<int>(rng() % 50000);
     std::vector<std::uint64_t> v;
-    hist::Histogram h;
+    analysis::LatencyHistogram h;
     for (int i = 0; i < n; ++i) {
       const auto x = static_cast<std::uint64_t>(d(rng));
       v.push_back(x);
-      hist::record(h, x);
+      analysis::record_value(h, x);
     }
     std::sort(v.begin(), v.end());
     for (const double q : {0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0}) {
       const auto rank = static_cast<std::size_t>(std::max(1.0, std::ceil(q * static_cast<double>(n))));
       const std::uint64_t exact = v[rank - 1];
-      const std::uint64_t got = hist::percentile(h, q);
+      const std::uint64_t got = analysis::percentile(h, q);
       const stats::Range r = stats::bucket_range(stats::bucket_of(exact));
       EXPECT_GE(got, r.lo) << "q " << q << " n " << n;
       EXPECT_LE(got, r.hi) << "q " << q << " n " << n;
       EXPECT_LE(got > exact ? got - exact : exact - got, r.hi - r.lo);
     }
-    const hist::Summary s = hist::summarize(h);
+    const analysis::LatencySummary s = analysis::summarize(h);
     EXPECT_EQ(s.count, static_cast<std::uint64_t>(n));
     EXPECT_EQ(s.min, v.front());
     EXPECT_EQ(s.max, v.back());
@@ -103,15 +103,15 @@ TEST(HistSummaryTest, PercentilesMatchASortedArrayWithinTheBucketWidth) {
 }
 
 TEST(HistSummaryTest, EmptyHistogramHasNoPercentiles) {
-  hist::Histogram h;
-  EXPECT_EQ(hist::summarize(h).count, 0u);
-  EXPECT_EQ(hist::percentile(h, 0.5), 0u);
+  analysis::LatencyHistogram h;
+  EXPECT_EQ(analysis::summarize(h).count, 0u);
+  EXPECT_EQ(analysis::percentile(h, 0.5), 0u);
 }
 
 // Snapshot records merge exactly: the last snapshot of each (thread, histogram, phase), summed across
 // threads, equals one histogram of all the values.
 TEST(HistMergeTest, MergeOfSnapshotsIsExactBucketSums) {
-  auto snapshot = [](std::uint32_t thread, std::uint16_t phase, const hist::Histogram& h, const char* name) {
+  auto snapshot = [](std::uint32_t thread, std::uint16_t phase, const analysis::LatencyHistogram& h, const char* name) {
     std::vector<std::uint8_t> out(sizeof(stats::HistSnapshotRecord));
     stats::HistSnapshotRecord s{};
     s.h.kind = record::RecordKind::HistSnapshot;
@@ -132,12 +132,12 @@ TEST(HistMergeTest, MergeOfSnapshotsIsExactBucketSums) {
     return out;
   };
   std::mt19937_64 rng(3);
-  hist::Histogram all, a1, a2, b1;
-  hist::Merger m;
+  analysis::LatencyHistogram all, a1, a2, b1;
+  analysis::SnapshotSum m;
   for (int i = 0; i < 1000; ++i) {
     const std::uint64_t x = rng() % 100000;
-    hist::record(all, x);
-    hist::record(i % 3 ? a1 : b1, x);
+    analysis::record_value(all, x);
+    analysis::record_value(i % 3 ? a1 : b1, x);
     if (i == 500) {
       a2 = a1;  // an earlier, cumulative snapshot of thread 1: replaced by the later one
       m.add(snapshot(1, 0, a2, "get"));
@@ -145,11 +145,11 @@ TEST(HistMergeTest, MergeOfSnapshotsIsExactBucketSums) {
   }
   m.add(snapshot(1, 0, a1, "get"));
   m.add(snapshot(2, 1, b1, "get"));
-  const hist::Merged r = m.result();
+  const analysis::SnapshotTotals r = m.result();
   ASSERT_EQ(r.hists.size(), 1u);
   const auto& phases = r.hists.at("get");
   ASSERT_EQ(phases.size(), 2u);
-  hist::Histogram total;
+  analysis::LatencyHistogram total;
   for (const auto& [p, h] : phases) total.add(h);
   EXPECT_EQ(total.buckets, all.buckets);
   EXPECT_EQ(total.sum, all.sum);

@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/merge.hpp"
+#include "analysis/mpi_match.hpp"
+#include "merge/clc.hpp"
+#include "merge/merge.hpp"
 #include "kron/board.hpp"
 #include "kron/format/trace_file.hpp"
 
@@ -134,13 +136,13 @@ TEST_F(MpiRecordTest, RecoveredOffsetIsWithinHalfTheRoundTripOfTheInjectedOne) {
 }
 
 TEST_F(MpiRecordTest, MergedFileHasNoViolationsWhileTheUnalignedMergeHasMany) {
-  analysis::MergeOptions raw;
+  merge::MergeOptions raw;
   raw.align = false;
   raw.clc = false;
-  const analysis::MergeReport bad = analysis::merge_files(files, (dir / "raw.kron").string(), raw);
+  const merge::MergeReport bad = merge::merge_files(files, (dir / "raw.kron").string(), raw);
   EXPECT_GT(bad.violations_found, 10u) << "a 75 ms fault between ranks must show";
   EXPECT_EQ(bad.violations_left, bad.violations_found);
-  const analysis::MergeReport good = analysis::merge_files(files, (dir / "all.kron").string(), analysis::MergeOptions{});
+  const merge::MergeReport good = merge::merge_files(files, (dir / "all.kron").string(), merge::MergeOptions{});
   EXPECT_EQ(good.violations_left, 0u);
   EXPECT_LT(good.violations_found, bad.violations_found);
   tracefile::Reader rd((dir / "all.kron").string());
@@ -167,10 +169,10 @@ TEST_F(MpiRecordTest, MergedFileHasNoViolationsWhileTheUnalignedMergeHasMany) {
 TEST_F(MpiRecordTest, TheClcAloneRemovesTheFaultsViolationsAndKeepsEachRanksOrder) {
   // Without the alignment every violation the fault makes is left to the controlled logical clock (E206):
   // it must remove them all, moving events forward only, and keep each rank's samples in their order.
-  analysis::MergeOptions o;
+  merge::MergeOptions o;
   o.align = false;
   const std::string out = (dir / "clc.kron").string();
-  const analysis::MergeReport r = analysis::merge_files(files, out, o);
+  const merge::MergeReport r = merge::merge_files(files, out, o);
   EXPECT_GT(r.violations_found, 10u);
   EXPECT_EQ(r.violations_left, 0u);
   EXPECT_GT(r.max_correction, 0u);
@@ -195,7 +197,7 @@ TEST_F(MpiRecordTest, TheClcAloneRemovesTheFaultsViolationsAndKeepsEachRanksOrde
 }
 
 TEST_F(MpiRecordTest, EverySendIsMatchedToItsReceive) {
-  const analysis::MergeReport m = analysis::merge_files(files, (dir / "m.kron").string(), analysis::MergeOptions{});
+  const merge::MergeReport m = merge::merge_files(files, (dir / "m.kron").string(), merge::MergeOptions{});
   // The demo's messages: the ring (kRanks a round), the halo (2 a rank), every fourth iteration the
   // reports to rank 0 (kRanks - 1, received with MPI_ANY_SOURCE) and the Sendrecv shift (kRanks).
   const std::uint64_t expected = std::uint64_t(kIterations) * (kRanks + 2 * kRanks) + (kIterations / 4) * (kRanks - 1 + kRanks);
@@ -219,7 +221,7 @@ TEST_F(MpiRecordTest, NothingIsLostUncountedSummedOverRanks) {
     lost += rd.header().overruns + rd.header().overwritten;
   }
   EXPECT_EQ(passed, samples + lost);
-  const analysis::MergeReport m = analysis::merge_files(files, (dir / "acc.kron").string(), analysis::MergeOptions{});
+  const merge::MergeReport m = merge::merge_files(files, (dir / "acc.kron").string(), merge::MergeOptions{});
   EXPECT_EQ(m.samples, samples);
   tracefile::Reader rd((dir / "acc.kron").string());
   EXPECT_EQ(rd.header().passed_filter, passed);
@@ -239,7 +241,7 @@ TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
   const std::string json = (dir / "rpt.json").string();
   ASSERT_EQ(run("cd " + dir.string() + " && " + kron + " rpt --json " + merged + " > " + json), 0);
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
-  const analysis::MergeReport m = analysis::merge_files(files, (dir / "again.kron").string(), analysis::MergeOptions{});
+  const merge::MergeReport m = merge::merge_files(files, (dir / "again.kron").string(), merge::MergeOptions{});
   std::uint64_t pairs_total = 0;
   bool all = false;
   for (const auto& row : j["rows"]) {

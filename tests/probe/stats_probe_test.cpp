@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "analysis/hist.hpp"
+#include "recorder/stats_reader.hpp"
 #include "kron/core/stats.hpp"
 #include "recorder_test_util.hpp"
 
@@ -24,10 +25,10 @@ board::CreateOptions small(std::uint32_t cells = 64) {
   o.stat_cells = cells;
   return o;
 }
-hist::Merged merged(ScratchBoard& b, hist::BoardStats* out = nullptr) {
-  hist::BoardStats s = hist::read_board(b.map, 0);
+analysis::SnapshotTotals merged(ScratchBoard& b, recorder::BoardStats* out = nullptr) {
+  recorder::BoardStats s = recorder::read_board_stats(b.map, 0);
   EXPECT_TRUE(s.problems.empty());
-  hist::Merger m;
+  analysis::SnapshotSum m;
   m.add(s.records);
   if (out) *out = s;
   return m.result();
@@ -82,18 +83,18 @@ TEST(HistogramProbeTest, PerThreadPerPhaseShardsMergeExactly) {
               return h.id() == 1 ? 0 : 1;
             }),
             0);
-  hist::BoardStats s;
-  const hist::Merged m = merged(b, &s);
+  recorder::BoardStats s;
+  const analysis::SnapshotTotals m = merged(b, &s);
   EXPECT_EQ(s.count, kThreads * kPhases);  // one cell, one snapshot per thread and phase
   EXPECT_EQ(s.stat_lost, 0u);
   ASSERT_EQ(m.hists.count("request"), 1u);
   const auto& phases = m.hists.at("request");
   ASSERT_EQ(phases.size(), kPhases);
   for (unsigned p = 0; p < kPhases; ++p) {
-    hist::Histogram want;
+    analysis::LatencyHistogram want;
     for (unsigned t = 0; t < kThreads; ++t)
-      for (unsigned i = 0; i < kValues; ++i) hist::record(want, value(t, p, i));
-    const hist::Histogram& got = phases.at(static_cast<std::uint16_t>(p + 1));
+      for (unsigned i = 0; i < kValues; ++i) analysis::record_value(want, value(t, p, i));
+    const analysis::LatencyHistogram& got = phases.at(static_cast<std::uint16_t>(p + 1));
     EXPECT_EQ(got.buckets, want.buckets) << "phase " << p + 1;
     EXPECT_EQ(got.sum, want.sum);
     EXPECT_EQ(got.min, want.min);
@@ -109,7 +110,7 @@ TEST(HistogramProbeTest, LatencyTimerRecordsOneValuePerBlock) {
               return 0;
             }),
             0);
-  const hist::Merged m = merged(b);
+  const analysis::SnapshotTotals m = merged(b);
   ASSERT_EQ(m.hists.count("block"), 1u);
   EXPECT_EQ(m.hists.at("block").at(0).count(), 10u);
 }
@@ -138,9 +139,9 @@ TEST(HistogramProbeTest, HistogramsAndCountersSurviveKillNine) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
-  const hist::Merged m = merged(b);
-  hist::Histogram want;
-  for (unsigned i = 0; i < 10000; ++i) hist::record(want, value(0, 0, i));
+  const analysis::SnapshotTotals m = merged(b);
+  analysis::LatencyHistogram want;
+  for (unsigned i = 0; i < 10000; ++i) analysis::record_value(want, value(0, 0, i));
   ASSERT_EQ(m.hists.count("survivor"), 1u);
   EXPECT_EQ(m.hists.at("survivor").at(0).buckets, want.buckets);
   EXPECT_EQ(m.counters.at(0).at(4711), 30000u);
@@ -163,8 +164,8 @@ TEST(VirtualCounterTest, EightThousandCountersPerThreadShardsSummed) {  // 003: 
               return 0;
             }),
             0);
-  hist::BoardStats s;
-  const hist::Merged m = merged(b, &s);
+  recorder::BoardStats s;
+  const analysis::SnapshotTotals m = merged(b, &s);
   ASSERT_EQ(m.counters.count(0), 1u);
   const auto& c = m.counters.at(0);
   for (unsigned i = 1; i < stats::kVirtualCounters; ++i) ASSERT_EQ(c.at(i), 2u * i + 1u) << i;
@@ -210,7 +211,7 @@ TEST(PhaseWatchTest, WatchSetFromOutsideKeepsOnlyItsPhase) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_EQ(WEXITSTATUS(status), 0);
-  const hist::Merged m = merged(b);
+  const analysis::SnapshotTotals m = merged(b);
   EXPECT_EQ(m.hists.at("watched").at(0).count(), 10u);  // phase 0 counted only before the watch
   EXPECT_EQ(m.hists.at("watched").at(1).count(), 20u);
   EXPECT_EQ(m.counters.at(0).at(5), 20u);  // the counters' watch: all but phase 1
@@ -242,7 +243,7 @@ TEST(ThresholdTest, HistogramThresholdEmitsOneSampleWhenCrossed) {
   EXPECT_EQ(s[0].data, stats::threshold_data(true, 1, stats::bucket_of(5000)));
   EXPECT_EQ(s[1].data, stats::threshold_data(false, 0, 7));
   EXPECT_EQ(b.header().thresholds_crossed.load(), 2u);
-  const hist::Merged m = merged(b);
+  const analysis::SnapshotTotals m = merged(b);
   EXPECT_EQ(m.hists.at("slow").at(0).count(), 110u);  // every value is counted, armed or not
   EXPECT_EQ(m.counters.at(0).at(7), 100u);
 }
@@ -257,8 +258,8 @@ TEST(HistogramProbeTest, AFullStatisticsAreaCountsWhatItLoses) {
               return 0;
             }),
             0);
-  hist::BoardStats s;
-  const hist::Merged m = merged(b, &s);
+  recorder::BoardStats s;
+  const analysis::SnapshotTotals m = merged(b, &s);
   EXPECT_EQ(m.hists.at("tight").at(0).count(), 1u);
   EXPECT_EQ(s.stat_lost, 5u);
   EXPECT_EQ(s.cells_lost, 1u);
@@ -273,8 +274,8 @@ TEST(HistogramProbeTest, ABoardWithoutAStatisticsAreaCountsEveryValueLost) {
               return 0;
             }),
             0);
-  hist::BoardStats s;
-  const hist::Merged m = merged(b, &s);
+  recorder::BoardStats s;
+  const analysis::SnapshotTotals m = merged(b, &s);
   EXPECT_TRUE(m.hists.empty());
   EXPECT_EQ(s.stat_lost, 7u);
 }

@@ -122,6 +122,18 @@ static_assert(sizeof(HistSnapshotRecord) == 96 && sizeof(HistEntry) == 16 && siz
               sizeof(CounterEntry) == 16);
 static_assert(offsetof(HistSnapshotRecord, timestamp) == offsetof(record::TraceRecord, timestamp) &&
               offsetof(CounterSnapshotRecord, timestamp) == 16);
+// What both snapshot records begin with: whose values, and when.
+struct SnapshotHeader {
+  record::RecordHeader h;  // kind 5 or 6, size
+  std::uint32_t source, thread;
+  std::uint64_t timestamp;
+};
+static_assert(sizeof(SnapshotHeader) == 24 && offsetof(HistSnapshotRecord, source) == offsetof(SnapshotHeader, source) &&
+              offsetof(CounterSnapshotRecord, source) == offsetof(SnapshotHeader, source) &&
+              offsetof(HistSnapshotRecord, thread) == offsetof(SnapshotHeader, thread) &&
+              offsetof(CounterSnapshotRecord, thread) == offsetof(SnapshotHeader, thread) &&
+              offsetof(HistSnapshotRecord, timestamp) == offsetof(SnapshotHeader, timestamp) &&
+              offsetof(CounterSnapshotRecord, timestamp) == offsetof(SnapshotHeader, timestamp));
 static_assert(offsetof(HistSnapshotRecord, hist) == 24 && offsetof(HistSnapshotRecord, sum) == 32 &&
               offsetof(HistSnapshotRecord, name) == 56 && offsetof(CounterSnapshotRecord, entries) == 24);
 inline constexpr std::size_t kMaxHistSnapshotBytes = sizeof(HistSnapshotRecord) + kHistBuckets * sizeof(HistEntry);

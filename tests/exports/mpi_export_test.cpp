@@ -1,5 +1,5 @@
 // kron export of MPI records (trace format 1.5) on rank files written here, no MPI needed (the real
-// 4-rank job is tests/export/mpi_test.sh): the Chrome JSON's message flows (E169) and the OTF2 archive's
+// 4-rank job is tests/exports/mpi_test.sh): the Chrome JSON's message flows (E169) and the OTF2 archive's
 // MPI records read back by otf2-print: a communicator other than MPI_COMM_WORLD numbered by world rank
 // (E170), the MPI events placed inside their scopes at equal times (E173), a rank's files' ClockOffsets
 // (E171). Sources: 003 section 3.5, class 4 (a message sent on one node and received on another).
@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/export.hpp"
+#include "analysis/timeline.hpp"
+#include "exports/exports.hpp"
 #include "kron/board.hpp"
 #include "kron/format/trace_file.hpp"
 #include "support/mpi_records.hpp"
@@ -117,7 +118,8 @@ TEST_F(MpiExportTest, ChromeJsonDrawsEachMatchedMessageAsOneFlowFromSendBeginToR
   const std::string out = (dir / "t.json").string();
   std::FILE* f = std::fopen(out.c_str(), "w");
   ASSERT_NE(f, nullptr);
-  const ExportStats st = export_chrome_json(in, nullptr, RptOptions{}, f);
+  Timeline tl(in);
+  const exports::ExportStats st = exports::export_chrome_json(tl, f);
   std::fclose(f);
   EXPECT_EQ(st.mpi_flows, 1u);
   const auto j = nlohmann::json::parse(std::ifstream(out));
@@ -169,7 +171,8 @@ TEST_F(MpiExportTest, Otf2MpiRecordsNameRanksOfTheirCommunicatorInsideTheirScope
   Merged in = open_inputs(files, InputOptions{});
   const std::string out = (dir / "t.otf2").string();
   std::filesystem::create_directories(out);
-  const ExportStats st = export_otf2(in, out);
+  Timeline tl(in);
+  const exports::ExportStats st = exports::export_otf2(tl, out);
   EXPECT_EQ(st.mpi_flows, 7u);      // Send, Recv, 2 x 2 collective events, rank 1's Send
   EXPECT_EQ(st.clock_offsets, 4u);  // rank files, not merged: each its own measurements
   const std::string anchor = out + "/traces.otf2";

@@ -42,8 +42,8 @@ if [ -n "${KRON_BABELTRACE2:-}" ]; then
   checked="$checked ctf"
 fi
 if [ -n "${KRON_PROTOC:-}" ]; then
-  python3 "$src/tests/export/perfetto_inflate.py" all.pftrace all.inflated >/dev/null
-  "$KRON_PROTOC" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <all.inflated >all.ptxt ||
+  python3 "$src/tests/exports/perfetto_inflate.py" all.pftrace all.inflated >/dev/null
+  "$KRON_PROTOC" --decode=perfetto.protos.Trace -I "$src/tests/exports" perfetto_subset.proto <all.inflated >all.ptxt ||
     fail "protoc cannot decode all.pftrace"
   checked="$checked perfetto"
 fi

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/protowire.hpp"
+#include "exports/protowire.hpp"
 
-namespace pb = kron::analysis::pb;
+namespace pb = kron::exports::pb;
 
 namespace {
 std::vector<unsigned> bytes(const std::string& s) { return {s.begin(), s.end()}; }

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace kron::analysis::pb {
+namespace kron::exports::pb {
 
 enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2 };
 
@@ -82,4 +82,4 @@ inline void close(std::string& b, std::size_t start) {
   std::memcpy(&b[start - 1], lenbytes.data(), lenbytes.size());
 }
 
-}  // namespace kron::analysis::pb
+}  // namespace kron::exports::pb

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # kron export --format perfetto read back by protoc (Debian's protobuf-compiler) against the Perfetto
-# schema subset tests/export/perfetto_subset.proto: the packets decode; per sequence the incremental
+# schema subset tests/exports/perfetto_subset.proto: the packets decode; per sequence the incremental
 # clock and interned names resolve; the tracks carry the recording's process and thread names; and the
 # slices, instants and counter values (names, tracks, times to the nanosecond, counts) are exactly those
 # of the Chrome JSON export of the same file (an independent writer, tested against the recording in
 # tests/recorder/named_test.sh and tests/tools/analysis_test.cpp). The default output's compressed_packets
-# inflate (tests/export/perfetto_inflate.py, Python's zlib) to exactly --compress 0's packets. Inputs: kcompress under kron record
+# inflate (tests/exports/perfetto_inflate.py, Python's zlib) to exactly --compress 0's packets. Inputs: kcompress under kron record
 # (named scopes, nested, a named event, named threads); kron_sample1 with interval.info (classes 1-4,
 # resource counters). Then the size limit (docs/errata.md E161).
 set -euo pipefail
@@ -34,14 +34,14 @@ for t in k s; do
   "$kron" export --format chrome-json "${f[@]}" -o $t.json $t.trace >/dev/null
   # The default writes its packets deflated in compressed_packets (E168); inflated, they are exactly the
   # packets of --compress 0, and of any other level.
-  n=$(python3 "$src/tests/export/perfetto_inflate.py" $t.pftrace $t.inflated)
+  n=$(python3 "$src/tests/exports/perfetto_inflate.py" $t.pftrace $t.inflated)
   [ "$n" -ge 1 ] || fail "$t: the default export has no compressed_packets"
   "$kron" export --compress 0 "${f[@]}" -o $t.plain.pftrace $t.trace >/dev/null
   cmp $t.inflated $t.plain.pftrace || fail "$t: the inflated packets differ from --compress 0's"
   "$kron" export --compress 9 "${f[@]}" -o $t.9.pftrace $t.trace >/dev/null
-  python3 "$src/tests/export/perfetto_inflate.py" $t.9.pftrace $t.9.inflated >/dev/null
+  python3 "$src/tests/exports/perfetto_inflate.py" $t.9.pftrace $t.9.inflated >/dev/null
   cmp $t.9.inflated $t.plain.pftrace || fail "$t: --compress 9 inflates to other packets"
-  "$protoc" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <$t.plain.pftrace >$t.txt ||
+  "$protoc" --decode=perfetto.protos.Trace -I "$src/tests/exports" perfetto_subset.proto <$t.plain.pftrace >$t.txt ||
     fail "protoc cannot decode $t.plain.pftrace"
 done
 
@@ -243,7 +243,7 @@ PY
 "$kron" sim --board pci "$src/examples/pci/cable.sim" >cable.raw 2>/dev/null
 "$kron" export --compress 0 --input-format mk2 -o c.pftrace - <cable.raw >/dev/null
 "$kron" expand --input-format mk2 cable.raw >c.expand
-"$protoc" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <c.pftrace >c.txt
+"$protoc" --decode=perfetto.protos.Trace -I "$src/tests/exports" perfetto_subset.proto <c.pftrace >c.txt
 python3 - <<'PY'
 import re
 t = open("c.txt").read()
@@ -261,8 +261,8 @@ PY
 # series a counter track of its process, the same values at the same times as the JSON's counter events.
 "$kron" record -q -o h.trace -- "${KRON_KSERVER:?}" -t 2 -n 4000 >/dev/null
 "$kron" export -o h.pftrace h.trace >/dev/null
-python3 "$src/tests/export/perfetto_inflate.py" h.pftrace h.plain >/dev/null
-"$protoc" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <h.plain >h.txt
+python3 "$src/tests/exports/perfetto_inflate.py" h.pftrace h.plain >/dev/null
+"$protoc" --decode=perfetto.protos.Trace -I "$src/tests/exports" perfetto_subset.proto <h.plain >h.txt
 "$kron" export --format chrome-json -o h.json h.trace >/dev/null
 python3 - <<'PY2'
 import json, re

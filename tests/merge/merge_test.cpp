@@ -1,7 +1,9 @@
 // kron merge's pieces (src/analysis/merge.hpp) on constructed rank files: no MPI needed. The real MPI runs
 // are tests/mpi/. Sources: 000 introduction and Appendix A (one timeline for every node's samples, the
 // synchronized counters), 003 section 3.5 class 4 (a message sent on one node, received on another).
-#include "analysis/merge.hpp"
+#include "analysis/mpi_match.hpp"
+#include "merge/clc.hpp"
+#include "merge/merge.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -16,8 +18,10 @@
 #include "kron/format/trace_file.hpp"
 #include "support/mpi_records.hpp"
 
-namespace kron::analysis {
+namespace kron::merge {
 namespace {
+
+using namespace analysis;
 
 using record::ClockOffsetRecord;
 using record::MpiCall;
@@ -359,4 +363,4 @@ TEST_F(MergeFilesTest, TwoFilesOfOneRankAreRefusedNamingTheField) {
 }
 
 }  // namespace
-}  // namespace kron::analysis
+}  // namespace kron::merge

@@ -34,8 +34,8 @@ for s in mk1:mk1 mk2all:mk2 pci:mk2; do
   "$kron" expand "${in[@]}" >$n.expand
   "$kron" export --format csv "${in[@]}" -o $n.csv >/dev/null
   "$kron" export "${in[@]}" -o $n.pftrace >/dev/null
-  python3 "$src/tests/export/perfetto_inflate.py" $n.pftrace $n.plain >/dev/null
-  "$protoc" --decode=perfetto.protos.Trace -I "$src/tests/export" perfetto_subset.proto <$n.plain >$n.txt ||
+  python3 "$src/tests/exports/perfetto_inflate.py" $n.pftrace $n.plain >/dev/null
+  "$protoc" --decode=perfetto.protos.Trace -I "$src/tests/exports" perfetto_subset.proto <$n.plain >$n.txt ||
     fail "$n: protoc cannot decode the Perfetto trace"
   "$kron" export --format chrome-json "${in[@]}" -o $n.json >/dev/null
   "$kron" export --format ctf "${in[@]}" -o $n.ctf >/dev/null

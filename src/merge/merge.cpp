@@ -1,0 +1,300 @@
+// kron merge (merge.hpp): the streaming k-way merge of the ranks' files, aligned and corrected.
+#include "merge/merge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <queue>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
+
+#include "analysis/mpi_match.hpp"
+#include "kron/core/error.hpp"
+#include "merge/clc.hpp"
+
+namespace kron::merge {
+
+using analysis::MpiEvent;
+using record::ClockOffsetRecord;
+using record::MpiCall;
+using record::MpiRecord;
+
+// ---- The merge -----------------------------------------------------------------------------------------
+namespace {
+
+struct Input {
+  std::unique_ptr<tracefile::Reader> reader;
+  std::uint32_t rank = 0;
+  ClockMap map;
+  std::vector<std::uint16_t> name_remap;  // old id -> new id (0: unknown)
+  std::vector<Sample> batch;
+  std::size_t pos = 0, n = 0;
+  std::size_t corr_cursor = 0;
+};
+
+std::string site_key(const record::NameRecord& r) {
+  auto field = [](const char* p, std::size_t n) { return std::string(p, strnlen(p, n)); };
+  return std::to_string(static_cast<unsigned>(r.name_kind)) + '\0' + field(r.name, sizeof r.name) + '\0' +
+         field(r.function, sizeof r.function) + '\0' + field(r.file, sizeof r.file) + '\0' + std::to_string(r.line);
+}
+
+constexpr std::size_t kBatch = 1024;
+
+}  // namespace
+
+MergeReport merge_files(const std::vector<std::string>& paths, const std::string& output, const MergeOptions& o) {
+  if (paths.empty()) throw std::runtime_error("kron merge: no input files");
+  for (const auto& p : paths) {  // the writer would truncate an input it is reading
+    std::error_code ec;
+    if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(p, output, ec))
+      throw std::runtime_error("kron merge: the output " + output + " is one of the inputs");
+  }
+  std::vector<Input> in(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    in[i].reader = std::make_unique<tracefile::Reader>(paths[i]);
+    in[i].reader->read_annex();
+    const auto& h = in[i].reader->header();
+    in[i].rank = h.mpi_world_size ? h.mpi_rank : static_cast<std::uint32_t>(i);
+    if (h.mpi_world_size && h.mpi_rank == tracefile::kMergedRank)
+      throw InputError::at_offset(paths[i], offsetof(tracefile::FileHeader, mpi_rank),
+                                  "is a merged file (kron merge): merge the ranks' own files");
+    if (h.mpi_world_size && h.mpi_rank >= h.mpi_world_size)
+      throw InputError::at_offset(paths[i], offsetof(tracefile::FileHeader, mpi_rank),
+                                  "MPI rank " + std::to_string(h.mpi_rank) + " is not below the world size " +
+                                      std::to_string(h.mpi_world_size));
+    for (std::size_t j = 0; j < i; ++j)
+      if (in[j].rank == in[i].rank)
+        throw InputError::at_offset(paths[i], offsetof(tracefile::FileHeader, mpi_rank),
+                                    "rank " + std::to_string(in[i].rank) + " is also the rank of " + paths[j]);
+  }
+  // The reference: rank 0 (the clock every rank measured itself against), else the first file.
+  std::size_t ref = 0;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (in[i].rank == 0) ref = i;
+  const tracefile::FileHeader& rh = in[ref].reader->header();
+  MergeReport rep;
+  rep.clock_hz = rh.clock_hz;
+  for (auto& x : in) {
+    const auto& h = x.reader->header();
+    x.map = o.align ? ClockMap::build(x.reader->clock_offsets(), h.clock_hz, rh.clock_hz, h, rh)
+                    : ClockMap::identity();
+  }
+
+  // MPI calls on the common timeline, matched, checked and corrected.
+  std::vector<MpiEvent> events;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    for (const auto& r : in[i].reader->mpi_records()) {
+      MpiEvent e{r, static_cast<std::uint32_t>(i)};
+      e.rec.timestamp = in[i].map(r.timestamp);
+      e.rec.end = std::max(in[i].map(r.end), e.rec.timestamp);
+      events.push_back(e);
+    }
+  const Matching match = match_messages(events);
+  rep.mpi_records = events.size();
+  rep.messages = match.pairs.size();
+  rep.unmatched_sends = match.unmatched_sends;
+  rep.unmatched_recvs = match.unmatched_recvs;
+  rep.collectives = match.collectives.size();
+  rep.incomplete_collectives = match.incomplete_collectives;
+  rep.violations_found = count_violations(events, match);
+  ClcResult corr;
+  corr.per_input.resize(in.size());
+  if (o.clc) corr = clc(events, match, in.size(), o.gamma);
+  rep.violations_left = count_violations(events, match);
+  rep.max_correction = corr.max_correction;
+  rep.events_moved = corr.events_moved;
+  rep.forced = corr.forced;
+
+  // Names: sites get new ids (each rank's board numbered its own), threads and nodes are kept.
+  std::vector<record::NameRecord> names;
+  std::unordered_map<std::string, std::uint16_t> site_ids;
+  std::uint64_t names_lost = 0;
+  for (auto& x : in) {
+    names_lost += x.reader->header().names_lost;
+    for (const auto& r : x.reader->names()) {
+      if (r.name_kind != record::NameKind::Scope && r.name_kind != record::NameKind::Event) {
+        names.push_back(r);
+        continue;
+      }
+      auto [it, fresh] = site_ids.emplace(site_key(r), static_cast<std::uint16_t>(site_ids.size() + 1));
+      if (fresh && site_ids.size() >= record::kNoNameId) {  // ids run out: the name is lost, and counted
+        site_ids.erase(it);
+        ++names_lost;
+        continue;
+      }
+      if (x.name_remap.size() <= r.id) x.name_remap.resize(std::size_t{r.id} + 1, 0);
+      x.name_remap[r.id] = it->second;
+      if (fresh) {
+        record::NameRecord n = r;
+        n.id = it->second;
+        names.push_back(n);
+      }
+    }
+  }
+
+  tracefile::FileHeader h = tracefile::make_header();
+  h.clock_hz = rh.clock_hz;
+  h.start_ticks = rh.start_ticks;
+  h.start_realtime_ns = rh.start_realtime_ns;
+  h.node = 0;
+  h.origin = rh.origin;
+  h.filter = rh.filter;
+  std::memcpy(h.counter_names, rh.counter_names, sizeof h.counter_names);
+  tracefile::set_program(h, o.program);
+  tracefile::Writer w(output, h, o.compress_level);
+
+  // The k-way merge: each input's next sample, on the common timeline; the smallest found by a scan of
+  // the heads for a few inputs, by a min-heap for many. Records are encoded into a staging buffer written
+  // a megabyte at a time.
+  using Head = std::pair<std::uint64_t, std::size_t>;  // (time, input)
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heap;
+  std::vector<std::uint8_t> stage(std::size_t{1} << 20);
+  std::size_t staged = 0;
+  std::uint64_t staged_count = 0;
+  auto put = [&](const Sample& s) {
+    if (staged + sizeof(record::ResourceRecord) > stage.size()) {
+      w.append_records(std::span(stage.data(), staged), staged_count);
+      staged = 0;
+      staged_count = 0;
+    }
+    if (!s.is_resource()) [[likely]] {
+      record::TraceRecord t;
+      t.h = {record::RecordKind::Trace, sizeof(record::TraceRecord), s.flags, s.group, s.cpu};
+      t.source = s.source;
+      t.thread = s.thread;
+      t.timestamp = s.timestamp;
+      t.data = s.data;
+      std::memcpy(stage.data() + staged, &t, sizeof t);
+      staged += sizeof t;
+    } else {
+      staged += tracefile::to_record(s, std::span<std::uint8_t, sizeof(record::ResourceRecord)>(stage.data() + staged,
+                                                                                                 sizeof(record::ResourceRecord)));
+    }
+    ++staged_count;
+  };
+  auto fill = [&](std::size_t i) -> bool {
+    Input& x = in[i];
+    if (x.pos < x.n) return true;
+    if (x.batch.empty()) x.batch.resize(kBatch);
+    x.n = x.reader->next_batch(x.batch);
+    x.pos = 0;
+    for (std::size_t k = 0; k < x.n; ++k) {
+      Sample& s = x.batch[k];
+      const std::uint64_t a = x.map(s.timestamp);
+      s.timestamp = sat_add(a, corr.per_input[i].delta_at(a, x.corr_cursor));
+      if (s.flags & kFlagNamed) {
+        const std::uint16_t id = record::name_id_of(s.data);
+        const std::uint16_t nid = id < x.name_remap.size() && x.name_remap[id] ? x.name_remap[id] : record::kNoNameId;
+        s.data = record::named_data(nid, record::named_value_of(s.data));
+      }
+    }
+    return x.n > 0;
+  };
+  std::uint64_t last = 0;
+  auto emit = [&](Input& x) {
+    const Sample& s = x.batch[x.pos++];
+    if (s.timestamp < last) ++rep.late;  // an input's own late records stay late (E33)
+    last = std::max(last, s.timestamp);
+    put(s);
+  };
+  constexpr std::size_t kScanInputs = 8;
+  if (in.size() <= kScanInputs) {
+    std::vector<std::size_t> live;
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (fill(i)) live.push_back(i);
+    while (!live.empty()) {
+      std::size_t best = 0;
+      std::uint64_t bt = in[live[0]].batch[in[live[0]].pos].timestamp;
+      for (std::size_t k = 1; k < live.size(); ++k) {
+        const std::uint64_t t = in[live[k]].batch[in[live[k]].pos].timestamp;
+        if (t < bt) bt = t, best = k;
+      }
+      Input& x = in[live[best]];
+      emit(x);
+      if (!fill(live[best])) live.erase(live.begin() + static_cast<std::ptrdiff_t>(best));
+    }
+  } else {
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (fill(i)) heap.emplace(in[i].batch[0].timestamp, i);
+    while (!heap.empty()) {
+      const std::size_t i = heap.top().second;
+      heap.pop();
+      emit(in[i]);
+      if (fill(i)) heap.emplace(in[i].batch[in[i].pos].timestamp, i);
+    }
+  }
+  if (staged) w.append_records(std::span(stage.data(), staged), staged_count);
+
+  // Scheduling switches, MPI calls (corrected), clock-offset records (as measured, in each rank's clock).
+  std::vector<record::SchedRecord> sched;
+  std::vector<tracefile::LaneEntry> lanes;
+  std::vector<ClockOffsetRecord> clocks;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    Input& x = in[i];
+    for (auto sw : x.reader->sched_switches()) {
+      const std::uint64_t a = x.map(sw.timestamp);
+      std::size_t cur = 0;
+      sw.timestamp = sat_add(a, corr.per_input[i].delta_at(a, cur));
+      sched.push_back(sw);
+    }
+    lanes.insert(lanes.end(), x.reader->lanes().begin(), x.reader->lanes().end());
+    clocks.insert(clocks.end(), x.reader->clock_offsets().begin(), x.reader->clock_offsets().end());
+    const auto& xh = x.reader->header();
+    h.overruns += xh.overruns;
+    h.overwritten += xh.overwritten;
+    h.passed_filter += xh.passed_filter;
+    h.waits += xh.waits;
+    h.wait_ticks += xh.wait_ticks;
+    RankReport rr;
+    rr.path = paths[i];
+    rr.rank = x.rank;
+    for (const auto& n : x.reader->names())
+      if (n.name_kind == record::NameKind::Node) rr.node = std::string(n.name, strnlen(n.name, sizeof n.name));
+    rr.samples = xh.samples;
+    rr.mpi_records = x.reader->mpi_records().size();
+    rr.points = x.reader->clock_offsets().empty() ? std::vector<ClockMap::Point>{} : x.map.points();
+    rr.offset_ns = double(std::int64_t(x.map(xh.start_ticks) - xh.start_ticks)) * 1e9 / double(rh.clock_hz ? rh.clock_hz : 1);
+    rr.drift_ppm = x.map.drift() * 1e6;
+    rr.drift_uncertainty_ppm = x.map.drift_uncertainty() * 1e6;
+    rr.clock_hz = xh.clock_hz;
+    rr.start_ticks = xh.start_ticks;
+    for (const auto& p : rr.points) {
+      if (p.rtt == 0 && p.local == p.reference) continue;  // the reference rank's own entries
+      rr.min_rtt = rr.min_rtt ? std::min(rr.min_rtt, p.rtt) : p.rtt;
+      rr.max_rtt = std::max(rr.max_rtt, p.rtt);
+    }
+    rr.passed_filter = xh.passed_filter;
+    rr.overruns = xh.overruns;
+    rr.overwritten = xh.overwritten;
+    rep.passed_filter += xh.passed_filter;
+    rep.overruns += xh.overruns;
+    rep.overwritten += xh.overwritten;
+    rep.ranks.push_back(std::move(rr));
+  }
+  std::stable_sort(sched.begin(), sched.end(), [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
+  w.append_sched(sched);
+  std::vector<MpiRecord> calls;
+  calls.reserve(events.size());
+  for (const auto& e : events) calls.push_back(e.rec);
+  std::stable_sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
+  w.append_mpi(calls);
+  w.append_clock(clocks);
+  h.late = rep.late;
+  h.flags |= tracefile::kFlagTimeOrdered;
+  h.names_lost = names_lost;
+  h.mpi_rank = tracefile::kMergedRank;
+  h.mpi_world_size = static_cast<std::uint32_t>(in.size());
+  h.merge_flags = tracefile::kMergeMerged | (o.align ? tracefile::kMergeAligned : 0u) | (o.clc ? tracefile::kMergeClc : 0u);
+  h.violations_found = static_cast<std::uint32_t>(std::min<std::uint64_t>(rep.violations_found, 0xffffffffu));
+  h.violations_left = static_cast<std::uint32_t>(std::min<std::uint64_t>(rep.violations_left, 0xffffffffu));
+  h.max_correction = rep.max_correction;
+  w.finish(h, lanes, names);
+  rep.samples = w.samples();
+  return rep;
+}
+
+}  // namespace kron::merge
