@@ -169,6 +169,16 @@ void write_csr(BoardHeader& b, std::uint16_t written);  // 000 Table B1
 // Counter control (Tables B5-B7) under the board's ctl_lock. False, nothing written, when the lock's
 // holder is alive and keeps it for a second (ERRATUM E124).
 bool write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t mode, std::uint64_t clock);
+// The statistics area's thresholds and phase watches (004 section 4.5's overflow interrupts and count-enable
+// circuits, ERRATUM E185/E186), armed from outside while programs run: `slot` a histogram slot, or null for
+// the virtual counters (`index` then names the counter). A threshold of count 0 (or a counter threshold
+// with arm false) is off. Each write is published with release; stats_changed() then makes every thread
+// refill its cached settings at its next value.
+void arm_hist_threshold(HistSlot& slot, std::uint16_t bucket, std::uint32_t count);
+void arm_counter_threshold(BoardHeader& b, bool arm, std::uint32_t index, std::uint64_t value);
+void set_watch(std::atomic<std::uint32_t>& mode, std::atomic<std::uint32_t>& phase, std::uint32_t new_mode,
+               std::uint32_t new_phase);
+void stats_changed(BoardHeader& b);
 std::uint16_t filter_of(const BoardHeader& b);
 std::uint16_t csr_stored(const BoardHeader& b);
 

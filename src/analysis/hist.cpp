@@ -78,7 +78,7 @@ void SnapshotSum::add(std::span<const std::uint8_t> records) {
       for (unsigned k = 0; k < s.entries; ++k) {
         stats::CounterEntry e;
         std::memcpy(&e, p + sizeof s + k * sizeof e, sizeof e);
-        counters_[{std::uint64_t{s.source} << 32 | s.thread, std::uint64_t{s.h.phase} << 32 | e.index}] = e.value;
+        counters_[{thread_key(s.source, s.thread), std::uint64_t{s.h.phase} << 32 | e.index}] = e.value;
       }
       ++snapshots_;
     }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kron/core/sample.hpp"
 #include "kron/core/stats.hpp"
 
 namespace kron::analysis {

@@ -325,7 +325,7 @@ void Matcher::finish() {
 }
 
 OnCpuTimeline::OnCpuTimeline(std::span<const record::SchedRecord> switches) {
-  for (const auto& sw : switches) threads_[std::uint64_t{sw.source} << 32 | sw.thread].push_back(
+  for (const auto& sw : switches) threads_[thread_key(sw.source, sw.thread)].push_back(
       Point{sw.timestamp, 0, !(sw.h.flags & record::kSchedOut)});
   constexpr std::uint64_t kBias = std::uint64_t{1} << 62;  // room for running time before the first switch
   for (auto& [key, v] : threads_) {
@@ -337,7 +337,7 @@ OnCpuTimeline::OnCpuTimeline(std::span<const record::SchedRecord> switches) {
 }
 
 std::uint64_t OnCpuTimeline::running_at(std::uint32_t source, std::uint32_t thread, std::uint64_t t) const {
-  const auto f = threads_.find(std::uint64_t{source} << 32 | thread);
+  const auto f = threads_.find(thread_key(source, thread));
   if (f == threads_.end()) return kNone;
   const auto& v = f->second;
   // The last switch at or before t; before the first: running before a switch out, not before a switch in.

@@ -135,7 +135,7 @@ class OnCpuTimeline {
     std::uint64_t t, running;  // the switch's time; running ticks (biased) up to it
     bool in;                   // a switch in: running after it
   };
-  std::unordered_map<std::uint64_t, std::vector<Point>> threads_;  // (source << 32 | thread) -> its switches
+  std::unordered_map<std::uint64_t, std::vector<Point>> threads_;  // thread_key(source, thread) -> its switches
 };
 
 // One completed interval occurrence (for -n and the Perfetto export).

@@ -52,7 +52,7 @@ FileSummary summarize_file(Timeline& tl) {
   // Scheduling switches (trace format 1.3, kron record --sched): not samples, counted apart.
   std::set<std::uint64_t> threads;
   for (const auto& sw : r.sched_switches()) {
-    threads.insert(StreamKey{sw.source, sw.thread, true}.key());
+    threads.insert(thread_key(sw.source, sw.thread));
     s.preempted += (sw.h.flags & record::kSchedPreempt) ? 1 : 0;
   }
   s.sched_threads = threads.size();

@@ -14,6 +14,17 @@ namespace kron::analysis {
 
 namespace {
 __extension__ typedef unsigned __int128 u128;  // ticks x 10^9 before the division (E153)
+
+// Every input's records of one kind (records_of(input): a span), in time order; the inputs' order breaks ties.
+template <class RecordsOf>
+auto by_time(const Merged& in, RecordsOf records_of) {
+  using R = typename decltype(records_of(*in.inputs()[0]))::value_type;
+  std::vector<const R*> v;
+  for (const auto& input : in.inputs())
+    for (const R& r : records_of(*input)) v.push_back(&r);
+  std::stable_sort(v.begin(), v.end(), [](const R* a, const R* b) { return a->timestamp < b->timestamp; });
+  return v;
+}
 }  // namespace
 
 Timeline::Timeline(Merged& in, TimelineOptions o) : in_(in), opt_(std::move(o)) {
@@ -157,14 +168,9 @@ void Timeline::walk_part(TimelineSink::Part p, TimelineSink& sink) {
           in_, t0_, [&](std::uint32_t source, std::uint32_t thread) { sink.sched_thread(source, thread); },
           [&](const SchedStretch& x) { sink.sched_stretch(x); });
       return;
-    case Part::Switches: {
-      std::vector<const record::SchedRecord*> sw;
-      for (const auto& input : in_.inputs())
-        for (const auto& r : input->sched_switches()) sw.push_back(&r);
-      std::stable_sort(sw.begin(), sw.end(), [](auto* a, auto* b) { return a->timestamp < b->timestamp; });
-      for (const record::SchedRecord* r : sw) sink.sched_switch(*r);
+    case Part::Switches:
+      for (const auto* r : by_time(in_, [](const Input& i) { return i.sched_switches(); })) sink.sched_switch(*r);
       return;
-    }
     case Part::Snapshots:
       for_each_snapshot_series(in_, [&](const SnapshotSeries& x) { sink.snapshot(x); });
       return;
@@ -176,14 +182,9 @@ void Timeline::walk_part(TimelineSink::Part p, TimelineSink& sink) {
       for (const auto& [si, ri] : m.matching.pairs) sink.mpi_message(m.events[si].rec, m.events[ri].rec);
       return;
     }
-    case Part::Calls: {
-      std::vector<const record::MpiRecord*> calls;
-      for (const auto& input : in_.inputs())
-        for (const auto& r : input->mpi_records()) calls.push_back(&r);
-      std::stable_sort(calls.begin(), calls.end(), [](auto* a, auto* b) { return a->timestamp < b->timestamp; });
-      for (const record::MpiRecord* r : calls) sink.mpi_call(*r);
+    case Part::Calls:
+      for (const auto* r : by_time(in_, [](const Input& i) { return i.mpi_records(); })) sink.mpi_call(*r);
       return;
-    }
   }
 }
 
@@ -199,7 +200,7 @@ std::uint64_t for_each_sched_stretch(const Merged& in, std::uint64_t t0,
   std::uint64_t n = 0;
   for (const auto& input : in.inputs())
     for (const auto& sw : input->sched_switches()) {
-      const std::uint64_t key = StreamKey{sw.source, sw.thread, true}.key();
+      const std::uint64_t key = thread_key(sw.source, sw.thread);
       const auto [at, fresh] = last.try_emplace(key, Last{sw.timestamp, sw.h.flags, sw.h.cpu});
       if (fresh) {
         first(sw.source, sw.thread);

@@ -604,6 +604,26 @@ bool holder_gone(std::uint32_t pid) {
 }
 }  // namespace
 
+void arm_hist_threshold(HistSlot& slot, std::uint16_t bucket, std::uint32_t count) {
+  slot.threshold_bucket.store(bucket, std::memory_order_relaxed);
+  slot.threshold_count.store(count, std::memory_order_release);  // the count arms it: after the bucket
+}
+
+void arm_counter_threshold(BoardHeader& b, bool arm, std::uint32_t index, std::uint64_t value) {
+  // The value first, then the index that arms it.
+  b.counter_threshold.store(arm ? value : 0, std::memory_order_relaxed);
+  b.counter_threshold_index.store(arm ? index + 1 : 0, std::memory_order_release);
+}
+
+void set_watch(std::atomic<std::uint32_t>& mode, std::atomic<std::uint32_t>& phase, std::uint32_t new_mode,
+               std::uint32_t new_phase) {
+  phase.store(new_phase, std::memory_order_relaxed);
+  mode.store(new_mode, std::memory_order_release);
+}
+
+// Every thread refills its cache at its next value and sees the new settings (ERRATUM E186).
+void stats_changed(BoardHeader& b) { b.stat_gen.fetch_add(1, std::memory_order_release); }
+
 bool write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t mode, std::uint64_t clock) {
   // ERRATUM E124. A lock word serialises writers (tools and programs, rare; probes never take it). It holds
   // the holder's pid: a holder that died in it (killed between the two stores) is replaced, and a live

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "exports/exports.hpp"
+#include "exports/sink.hpp"
 #include "exports/text_out.hpp"
 #include "kron/core/text.hpp"
 
@@ -237,11 +238,6 @@ void ChromeJson::mpi_message(const record::MpiRecord& snd, const record::MpiReco
 
 }  // namespace
 
-ExportStats export_chrome_json(analysis::Timeline& tl, std::FILE* out) {
-  ExportStats st;
-  ChromeJson sink(out, st);
-  tl.walk(sink);
-  return st;
-}
+ExportStats export_chrome_json(analysis::Timeline& tl, std::FILE* out) { return run_sink<ChromeJson>(tl, out); }
 
 }  // namespace kron::exports

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "exports/exports.hpp"
+#include "exports/sink.hpp"
 #include "exports/text_out.hpp"
 
 namespace kron::exports {
@@ -47,11 +48,6 @@ class Csv final : public analysis::TimelineSink {
 
 }  // namespace
 
-ExportStats export_csv(analysis::Timeline& tl, std::FILE* out) {
-  ExportStats st;
-  Csv sink(out, st);
-  tl.walk(sink);
-  return st;
-}
+ExportStats export_csv(analysis::Timeline& tl, std::FILE* out) { return run_sink<Csv>(tl, out); }
 
 }  // namespace kron::exports

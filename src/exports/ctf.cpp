@@ -27,6 +27,7 @@
 
 #include "exports/ctf.hpp"
 #include "exports/exports.hpp"
+#include "exports/sink.hpp"
 #include "kron/board.hpp"
 #include "kron/core/text.hpp"
 
@@ -142,6 +143,10 @@ class Sink final : public analysis::TimelineSink {
   }
   // The stream of the records after the samples (switches, MPI calls), made at the first; `t` the event's time.
   std::string& annex_event(std::size_t& at, bool sched, std::uint64_t t, std::uint16_t id);
+  void annex_done(std::size_t at, std::uint64_t& count) {  // an event of the stream `at` written, counted
+    ++count;
+    if (streams_[at].packet.size() >= kPacketBytes) flush_packet(streams_[at]);
+  }
   CtfStream* loss_target(const analysis::Input::LaneLoss& l);
 
   std::string dir_;
@@ -242,8 +247,7 @@ void Sink::sched_switch(const record::SchedRecord& r) {
   put<std::uint16_t>(b, r.h.cpu);
   put<std::uint8_t>(b, (r.h.flags & record::kSchedOut) ? 1 : 0);
   put<std::uint8_t>(b, (r.h.flags & record::kSchedPreempt) ? 1 : 0);
-  ++st_.sched_slices;
-  if (b.size() >= kPacketBytes) flush_packet(streams_[sched_]);
+  annex_done(sched_, st_.sched_slices);
 }
 
 // MPI records (trace format 1.5, libkron_mpi or kron merge): a stream of their own (by_thread 3, source and
@@ -265,8 +269,7 @@ void Sink::mpi_call(const record::MpiRecord& r) {
   put<std::uint8_t>(b, r.h.flags);
   const char* nm = mpi_call_name(r.call);
   b.append(nm, std::strlen(nm) + 1);
-  ++st_.mpi_flows;
-  if (b.size() >= kPacketBytes) flush_packet(streams_[mpi_]);
+  annex_done(mpi_, st_.mpi_flows);
 }
 
 // A lane's loss goes on its stream (pid and thread; else the first stream of that pid; else the first
@@ -311,11 +314,6 @@ void Sink::end() {
 }  // namespace
 }  // namespace ctf
 
-ExportStats export_ctf(analysis::Timeline& tl, const std::string& dir) {
-  ExportStats st;
-  ctf::Sink sink(dir, st);
-  tl.walk(sink);
-  return st;
-}
+ExportStats export_ctf(analysis::Timeline& tl, const std::string& dir) { return run_sink<ctf::Sink>(tl, dir); }
 
 }  // namespace kron::exports

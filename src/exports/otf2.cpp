@@ -12,6 +12,7 @@
 // a Comm per communicator (E170), and a rank's own file's clock offsets as ClockOffset definitions (E171,
 // E172). Memory: OTF2's event buffers, one per location, and per name, and the MPI calls; nothing per sample.
 #include "exports/exports.hpp"
+#include "exports/sink.hpp"
 
 #include <fmt/core.h>
 
@@ -525,12 +526,7 @@ void Sink::write_metric_defs(OTF2_GlobalDefWriter* g) {
 
 }  // namespace
 
-ExportStats export_otf2(analysis::Timeline& tl, const std::string& dir) {
-  ExportStats st;
-  Sink sink(dir, st);
-  tl.walk(sink);
-  return st;
-}
+ExportStats export_otf2(analysis::Timeline& tl, const std::string& dir) { return run_sink<Sink>(tl, dir); }
 #endif
 
 }  // namespace kron::exports

@@ -25,6 +25,7 @@
 #include <charconv>
 
 #include "exports/exports.hpp"
+#include "exports/sink.hpp"
 #include "exports/perfetto_packets.hpp"
 #include "exports/protowire.hpp"
 #include "kron/board.hpp"
@@ -292,14 +293,14 @@ void Sink::sched_thread(std::uint32_t source, std::uint32_t thread) {
   }
   const std::uint64_t process = process_track(sched_, source, *tl_);  // described here when it has no samples
   const std::uint64_t uuid = kSchedUuidBase + sched_track_.size();
-  sched_track_.emplace(StreamKey{source, thread, true}.key(), uuid);
+  sched_track_.emplace(thread_key(source, thread), uuid);
   child_track(sched_, uuid, process, fmt::format("thread {}: scheduling", thread));
   w_.maybe_flush();
 }
 
 void Sink::sched_stretch(const analysis::SchedStretch& x) {
   if (!tl_->have_t0()) return;
-  const std::uint64_t track = sched_track_.at(StreamKey{x.source, x.thread, true}.key());
+  const std::uint64_t track = sched_track_.at(thread_key(x.source, x.thread));
   const unsigned k = x.state[0] == 'r' ? 0 : x.state[0] == 'p' ? 1 : 2;
   for (const bool begin : {true, false}) {
     const std::size_t p = packet_at(sched_, tl_->ns_after(begin ? x.begin : x.end), true);
@@ -400,10 +401,7 @@ void Sink::series_value(const analysis::SnapshotSeries& x, std::string_view metr
 }  // namespace perfetto
 
 ExportStats export_perfetto(analysis::Timeline& tl, std::FILE* out, const PerfettoOptions& po) {
-  ExportStats st;
-  perfetto::Sink sink(out, po, st);
-  tl.walk(sink);
-  return st;
+  return run_sink<perfetto::Sink>(tl, out, po);
 }
 
 }  // namespace kron::exports

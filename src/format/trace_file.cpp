@@ -296,7 +296,7 @@ void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::sp
 
 void NameTable::add(const NameRecord& r) {
   if (r.name_kind == record::NameKind::Thread) {
-    const std::uint64_t key = std::uint64_t{r.source} << 32 | r.thread;
+    const std::uint64_t key = thread_key(r.source, r.thread);
     auto it = std::lower_bound(threads_.begin(), threads_.end(), key, [](const auto& e, std::uint64_t k) { return e.first < k; });
     if (it != threads_.end() && it->first == key) {
       it->second = r;  // the last name a thread took
@@ -314,7 +314,7 @@ void NameTable::add(const NameRecord& r) {
 }
 
 std::string_view NameTable::thread(std::uint32_t source, std::uint32_t thread) const {
-  const std::uint64_t key = std::uint64_t{source} << 32 | thread;
+  const std::uint64_t key = thread_key(source, thread);
   auto it = std::lower_bound(threads_.begin(), threads_.end(), key, [](const auto& e, std::uint64_t k) { return e.first < k; });
   return it != threads_.end() && it->first == key ? std::string_view(it->second.name, strnlen(it->second.name, sizeof it->second.name))
                                                   : std::string_view{};

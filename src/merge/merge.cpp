@@ -44,9 +44,8 @@ std::string site_key(const record::NameRecord& r) {
 
 constexpr std::size_t kBatch = 1024;
 
-}  // namespace
-
-MergeReport merge_files(const std::vector<std::string>& paths, const std::string& output, const MergeOptions& o) {
+// The ranks' files, opened, their MPI records read ahead; each rank's number checked against the others'.
+std::vector<Input> open_ranks(const std::vector<std::string>& paths, const std::string& output) {
   if (paths.empty()) throw std::runtime_error("kron merge: no input files");
   for (const auto& p : paths) {  // the writer would truncate an input it is reading
     std::error_code ec;
@@ -71,21 +70,11 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
         throw InputError::at_offset(paths[i], offsetof(tracefile::FileHeader, mpi_rank),
                                     "rank " + std::to_string(in[i].rank) + " is also the rank of " + paths[j]);
   }
-  // The reference: rank 0 (the clock every rank measured itself against), else the first file.
-  std::size_t ref = 0;
-  for (std::size_t i = 0; i < in.size(); ++i)
-    if (in[i].rank == 0) ref = i;
-  const tracefile::FileHeader& rh = in[ref].reader->header();
-  MergeReport rep;
-  rep.clock_hz = rh.clock_hz;
-  for (auto& x : in) {
-    const auto& h = x.reader->header();
-    x.map = o.align ? ClockMap::build(x.reader->clock_offsets(), h.clock_hz, rh.clock_hz, h, rh)
-                    : ClockMap::identity();
-  }
+  return in;
+}
 
-  // MPI calls on the common timeline, matched, checked and corrected.
-  std::vector<MpiEvent> events;
+// MPI calls on the common timeline, matched, checked and corrected (E206, E208).
+ClcResult correct_mpi(std::vector<Input>& in, const MergeOptions& o, MergeReport& rep, std::vector<MpiEvent>& events) {
   for (std::size_t i = 0; i < in.size(); ++i)
     for (const auto& r : in[i].reader->mpi_records()) {
       MpiEvent e{r, static_cast<std::uint32_t>(i)};
@@ -109,10 +98,13 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
   rep.events_moved = corr.events_moved;
   rep.forced = corr.forced;
 
-  // Names: sites get new ids (each rank's board numbered its own), threads and nodes are kept.
+  return corr;
+}
+
+// Names: sites get new ids (each rank's board numbered its own), threads and nodes are kept.
+std::vector<record::NameRecord> merged_names(std::vector<Input>& in, std::uint64_t& names_lost) {
   std::vector<record::NameRecord> names;
   std::unordered_map<std::string, std::uint16_t> site_ids;
-  std::uint64_t names_lost = 0;
   for (auto& x : in) {
     names_lost += x.reader->header().names_lost;
     for (const auto& r : x.reader->names()) {
@@ -136,102 +128,141 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
     }
   }
 
-  tracefile::FileHeader h = tracefile::make_header();
-  h.clock_hz = rh.clock_hz;
-  h.start_ticks = rh.start_ticks;
-  h.start_realtime_ns = rh.start_realtime_ns;
-  h.node = 0;
-  h.origin = rh.origin;
-  h.filter = rh.filter;
-  std::memcpy(h.counter_names, rh.counter_names, sizeof h.counter_names);
-  tracefile::set_program(h, o.program);
-  tracefile::Writer w(output, h, o.compress_level);
+  return names;
+}
 
-  // The k-way merge: each input's next sample, on the common timeline; the smallest found by a scan of
-  // the heads for a few inputs, by a min-heap for many. Records are encoded into a staging buffer written
-  // a megabyte at a time.
-  using Head = std::pair<std::uint64_t, std::size_t>;  // (time, input)
-  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heap;
-  std::vector<std::uint8_t> stage(std::size_t{1} << 20);
-  std::size_t staged = 0;
-  std::uint64_t staged_count = 0;
-  auto put = [&](const Sample& s) {
-    if (staged + sizeof(record::ResourceRecord) > stage.size()) {
-      w.append_records(std::span(stage.data(), staged), staged_count);
-      staged = 0;
-      staged_count = 0;
-    }
-    if (!s.is_resource()) [[likely]] {
-      record::TraceRecord t;
-      t.h = {record::RecordKind::Trace, sizeof(record::TraceRecord), s.flags, s.group, s.cpu};
-      t.source = s.source;
-      t.thread = s.thread;
-      t.timestamp = s.timestamp;
-      t.data = s.data;
-      std::memcpy(stage.data() + staged, &t, sizeof t);
-      staged += sizeof t;
-    } else {
-      staged += tracefile::to_record(s, std::span<std::uint8_t, sizeof(record::ResourceRecord)>(stage.data() + staged,
-                                                                                                 sizeof(record::ResourceRecord)));
-    }
-    ++staged_count;
-  };
-  auto fill = [&](std::size_t i) -> bool {
-    Input& x = in[i];
-    if (x.pos < x.n) return true;
-    if (x.batch.empty()) x.batch.resize(kBatch);
-    x.n = x.reader->next_batch(x.batch);
-    x.pos = 0;
-    for (std::size_t k = 0; k < x.n; ++k) {
-      Sample& s = x.batch[k];
-      const std::uint64_t a = x.map(s.timestamp);
-      s.timestamp = sat_add(a, corr.per_input[i].delta_at(a, x.corr_cursor));
-      if (s.flags & kFlagNamed) {
-        const std::uint16_t id = record::name_id_of(s.data);
-        const std::uint16_t nid = id < x.name_remap.size() && x.name_remap[id] ? x.name_remap[id] : record::kNoNameId;
-        s.data = record::named_data(nid, record::named_value_of(s.data));
-      }
-    }
-    return x.n > 0;
-  };
-  std::uint64_t last = 0;
-  auto emit = [&](Input& x) {
+// The k-way merge: each input's next sample, on the common timeline; the smallest found by a scan of the
+// heads for a few inputs, by a min-heap for many. Records are encoded into a staging buffer written a
+// megabyte at a time.
+class SampleMerge {
+ public:
+  SampleMerge(std::vector<Input>& in, const ClcResult& corr, tracefile::Writer& w) : in_(in), corr_(corr), w_(w) {}
+  // Returns the samples written late: an input's own late records stay late (E33).
+  std::uint64_t run();
+
+ private:
+  void put(const Sample& s);
+  bool fill(std::size_t i);
+  void emit(Input& x) {
     const Sample& s = x.batch[x.pos++];
-    if (s.timestamp < last) ++rep.late;  // an input's own late records stay late (E33)
-    last = std::max(last, s.timestamp);
+    if (s.timestamp < last_) ++late_;
+    last_ = std::max(last_, s.timestamp);
     put(s);
-  };
+  }
+  std::vector<Input>& in_;
+  const ClcResult& corr_;
+  tracefile::Writer& w_;
+  std::vector<std::uint8_t> stage_ = std::vector<std::uint8_t>(std::size_t{1} << 20);
+  std::size_t staged_ = 0;
+  std::uint64_t staged_count_ = 0, last_ = 0, late_ = 0;
+};
+
+void SampleMerge::put(const Sample& s) {
+  if (staged_ + sizeof(record::ResourceRecord) > stage_.size()) {
+    w_.append_records(std::span(stage_.data(), staged_), staged_count_);
+    staged_ = 0;
+    staged_count_ = 0;
+  }
+  if (!s.is_resource()) [[likely]] {
+    record::TraceRecord t;
+    t.h = {record::RecordKind::Trace, sizeof(record::TraceRecord), s.flags, s.group, s.cpu};
+    t.source = s.source;
+    t.thread = s.thread;
+    t.timestamp = s.timestamp;
+    t.data = s.data;
+    std::memcpy(stage_.data() + staged_, &t, sizeof t);
+    staged_ += sizeof t;
+  } else {
+    staged_ += tracefile::to_record(
+        s, std::span<std::uint8_t, sizeof(record::ResourceRecord)>(stage_.data() + staged_, sizeof(record::ResourceRecord)));
+  }
+  ++staged_count_;
+}
+
+bool SampleMerge::fill(std::size_t i) {
+  Input& x = in_[i];
+  if (x.pos < x.n) return true;
+  if (x.batch.empty()) x.batch.resize(kBatch);
+  x.n = x.reader->next_batch(x.batch);
+  x.pos = 0;
+  for (std::size_t k = 0; k < x.n; ++k) {
+    Sample& s = x.batch[k];
+    const std::uint64_t a = x.map(s.timestamp);
+    s.timestamp = sat_add(a, corr_.per_input[i].delta_at(a, x.corr_cursor));
+    if (s.flags & kFlagNamed) {
+      const std::uint16_t id = record::name_id_of(s.data);
+      const std::uint16_t nid = id < x.name_remap.size() && x.name_remap[id] ? x.name_remap[id] : record::kNoNameId;
+      s.data = record::named_data(nid, record::named_value_of(s.data));
+    }
+  }
+  return x.n > 0;
+}
+
+std::uint64_t SampleMerge::run() {
   constexpr std::size_t kScanInputs = 8;
-  if (in.size() <= kScanInputs) {
+  if (in_.size() <= kScanInputs) {
     std::vector<std::size_t> live;
-    for (std::size_t i = 0; i < in.size(); ++i)
+    for (std::size_t i = 0; i < in_.size(); ++i)
       if (fill(i)) live.push_back(i);
     while (!live.empty()) {
       std::size_t best = 0;
-      std::uint64_t bt = in[live[0]].batch[in[live[0]].pos].timestamp;
+      std::uint64_t bt = in_[live[0]].batch[in_[live[0]].pos].timestamp;
       for (std::size_t k = 1; k < live.size(); ++k) {
-        const std::uint64_t t = in[live[k]].batch[in[live[k]].pos].timestamp;
+        const std::uint64_t t = in_[live[k]].batch[in_[live[k]].pos].timestamp;
         if (t < bt) bt = t, best = k;
       }
-      Input& x = in[live[best]];
-      emit(x);
+      emit(in_[live[best]]);
       if (!fill(live[best])) live.erase(live.begin() + static_cast<std::ptrdiff_t>(best));
     }
   } else {
-    for (std::size_t i = 0; i < in.size(); ++i)
-      if (fill(i)) heap.emplace(in[i].batch[0].timestamp, i);
+    using Head = std::pair<std::uint64_t, std::size_t>;  // (time, input)
+    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heap;
+    for (std::size_t i = 0; i < in_.size(); ++i)
+      if (fill(i)) heap.emplace(in_[i].batch[0].timestamp, i);
     while (!heap.empty()) {
       const std::size_t i = heap.top().second;
       heap.pop();
-      emit(in[i]);
-      if (fill(i)) heap.emplace(in[i].batch[in[i].pos].timestamp, i);
+      emit(in_[i]);
+      if (fill(i)) heap.emplace(in_[i].batch[in_[i].pos].timestamp, i);
     }
   }
-  if (staged) w.append_records(std::span(stage.data(), staged), staged_count);
+  if (staged_) w_.append_records(std::span(stage_.data(), staged_), staged_count_);
+  return late_;
+}
 
-  // Scheduling switches, MPI calls (corrected), clock-offset records (as measured, in each rank's clock).
+// What kron merge prints of rank i: its node, counts, clock measurements and accounting.
+RankReport rank_report(const Input& x, const std::string& path, std::uint64_t ref_hz) {
+  const auto& xh = x.reader->header();
+  RankReport rr;
+  rr.path = path;
+  rr.rank = x.rank;
+  for (const auto& n : x.reader->names())
+    if (n.name_kind == record::NameKind::Node) rr.node = std::string(n.name, strnlen(n.name, sizeof n.name));
+  rr.samples = xh.samples;
+  rr.mpi_records = x.reader->mpi_records().size();
+  rr.points = x.reader->clock_offsets().empty() ? std::vector<ClockMap::Point>{} : x.map.points();
+  rr.offset_ns = double(std::int64_t(x.map(xh.start_ticks) - xh.start_ticks)) * 1e9 / double(ref_hz ? ref_hz : 1);
+  rr.drift_ppm = x.map.drift() * 1e6;
+  rr.drift_uncertainty_ppm = x.map.drift_uncertainty() * 1e6;
+  rr.clock_hz = xh.clock_hz;
+  rr.start_ticks = xh.start_ticks;
+  for (const auto& p : rr.points) {
+    if (p.rtt == 0 && p.local == p.reference) continue;  // the reference rank's own entries
+    rr.min_rtt = rr.min_rtt ? std::min(rr.min_rtt, p.rtt) : p.rtt;
+    rr.max_rtt = std::max(rr.max_rtt, p.rtt);
+  }
+  rr.passed_filter = xh.passed_filter;
+  rr.overruns = xh.overruns;
+  rr.overwritten = xh.overwritten;
+  return rr;
+}
+
+// After the samples: scheduling switches, MPI calls (corrected), clock-offset records (as measured, in each
+// rank's clock), the lanes; the header's sums and each rank's report.
+void write_annex(std::vector<Input>& in, const std::vector<std::string>& paths, std::uint64_t ref_hz,
+                 const ClcResult& corr, const std::vector<MpiEvent>& events, tracefile::FileHeader& h,
+                 std::vector<tracefile::LaneEntry>& lanes, MergeReport& rep, tracefile::Writer& w) {
   std::vector<record::SchedRecord> sched;
-  std::vector<tracefile::LaneEntry> lanes;
   std::vector<ClockOffsetRecord> clocks;
   for (std::size_t i = 0; i < in.size(); ++i) {
     Input& x = in[i];
@@ -249,31 +280,10 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
     h.passed_filter += xh.passed_filter;
     h.waits += xh.waits;
     h.wait_ticks += xh.wait_ticks;
-    RankReport rr;
-    rr.path = paths[i];
-    rr.rank = x.rank;
-    for (const auto& n : x.reader->names())
-      if (n.name_kind == record::NameKind::Node) rr.node = std::string(n.name, strnlen(n.name, sizeof n.name));
-    rr.samples = xh.samples;
-    rr.mpi_records = x.reader->mpi_records().size();
-    rr.points = x.reader->clock_offsets().empty() ? std::vector<ClockMap::Point>{} : x.map.points();
-    rr.offset_ns = double(std::int64_t(x.map(xh.start_ticks) - xh.start_ticks)) * 1e9 / double(rh.clock_hz ? rh.clock_hz : 1);
-    rr.drift_ppm = x.map.drift() * 1e6;
-    rr.drift_uncertainty_ppm = x.map.drift_uncertainty() * 1e6;
-    rr.clock_hz = xh.clock_hz;
-    rr.start_ticks = xh.start_ticks;
-    for (const auto& p : rr.points) {
-      if (p.rtt == 0 && p.local == p.reference) continue;  // the reference rank's own entries
-      rr.min_rtt = rr.min_rtt ? std::min(rr.min_rtt, p.rtt) : p.rtt;
-      rr.max_rtt = std::max(rr.max_rtt, p.rtt);
-    }
-    rr.passed_filter = xh.passed_filter;
-    rr.overruns = xh.overruns;
-    rr.overwritten = xh.overwritten;
     rep.passed_filter += xh.passed_filter;
     rep.overruns += xh.overruns;
     rep.overwritten += xh.overwritten;
-    rep.ranks.push_back(std::move(rr));
+    rep.ranks.push_back(rank_report(x, paths[i], ref_hz));
   }
   std::stable_sort(sched.begin(), sched.end(), [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
   w.append_sched(sched);
@@ -283,6 +293,43 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
   std::stable_sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
   w.append_mpi(calls);
   w.append_clock(clocks);
+}
+
+}  // namespace
+
+MergeReport merge_files(const std::vector<std::string>& paths, const std::string& output, const MergeOptions& o) {
+  std::vector<Input> in = open_ranks(paths, output);
+  // The reference: rank 0 (the clock every rank measured itself against), else the first file.
+  std::size_t ref = 0;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (in[i].rank == 0) ref = i;
+  const tracefile::FileHeader& rh = in[ref].reader->header();
+  MergeReport rep;
+  rep.clock_hz = rh.clock_hz;
+  for (auto& x : in) {
+    const auto& h = x.reader->header();
+    x.map = o.align ? ClockMap::build(x.reader->clock_offsets(), h.clock_hz, rh.clock_hz, h, rh)
+                    : ClockMap::identity();
+  }
+
+  std::vector<MpiEvent> events;
+  const ClcResult corr = correct_mpi(in, o, rep, events);
+  std::uint64_t names_lost = 0;
+  const std::vector<record::NameRecord> names = merged_names(in, names_lost);
+  tracefile::FileHeader h = tracefile::make_header();
+  h.clock_hz = rh.clock_hz;
+  h.start_ticks = rh.start_ticks;
+  h.start_realtime_ns = rh.start_realtime_ns;
+  h.node = 0;
+  h.origin = rh.origin;
+  h.filter = rh.filter;
+  std::memcpy(h.counter_names, rh.counter_names, sizeof h.counter_names);
+  tracefile::set_program(h, o.program);
+  tracefile::Writer w(output, h, o.compress_level);
+
+  rep.late = SampleMerge(in, corr, w).run();
+  std::vector<tracefile::LaneEntry> lanes;
+  write_annex(in, paths, rh.clock_hz, corr, events, h, lanes, rep, w);
   h.late = rep.late;
   h.flags |= tracefile::kFlagTimeOrdered;
   h.names_lost = names_lost;

@@ -4,35 +4,16 @@
 #include <cctype>
 
 #include "kron/core/error.hpp"
+#include "kron/core/text.hpp"
 #include "kron/format/trace_file.hpp"
 
 namespace kron::recorder {
-
-std::optional<std::uint64_t> parse_uint(const std::string& text, std::uint64_t max) {
-  if (text.empty()) return std::nullopt;
-  int base = 10;
-  std::size_t i = 0;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) base = 16, i = 2;
-  else if (text.size() > 2 && text[0] == '0' && (text[1] == 'b' || text[1] == 'B')) base = 2, i = 2;
-  std::uint64_t v = 0;
-  for (; i < text.size(); ++i) {
-    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
-    int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else return std::nullopt;
-    if (d >= base) return std::nullopt;
-    if (v > (max - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base)) return std::nullopt;
-    v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
-  }
-  return v;
-}
 
 std::optional<std::uint64_t> parse_size(const std::string& text) {
   std::size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
   if (i == 0 || i > 15) return std::nullopt;
-  std::uint64_t v = std::stoull(text.substr(0, i));
+  std::uint64_t v = *kron::text::parse_uint(std::string_view(text).substr(0, i));  // at most 15 digits
   std::string unit = text.substr(i);
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   unsigned shift = 0;
@@ -48,7 +29,7 @@ std::optional<std::uint64_t> parse_size(const std::string& text) {
 
 int parse_compress_level(const std::string& text) {
   if (text.empty()) return 1;
-  const auto v = parse_uint(text, 1000);
+  const auto v = kron::text::parse_uint(text, 1000);
   if (!v || *v < 1 || *v > tracefile::kMaxCompressLevel)
     throw InputError::at_offset("--compress=" + text, 0, "expected a zstd level from 1 to 19 (1 when omitted)");
   return static_cast<int>(*v);
@@ -65,7 +46,7 @@ void apply_counters(const std::vector<std::string>& specs, board::CreateOptions&
     const std::string where = "--counter " + spec;
     const auto eq = spec.find('=');
     if (eq == std::string::npos) throw InputError::at_offset(where, 0, "expected N=SOURCE (N 0-15)");
-    const auto n = parse_uint(spec.substr(0, eq), board::kCounters - 1);
+    const auto n = kron::text::parse_uint(spec.substr(0, eq), board::kCounters - 1);
     if (!n) throw InputError::at_offset(where, 0, "counter number must be 0-15");
     board::SourceSpec s;
     std::string err;
@@ -97,7 +78,7 @@ void apply_board_options(const std::string& buffer, std::uint32_t lanes, const s
     o.block_bytes = *b;
   }
   o.mode = parse_mode(mode);
-  const auto mask = parse_uint(filter, 0xffff);
+  const auto mask = kron::text::parse_uint(filter, 0xffff);
   if (!mask) throw InputError::at_offset("--filter " + filter, 0, "expected a 16-bit mask such as 0xffff");
   o.filter = static_cast<std::uint16_t>(*mask);
 }

@@ -16,8 +16,7 @@ inline constexpr const char* kNodeField = "the node is 10 bits of the source ide
 
 // "4096", "64K", "16M", "16MiB", "2G", "1GB": bytes (K/M/G/T powers of 1024). nullopt when malformed.
 std::optional<std::uint64_t> parse_size(const std::string& text);
-// "0xffff", "65535", "0b101": an unsigned value up to `max`. nullopt when malformed or too large.
-std::optional<std::uint64_t> parse_uint(const std::string& text, std::uint64_t max);
+
 // Applies "N=SOURCE" specs to the board options: wires External Signal pins, writes the Mode and Clock
 // Select fields and enables (reset & enable, 000 Table B7 xx11) each counter. Throws InputError naming
 // the argument when a spec is malformed or a perf event cannot be opened here.

@@ -1,5 +1,6 @@
 // The `kron sim` script interpreter and sample printer. Language and output: script.hpp.
 #include "sim/script.hpp"
+#include "kron/core/text.hpp"
 
 #include <fmt/format.h>
 
@@ -12,14 +13,6 @@
 namespace kron::sim {
 namespace {
 // A script number's base: 16 after a "0x" prefix (removed from `s`), else 10.
-int strip_base(std::string_view& s) {
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    s.remove_prefix(2);
-    return 16;
-  }
-  return 10;
-}
-
 struct Token {
   std::string_view text;
   unsigned column;  // 1-based
@@ -51,15 +44,12 @@ struct Syntax {
     return number(t);
   }
   std::uint64_t number(const Token& t, std::uint64_t max = ~std::uint64_t{0}) const {
-    std::string_view s = t.text;
-    const int base = strip_base(s);
-    std::uint64_t v = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-    if (ec == std::errc::result_out_of_range) fail(t.column, fmt::format("number '{}' does not fit in 64 bits", t.text));
-    if (ec != std::errc() || end != s.data() + s.size())
-      fail(t.column, fmt::format("'{}' is not a number (decimal or 0x-hex)", t.text));
-    if (v > max) fail(t.column, fmt::format("{} out of range 0-{}", t.text, max));
-    return v;
+    bool too_large = false;
+    const auto v = text::parse_uint(t.text, ~std::uint64_t{0}, &too_large);
+    if (too_large) fail(t.column, fmt::format("number '{}' does not fit in 64 bits", t.text));
+    if (!v) fail(t.column, fmt::format("'{}' is not a number (decimal or 0x-hex)", t.text));
+    if (*v > max) fail(t.column, fmt::format("{} out of range 0-{}", t.text, max));
+    return *v;
   }
   bool choice(const Token& t, std::string_view off, std::string_view on) const {
     if (t.text == on) return true;
@@ -115,13 +105,7 @@ std::string flag_names(std::uint8_t flags) {
 
 }  // namespace
 
-std::optional<std::uint64_t> parse_number(std::string_view s) {
-  const int base = strip_base(s);
-  std::uint64_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
+std::optional<std::uint64_t> parse_number(std::string_view s) { return text::parse_uint(s); }
 
 std::optional<Command> parse_line(std::string_view text, const std::string& file, unsigned line, const Device* names) {
   const std::vector<Token> tok = tokenize(text);

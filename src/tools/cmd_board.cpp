@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "kron/core/error.hpp"
+#include "kron/core/text.hpp"
 #include "recorder/board_reader.hpp"
 #include "recorder/options.hpp"
 #include "tools/command.hpp"
@@ -24,7 +25,7 @@ int create(const CreateArgs& a) {
   board::CreateOptions o;
   o.name = a.name;
   recorder::apply_board_options(a.buffer, a.lanes, a.block, a.mode, a.filter, o);
-  const auto perms = recorder::parse_uint(a.perms.size() > 1 && a.perms[0] == '0' ? a.perms.substr(1) : a.perms, 777);
+  const auto perms = kron::text::parse_uint(a.perms.size() > 1 && a.perms[0] == '0' ? a.perms.substr(1) : a.perms, 777);
   if (!perms) throw InputError::at_offset("--perms " + a.perms, 0, "expected octal digits such as 0600");
   unsigned oct = 0;  // the digits were read as decimal: reinterpret as octal
   for (char c : std::to_string(*perms)) {

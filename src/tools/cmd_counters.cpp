@@ -23,6 +23,7 @@
 #include <span>
 
 #include "kron/core/control_regs.hpp"
+#include "kron/core/text.hpp"
 #include "kron/core/error.hpp"
 #include "kron/core/stats.hpp"
 #include "recorder/board_reader.hpp"
@@ -39,14 +40,11 @@ struct Args {
   std::vector<std::string> threshold, watch;     // issue 12: NAME|#ID|vc[:INDEX]=...
 };
 
-// ---- issue 12: thresholds and phase watches on histograms and virtual counters -----------------------------
+// ---- thresholds and phase watches on histograms and virtual counters -----------------------------
 std::uint64_t number(const std::string& opt, const std::string& text, std::uint64_t max) {
-  std::uint64_t v = 0;
-  const char* b = text.data();
-  const auto [end, ec] = std::from_chars(b, b + text.size(), v, 10);
-  if (text.empty() || ec != std::errc() || end != b + text.size() || v > max)
-    throw InputError::at_offset(opt, 0, "'" + text + "' is not a number from 0 to " + std::to_string(max));
-  return v;
+  const auto v = kron::text::parse_uint(text, max);
+  if (!v) throw InputError::at_offset(opt, 0, "'" + text + "' is not a number from 0 to " + std::to_string(max));
+  return *v;
 }
 // The slot of histogram NAME or #ID on the board (published), else an InputError naming it.
 std::uint32_t hist_index(const recorder::BoardReader& r, const std::string& opt, const std::string& what) {
@@ -119,24 +117,19 @@ void write_stats(recorder::BoardReader& r, const Args& a) {
   }
   board::BoardHeader& h = r.header();
   for (const auto& w : thresholds) {
-    if (w.counter) {
-      // The value first, then the index that arms it.
-      h.counter_threshold.store(w.off ? 0 : w.value, std::memory_order_relaxed);
-      h.counter_threshold_index.store(w.off ? 0 : w.index + 1, std::memory_order_release);
-    } else {
-      board::HistSlot* s = r.mapping().hist_slot(w.slot);
-      s->threshold_bucket.store(static_cast<std::uint16_t>(stats::bucket_of(w.value)), std::memory_order_relaxed);
-      s->threshold_count.store(w.off ? 0 : static_cast<std::uint32_t>(w.count), std::memory_order_release);
-    }
+    if (w.counter)
+      board::arm_counter_threshold(h, !w.off, w.index, w.value);
+    else
+      board::arm_hist_threshold(*r.mapping().hist_slot(w.slot), static_cast<std::uint16_t>(stats::bucket_of(w.value)),
+                                w.off ? 0 : static_cast<std::uint32_t>(w.count));
   }
   for (const auto& w : watches) {
-    auto& mode = w.counter ? h.counter_watch : r.mapping().hist_slot(w.slot)->watch;
-    auto& phase = w.counter ? h.counter_watch_phase : r.mapping().hist_slot(w.slot)->watch_phase;
-    phase.store(w.phase, std::memory_order_relaxed);
-    mode.store(w.mode, std::memory_order_release);
+    if (w.counter)
+      board::set_watch(h.counter_watch, h.counter_watch_phase, w.mode, w.phase);
+    else
+      board::set_watch(r.mapping().hist_slot(w.slot)->watch, r.mapping().hist_slot(w.slot)->watch_phase, w.mode, w.phase);
   }
-  // Every thread refills its cache at its next value and sees the new settings (ERRATUM E186).
-  if (!thresholds.empty() || !watches.empty()) h.stat_gen.fetch_add(1, std::memory_order_release);
+  if (!thresholds.empty() || !watches.empty()) board::stats_changed(h);
 }
 void print_stats(const recorder::BoardReader& r) {
   const board::Geometry& g = r.geo();
@@ -217,7 +210,7 @@ std::uint8_t field_value(const Table& t, const std::string& arg, std::size_t at,
     if (f == fold(t.names[i])) return static_cast<std::uint8_t>(i);
   for (const auto& [name, v] : t.aliases)
     if (f == name) return v;
-  if (const auto n = recorder::parse_uint(text, 15)) return static_cast<std::uint8_t>(*n);
+  if (const auto n = kron::text::parse_uint(text, 15)) return static_cast<std::uint8_t>(*n);
   throw InputError::at_offset(std::string(t.option) + " " + arg, at,
                               "unknown " + std::string(t.source) + " value '" + text + "'; expected " + choices(t));
 }
@@ -237,8 +230,8 @@ std::uint64_t parse_fields(const Table& t, const std::vector<std::string>& args,
       unsigned lo = 0, hi = regs::kFields - 1;
       if (fold(ctr) != "all") {
         const std::size_t dash = ctr.find('-');
-        const auto a = recorder::parse_uint(ctr.substr(0, dash), regs::kFields - 1);
-        const auto b = dash == std::string::npos ? a : recorder::parse_uint(ctr.substr(dash + 1), regs::kFields - 1);
+        const auto a = kron::text::parse_uint(ctr.substr(0, dash), regs::kFields - 1);
+        const auto b = dash == std::string::npos ? a : kron::text::parse_uint(ctr.substr(dash + 1), regs::kFields - 1);
         if (!a || !b || *b < *a)
           throw InputError::at_offset(where, at, "counter '" + ctr + "' must be 0-15, a range such as 0-3, or all");
         lo = static_cast<unsigned>(*a), hi = static_cast<unsigned>(*b);
@@ -254,7 +247,7 @@ std::uint64_t parse_fields(const Table& t, const std::vector<std::string>& args,
 
 std::uint64_t parse_reg(const std::string& option, const std::string& text) {
   if (text.empty()) return 0;
-  const auto v = recorder::parse_uint(text, ~std::uint64_t{0});
+  const auto v = kron::text::parse_uint(text, ~std::uint64_t{0});
   if (!v) throw InputError::at_offset(option + " " + text, 0, "expected a 64-bit value such as 0x0000000000000020");
   return *v;
 }

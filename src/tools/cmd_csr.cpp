@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "kron/core/control_regs.hpp"
+#include "kron/core/text.hpp"
 #include "kron/core/error.hpp"
 #include "recorder/board_reader.hpp"
 #include "recorder/options.hpp"
@@ -18,7 +19,7 @@ int run(const Args& a) {
   auto r = recorder::BoardReader::open(a.board);
   std::uint16_t w = 0;
   if (!a.value.empty()) {
-    const auto v = recorder::parse_uint(a.value, 0xffff);
+    const auto v = kron::text::parse_uint(a.value, 0xffff);
     if (!v) throw InputError::at_offset("CSR value " + a.value, 0, "expected a 16-bit value such as 0x0001");
     w = static_cast<std::uint16_t>(*v);
   }

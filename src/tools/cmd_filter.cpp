@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "kron/core/error.hpp"
+#include "kron/core/text.hpp"
 #include "recorder/board_reader.hpp"
 #include "recorder/options.hpp"
 #include "tools/command.hpp"
@@ -15,7 +16,7 @@ struct Args {
 int run(const Args& a) {
   auto r = recorder::BoardReader::open(a.board);
   if (!a.mask.empty()) {
-    const auto m = recorder::parse_uint(a.mask, 0xffff);
+    const auto m = kron::text::parse_uint(a.mask, 0xffff);
     if (!m) throw InputError::at_offset("filter mask " + a.mask, 0, "expected a 16-bit mask such as 0x000f");
     board::write_filter(r.header(), static_cast<std::uint16_t>(*m));
   }

@@ -1,7 +1,7 @@
 // kron merge RANK_FILES... -o OUT: the trace files of an MPI job's ranks (libkron_mpi) on one timeline:
 // clocks aligned (offset and drift from the clock-offset records), happened-before violations removed by
 // the controlled logical clock, samples merged in time order, streamed. The work is
-// src/analysis/merge.cpp; this prints what it did (text, or --json).
+// src/merge/merge.cpp; this prints what it did (text, or --json).
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kron/board_ops.hpp"
+#include "kron/core/text.hpp"
 
 namespace kron::tools {
 
@@ -41,12 +42,8 @@ struct CommandRegistrar {
 inline CLI::Validator field_range(std::uint64_t max, std::string field) {
   return CLI::Validator(
       [max, field](std::string& text) -> std::string {
-        std::string_view s = text;
-        int base = 10;
-        if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2), base = 16;
-        std::uint64_t v = 0;
-        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-        if (ec == std::errc::result_out_of_range || (ec == std::errc() && end == s.data() + s.size() && v > max))
+        bool too_large = false;
+        if (!kron::text::parse_uint(text, max, &too_large) && too_large)
           return text + " out of range 0-" + std::to_string(max) + " (" + field + ")";
         return std::string();
       },

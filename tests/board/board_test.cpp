@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kron/core/error.hpp"
+#include "kron/core/text.hpp"
 #include "recorder/options.hpp"
 #include "recorder_test_util.hpp"
 
@@ -146,11 +147,11 @@ TEST(RecorderOptionsTest, Sizes) {
 }
 
 TEST(RecorderOptionsTest, Masks) {
-  EXPECT_EQ(recorder::parse_uint("0xffff", 0xffff), 0xffffu);
-  EXPECT_EQ(recorder::parse_uint("0b101", 0xffff), 5u);
-  EXPECT_EQ(recorder::parse_uint("12", 0xffff), 12u);
-  EXPECT_FALSE(recorder::parse_uint("0x10000", 0xffff).has_value());
-  EXPECT_FALSE(recorder::parse_uint("0xg", 0xffff).has_value());
+  EXPECT_EQ(kron::text::parse_uint("0xffff", 0xffff), 0xffffu);
+  EXPECT_EQ(kron::text::parse_uint("0b101", 0xffff), 5u);
+  EXPECT_EQ(kron::text::parse_uint("12", 0xffff), 12u);
+  EXPECT_FALSE(kron::text::parse_uint("0x10000", 0xffff).has_value());
+  EXPECT_FALSE(kron::text::parse_uint("0xg", 0xffff).has_value());
 }
 
 TEST(RecorderOptionsTest, CounterSpecs) {

@@ -167,7 +167,7 @@ std::vector<std::string> events_of(const std::string& print, int loc) {
 }
 
 TEST_F(MpiExportTest, Otf2MpiRecordsNameRanksOfTheirCommunicatorInsideTheirScopes) {
-  ASSERT_TRUE(otf2_built_in());
+  ASSERT_TRUE(exports::otf2_built_in());
   Merged in = open_inputs(files, InputOptions{});
   const std::string out = (dir / "t.otf2").string();
   std::filesystem::create_directories(out);

@@ -1,4 +1,4 @@
-// kron merge's pieces (src/analysis/merge.hpp) on constructed rank files: no MPI needed. The real MPI runs
+// kron merge's pieces (src/merge/, analysis/mpi_match.hpp) on constructed rank files: no MPI needed. The real MPI runs
 // are tests/mpi/. Sources: 000 introduction and Appendix A (one timeline for every node's samples, the
 // synchronized counters), 003 section 3.5 class 4 (a message sent on one node, received on another).
 #include "analysis/mpi_match.hpp"

@@ -1,7 +1,7 @@
 // The MultiKron II control registers, described once from the datasheet's tables: the Control and
 // Status Register (000 Table B1) and the three Resource Counter control registers, Mode (Table B5),
 // Clock Select (Table B6) and Enable (Table B7). The live board (include/kron/board.hpp and its writers
-// in src/probe/board.cpp), the MultiKron II model (src/models/mk2), `kron status` and `kron csr` all take
+// in src/board/board.cpp), the MultiKron II model (src/models/mk2), `kron status` and `kron csr` all take
 // bits, names, reset values and write semantics from here. The probe side includes it: no dependency
 // beyond the standard library.
 //

@@ -8,6 +8,12 @@
 
 namespace kron {
 
+// One thread of one process ("node.process" source, thread id) as a map key: the key every table of
+// per-thread state uses (switches, names, snapshots).
+constexpr std::uint64_t thread_key(std::uint32_t source, std::uint32_t thread) {
+  return std::uint64_t{source} << 32 | thread;
+}
+
 struct Sample {
   SampleType type = SampleType::Trace;
   std::uint8_t flags = 0;       // SampleFlag bits

@@ -5,6 +5,7 @@
 // (lower-case hex), so the output is valid and the bytes can still be read off it.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,6 +49,37 @@ inline std::string utf8_safe(std::string_view s) {
     o += kHex[c & 15];
   }
   return o;
+}
+
+// The one parser of whole unsigned numbers (command options, kron sim scripts, the models' commands):
+// decimal, hex after 0x or binary after 0b, the whole of `text`, no sign or blank; at most `max`. Empty
+// otherwise; `too_large` (when given) tells a number above `max` from text that is not a number.
+inline std::optional<std::uint64_t> parse_uint(std::string_view text, std::uint64_t max = ~std::uint64_t{0},
+                                               bool* too_large = nullptr) {
+  if (too_large) *too_large = false;
+  if (text.empty()) return std::nullopt;
+  unsigned base = 10;
+  std::size_t i = 0;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) base = 16, i = 2;
+  else if (text.size() > 2 && text[0] == '0' && (text[1] == 'b' || text[1] == 'B')) base = 2, i = 2;
+  std::uint64_t v = 0;
+  bool over = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    unsigned d;
+    if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
+    else if (c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') d = static_cast<unsigned>(c - 'A' + 10);
+    else return std::nullopt;
+    if (d >= base) return std::nullopt;
+    if (v > (max - d) / base) over = true;  // keep reading: text that is no number says so first
+    else v = v * base + d;
+  }
+  if (over) {
+    if (too_large) *too_large = true;
+    return std::nullopt;
+  }
+  return v;
 }
 
 // A command line as a POSIX shell reads it back: each word as it is when it holds only characters no

@@ -193,7 +193,7 @@ class NameTable {
 
  private:
   std::vector<NameRecord> sites_;  // indexed by id (id 0 unused)
-  std::vector<std::pair<std::uint64_t, NameRecord>> threads_;  // (source << 32 | thread), sorted by key
+  std::vector<std::pair<std::uint64_t, NameRecord>> threads_;  // thread_key(source, thread), sorted by key
   std::size_t count_ = 0;
 };
 

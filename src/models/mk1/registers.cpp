@@ -30,7 +30,7 @@ constexpr std::array<RegisterInfo, 17> kTable{{
     {addr::kSoftwareReset, 1, "Software Reset", 0, R::None, W::Strobe, false, 0, 0, 0,
      "001 Software Reset; Table A-1 row 0"},
     // Table 2: bits 6-13 read only; bits 0-5 and 14-15 act on a written 1; 16-31 read 0.
-    {addr::kCsr, 1, "CSR", 16, R::Hook, W::Load, false, 0, 0x3fc0, 0xc03f, "001 Table 2; Table A-1 row 1"},
+    {addr::kCsr, 1, "CSR", 16, R::Hook, W::Load, false, 0, csr::kReadOnly, csr::kPairs, "001 Table 2; Table A-1 row 1"},
     {addr::kTimestamp, 1, "Timestamp", 56, R::Hook, W::None, false, 0, 0, 0, "001 Timestamp; Table A-1 row 2"},
     {addr::kFilter, 1, "Filter Register", 16, R::Stored, W::Load, false, 0, 0, 0,
      "001 Filter Register; Table A-1 row 4 (16 bits)"},

@@ -53,7 +53,12 @@ inline constexpr unsigned kWaitStatesShift = 12;                // bits 12-13, r
 inline constexpr std::uint64_t kSlow10us = 1u << 14;           // read: 10 us slow clock enabled
 inline constexpr std::uint64_t kSlow1us = 1u << 15;            // default on reset
 // The write-1-to-act pairs (set, clear): 0/1, 2/3, 4/5, 14/15, the same shape as 000 Table B1.
-inline constexpr std::uint64_t kPairs = 0xc03f;
+inline constexpr std::uint64_t kPairs = kEnableSampling | kDisableSampling | kWriteWait | kWriteDiscard | kReadWait |
+                                       kReadCancel | kSlow10us | kSlow1us;
+// Bits 6-13, read only: the status bits above and the wait states.
+inline constexpr std::uint64_t kReadOnly = kFifoFull | kShadowFull | kFifoOverrun | kShadowOverrun | kFifoBit128 |
+                                          std::uint64_t{1} << 11 | std::uint64_t{3} << kWaitStatesShift;
+static_assert(kPairs == 0xc03f && kReadOnly == 0x3fc0);  // 001 Table 2
 }  // namespace csr
 
 // ---- MUX SEL encodings (001 Table 4) ----

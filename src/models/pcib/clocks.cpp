@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/pcib/image.hpp"
+#include "kron/core/text.hpp"
 #include "models/pcib/pcib.hpp"
 
 namespace kron::pcib {
@@ -79,11 +80,9 @@ void PciBoard::set_external(unsigned counter, bool level) {
 
 namespace {
 bool parse_u32(const std::string& s, std::uint64_t& out) {
-  if (s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  out = std::strtoull(s.c_str(), &end, 0);
-  return errno == 0 && end && *end == '\0' && s[0] != '-';
+  const auto v = text::parse_uint(s);
+  if (v) out = *v;
+  return v.has_value();
 }
 }  // namespace
 
