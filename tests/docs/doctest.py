@@ -29,6 +29,8 @@ Directives, in an HTML comment just before a block (a doc's reader does not see 
   <!-- doctest: prelude               cpp/c: code put before the snippet (declarations it assumes).
   CODE -->
   <!-- doctest: body -->              cpp/c: the snippet is statements, compiled inside a function.
+  <!-- doctest: requires perf -->     the block records with perf_event (--sched, task-clock): where perf is
+                                      refused (seccomp, perf_event_paranoid 3) it is skipped, and said so.
   <!-- doctest: timeout SECONDS -->   per block, default 60.
 Several directives may precede one block, one comment each.
 
@@ -85,7 +87,7 @@ class Block:
 # ---- parsing ---------------------------------------------------------------------------------------------
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 DIRECTIVE = re.compile(r"^\s*<!--\s*doctest:\s*(\w+)\s*(.*)$")
-KNOWN_DIRECTIVES = {"skip", "output", "setup", "check", "prelude", "body", "timeout"}
+KNOWN_DIRECTIVES = {"skip", "output", "setup", "check", "prelude", "body", "timeout", "requires"}
 
 
 def parse(path, rel):
@@ -518,6 +520,12 @@ def run_code(block, cwd, env, timeout):
     return errs
 
 
+def perf_available(cwd, env):
+    """Whether kron record --sched works here (perf_event for the program's context switches)."""
+    rc, _ = run_script("kron record -q --sched -o .doctest-perf.kron -- true && rm -f .doctest-perf.kron", cwd, env, 30)
+    return rc == 0
+
+
 def make_env(build, source, work):
     prefix = os.path.join(work, "prefix")
     p = subprocess.run(["cmake", "--install", build, "--prefix", prefix], stdout=subprocess.PIPE,
@@ -592,6 +600,7 @@ def main():
     build, source = os.path.abspath(a.build), os.path.abspath(a.source)
     work = tempfile.mkdtemp(prefix="kron-doctest-")
     failures, counts = [], {"run": 0, "skipped": 0, "checked": 0, "plain": 0}
+    perf_ok = None
     try:
         env, prefix = make_env(build, source, work)
         help_ = Help(os.path.join(prefix, "bin", "kron"))
@@ -625,6 +634,17 @@ def main():
                     if b.directive("skip"):
                         counts["skipped"] += 1
                         continue
+                    req = b.directive("requires")
+                    if req is not None:
+                        if req.arg != "perf":
+                            failures.append(f"{b.where(req.line)}: 'doctest: requires {req.arg}': only perf is known")
+                            continue
+                        if perf_ok is None:
+                            perf_ok = perf_available(cwd, fenv)
+                        if not perf_ok:
+                            print(f"doctest: {b.where()} not run: it needs perf_event, which this machine refuses")
+                            counts["skipped"] += 1
+                            continue
                     counts["run"] += 1
                     t = b.directive("timeout")
                     timeout = int(t.arg) if t else 60
