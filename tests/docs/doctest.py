@@ -229,7 +229,6 @@ class Help:
         return best
 
 
-KRON_WORD = re.compile(r"(?:^|[\s;|&(`$]|&&)(?:\"?\$?\{?[\w./-]*\}?/)?kron\"?\s+([a-z][\w-]*(?:\s+[a-z][\w-]*)?)")
 
 
 def option_problems(help_, where, text):
