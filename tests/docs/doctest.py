@@ -164,7 +164,7 @@ def classify(block):
                     f"not run: {', '.join(sorted(PLAIN_KINDS))})")
     elif k == "text":
         for ln, t in block.body:
-            if re.match(r"^\s*(\$ |(\S*/)?kron\s+[a-z])", t):
+            if re.match(r"^(\$ |(\S*/)?kron\s+[a-z])", t):  # at column 0: a diagram's indented lines may name commands
                 errs.append(f"{block.where(ln)}: a command in a text block: make the block sh, console or "
                             f"synopsis (or skip it with its reason)")
                 break
@@ -473,7 +473,8 @@ def run_console(block, cwd, env, timeout):
             i, j = diff
             exp_line = f"doc line {expected[i][0]}: {expected[i][1]!r}" if i < len(expected) else "(no more lines)"
             got_line = f"{got[j]!r}" if j is not None and j < len(got) else "(no more lines)"
-            mode = f" (output {' '.join(sorted(modes))})" if modes else " (exact; 'doctest: output numbers' lets numbers vary)"
+            mode = (f" (output {' '.join(sorted(modes))})" if modes
+                    else " (exact; 'doctest: output numbers' lets numbers vary)")
             return [f"{where}: output differs from the doc{mode}\n    expected {exp_line}\n    got      {got_line}\n"
                     f"  whole output:\n{tail(out, 60)}"]
     return []
