@@ -35,7 +35,7 @@ cat > "$tmp/src/docs/good.md" <<DOC
 ${f}console
 \$ echo 'samples 12 over 3.5 ms'
 samples 1672 over 1.03 s
-\$ kron board create X --buffer 1M --perms 0600 && kron board rm X
+\$ kron board create X --buffer 1M --perms 0600 > /dev/null && kron board rm X
 \$ false
 [1]
 ${f}
