@@ -241,7 +241,8 @@ def option_problems(help_, where, text):
     """Each `kron SUB ... --opt` on a command line must name a real subcommand and one of its options."""
     probs = []
     code = re.sub(r"(^|\s)#.*$", "", text)  # a shell comment is prose
-    for seg in re.split(r"\|\||&&|[|;&]|\$\(|`", code):
+    # Shell operators between spaces (a|b inside [--wait|--discard] is a synopsis's alternative, not a pipe).
+    for seg in re.split(r"\s(?:\|\||&&|\||&)(?=\s|$)|;|\$\(|`", code):
         m = re.match(r"^\s*(?:\w+=\S+\s+)*(?:\"?\$?\{?[\w./-]*\}?/)?kron\"?((?:\s+\S+)*)\s*$", seg)
         if not m:
             continue
