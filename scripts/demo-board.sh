@@ -25,7 +25,9 @@ echo "== kron rdsample --pci-memory board.img -v  (mk_rdsample -> mk.dat)"
 "$kron" rdsample --pci-memory board.img -v
 cp "$here/examples/pci/interval.info" .
 echo "== kron expand -h --input-format mk2 mk.dat (first lines)"
-"$kron" expand -h --input-format mk2 mk.dat | head -12
+# Into a file first: `kron expand | head` under pipefail would fail with SIGPIPE (exit 141) once head is done.
+"$kron" expand -h --input-format mk2 mk.dat > expand.txt
+head -12 expand.txt
 echo "== kron rpt --input-format mk2 -f interval.info mk.dat (classes 1-3)"
 "$kron" rpt --input-format mk2 -f interval.info mk.dat
 echo "== kron sim --board pci examples/pci/cable.sim | kron expand --input-format mk2 -  (LOCAL = 0: the cable to a reader)"

@@ -38,6 +38,9 @@
 // of the thread's cell cache (histogram id, phase, the board's stat_gen), then plain adds in the thread's
 // own cell of the board (kron/core/stats.hpp).
 #pragma once
+#if defined(__cplusplus) && __cplusplus < 201703L
+#error "kron/kron.hpp needs C++17 or later: g++ 12 uses it by default; with clang add -std=c++17 (or -std=c++20)"
+#endif
 #include <cstdint>
 
 #include "kron/board.hpp"
@@ -60,6 +63,18 @@
 #else
 #define KRON_ALWAYS_INLINE inline
 #define KRON_TLS_MODEL
+#endif
+// The probe's thread-locals are constant-initialised: declared so, every access is a plain %fs-relative load
+// with no TLS wrapper call. This header also compiles at g++ 12's and clang's default standard (C++17), where
+// constinit is spelled __constinit (g++) or require_constant_initialization (clang): the same code either way.
+#if defined(__cpp_constinit)
+#define KRON_CONSTINIT constinit
+#elif defined(__clang__)
+#define KRON_CONSTINIT __attribute__((require_constant_initialization))
+#elif defined(__GNUC__)
+#define KRON_CONSTINIT __constinit
+#else
+#define KRON_CONSTINIT
 #endif
 
 namespace kron {
@@ -109,7 +124,7 @@ struct ThreadStats {
   CellRef hist[kHistCache];
   CellRef counters[stats::kCounterPages];
 };
-extern constinit thread_local ThreadStats t_stats KRON_TLS_MODEL;
+extern KRON_CONSTINIT thread_local ThreadStats t_stats KRON_TLS_MODEL;
 // The board's stat_gen, or a word holding board::kNoBoardGen while no board is attached.
 extern const std::atomic<std::uint64_t>* g_stat_gen;
 void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept;
@@ -134,7 +149,7 @@ struct ThreadLane {
   // the fields the probe loads anyway, so that it is one %fs-relative operand; kept when the lane goes.
   std::uint64_t phase;
 };
-extern constinit thread_local ThreadLane t_lane KRON_TLS_MODEL;
+extern KRON_CONSTINIT thread_local ThreadLane t_lane KRON_TLS_MODEL;
 // Points at the board's control word, or at a zero word while no board is attached.
 extern const std::atomic<std::uint32_t>* g_control;
 extern bool g_tsc;  // timestamps from rdtsc (else clock_gettime)

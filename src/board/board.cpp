@@ -338,6 +338,38 @@ bool trust_boards() {
   return e && std::strcmp(e, "1") == 0;
 }
 
+// A board's file while its creator fills it: mode 0 (Mapping::create), its header not yet written. Root can
+// open it anyway, others get EACCES; either way it is told apart from a foreign file, and waited for
+// (ERRATUM E400): up to kCreationWaitMs for the creator's fchmod, then "being created".
+namespace {
+constexpr int kCreationWaitMs = 2000;
+bool being_created(const struct stat& st) { return S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0; }
+
+// Opens the board's file for reading and writing once its creator has finished it; -1 and *err otherwise.
+int open_finished(const std::string& path, const std::string& name, std::string* err) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kCreationWaitMs);
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    const int open_errno = errno;
+    struct stat st;
+    const bool half = fd >= 0 ? ::fstat(fd, &st) == 0 && being_created(st)
+                              : open_errno == EACCES && ::stat(path.c_str(), &st) == 0 && being_created(st);
+    if (!half) {
+      if (fd < 0) *err = "no board '" + name + "' (" + path + "): " + std::strerror(open_errno);
+      return fd;
+    }
+    if (fd >= 0) ::close(fd);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      *err = "board '" + name + "' (" + path + ") is being created: still mode 0000 after " +
+             std::to_string(kCreationWaitMs / 1000) + " s (a creator that died leaves it so: kron board rm " + name +
+             "; ERRATUM E400)";
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+}  // namespace
+
 std::string untrusted_owner(int fd, const std::string& name) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return "board '" + name + "' cannot be examined: " + std::strerror(errno);
@@ -530,11 +562,8 @@ Mapping Mapping::open(const std::string& name, std::string* err, std::uint64_t* 
     return {};
   }
   const std::string path = board_path(name);
-  const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    *err = "no board '" + name + "' (" + path + "): " + std::strerror(errno);
-    return {};
-  }
+  const int fd = open_finished(path, name, err);
+  if (fd < 0) return {};
   if (const std::string why = untrusted_owner(fd, name); !why.empty()) {
     ::close(fd);
     *err = why;

@@ -96,6 +96,7 @@ void finish_recording(BoardReader& reader, Recorder& rec, const tracefile::FileH
   r.records = rec.records();
   r.bytes = rec.bytes();
   r.file_bytes = rec.file_bytes();
+  r.file_raw_bytes = rec.file_raw_bytes();
   r.late = rec.late();
   r.totals = rec.totals();
   r.clock_hz = reader.geo().clock_hz;

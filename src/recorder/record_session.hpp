@@ -30,6 +30,9 @@ struct RecordResult {
   int wait_status = 0;            // the program's, as waitpid() returns it
   std::uint64_t records = 0, bytes = 0, late = 0;
   std::uint64_t file_bytes = 0;   // the record area on disk (less than `bytes` when compressed)
+  // Every record of the record area uncompressed (samples, snapshots, context switches): the header's
+  // records_raw_bytes, as file_bytes is its records_bytes, so kron record's ratio is kron info's (ERRATUM E401).
+  std::uint64_t file_raw_bytes = 0;
   Totals totals;
   double seconds = 0;             // the program's run time
   std::uint64_t clock_hz = 0;     // the board's timestamp rate

@@ -125,6 +125,7 @@ class Recorder {
   std::uint64_t records() const { return merge_.records(); }
   std::uint64_t bytes() const { return merge_.bytes(); }
   std::uint64_t file_bytes() const { return out_.stored_bytes(); }  // the record area on disk (compressed)
+  std::uint64_t file_raw_bytes() const { return out_.bytes(); }  // the record area's records, uncompressed
   std::uint64_t late() const { return merge_.late(); }
   std::uint64_t held() const { return merge_.held(); }  // records held for a later pass now
   std::uint64_t hold_ticks() const { return hold_; }

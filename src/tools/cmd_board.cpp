@@ -32,6 +32,9 @@ int create(const CreateArgs& a) {
     if (c > '7') throw InputError::at_offset("--perms " + a.perms, 0, "expected octal digits such as 0600");
     oct = oct * 8 + static_cast<unsigned>(c - '0');
   }
+  // Mode 0000 is what a board has while its creator fills it (ERRATUM E400): the owner keeps read and write.
+  if ((oct & 0600) != 0600)
+    throw InputError::at_offset("--perms " + a.perms, 0, "the owner must read and write its board (0600 at least)");
   o.perms = oct;
   o.csr = (a.disabled ? 0 : board::kCsrSamplingEnabled) | (a.wait ? board::kCsrWriteWait : 0);
   o.node = a.node;

@@ -55,7 +55,8 @@ void print_summary(const recorder::RecordResult& r, const std::string& output, b
              double(t.wait_ticks) * 1e3 / double(r.clock_hz), t.passed, t.exact() ? "=" : "!=");
   if (!quiet && compressed && r.file_bytes)
     fmt::print(stderr, "kron record: compressed {:.1f} MB of records to {:.1f} MB ({:.2f}x, {:.2f} bytes a sample)\n",
-               double(r.bytes) / 1e6, double(r.file_bytes) / 1e6, double(r.bytes) / double(r.file_bytes),
+               double(r.file_raw_bytes) / 1e6, double(r.file_bytes) / 1e6,
+               double(r.file_raw_bytes) / double(r.file_bytes),
                double(r.file_bytes) / double(r.records ? r.records : 1));
   // ERRATUM E141: losses are said even with -q (they are counted in the file, but a user who asked for
   // quiet must still learn that samples are missing); each cause apart, lane shortage included.

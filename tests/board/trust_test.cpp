@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <cstring>
 #include <set>
+#include <thread>
 
 #include "kron/board_ops.hpp"
 #include "kron/board_pool.hpp"
@@ -187,6 +189,37 @@ TEST(TrustTest, BoardWritableByOthersIsRefusedUnlessTrusted) {
     ASSERT_EQ(::chown(board_path(b.name).c_str(), 65534, 65534), 0);
     EXPECT_THROW((void)b.reader(), InputError);
   }
+}
+
+// A board whose creator has not finished (mode 0 until its fchmod, header not yet written) is waited for,
+// not read as a foreign file: root can open a mode-0 file and read "bad magic" (ERRATUM E400).
+TEST(TrustTest, HalfCreatedBoardIsWaitedFor) {
+  ScratchBoard b(board_options(BufferMode::Simple, 64 << 10, 2), "half");
+  const std::string path = board_path(b.name);
+  char magic[sizeof b.header().magic];
+  std::memcpy(magic, b.header().magic, sizeof magic);
+  std::memset(b.header().magic, 0, sizeof magic);  // as before the creator wrote the header
+  ASSERT_EQ(::chmod(path.c_str(), 0), 0);
+  std::thread creator([&] {  // the creator finishes: header, release, fchmod
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::memcpy(b.header().magic, magic, sizeof magic);
+    std::atomic_thread_fence(std::memory_order_release);
+    ::chmod(path.c_str(), 0600);
+  });
+  EXPECT_NO_THROW((void)b.reader());
+  creator.join();
+}
+
+// A board left half-created (its creator died before the fchmod) is named as such after the wait.
+TEST(TrustTest, BoardLeftHalfCreatedIsNamedSo) {
+  ScratchBoard b(board_options(BufferMode::Simple, 64 << 10, 2), "half");
+  std::memset(b.header().magic, 0, sizeof b.header().magic);
+  ASSERT_EQ(::chmod(board_path(b.name).c_str(), 0), 0);
+  std::string err;
+  Mapping m = Mapping::open(b.name, &err);
+  EXPECT_FALSE(m);
+  EXPECT_NE(err.find("is being created"), std::string::npos) << err;
+  EXPECT_EQ(err.find("bad magic"), std::string::npos) << err;
 }
 
 // Row 3: a board larger than the free space where it is made is refused with sizes and the directory

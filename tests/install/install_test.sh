@@ -8,10 +8,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
-c++ -std=c++20 "$here/consumer/probe_side.cpp" $(pkg-config --cflags --libs kron-probe) -o "$tmp/probe_pc"
+# With the documented flags alone, no -std flag: the compiler's default standard (g++ 12: C++17) must do,
+# or the package must carry the standard it needs (kron.pc: -std=c++20; kron/kron.hpp compiles at C++17).
+g++ "$here/consumer/probe_side.cpp" $(pkg-config --cflags --libs kron-probe) -o "$tmp/probe_pc"
 "$tmp/probe_pc"
-c++ -std=c++20 "$here/consumer/trace_side.cpp" $(pkg-config --cflags --libs kron) -o "$tmp/trace_pc"
+g++ "$here/consumer/trace_side.cpp" $(pkg-config --cflags --libs kron) -o "$tmp/trace_pc"
 "$tmp/trace_pc"
+# clang's default is C++14, which kron.hpp refuses by name; -std=c++17 is enough for the probe side.
+clang++ -std=c++17 "$here/consumer/probe_side.cpp" $(pkg-config --cflags --libs kron-probe) -o "$tmp/probe_clang"
+"$tmp/probe_clang"
 CC=cc CXX=c++ cmake -S "$here/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 "$tmp/consumer/trace_side"

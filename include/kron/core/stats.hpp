@@ -16,7 +16,6 @@
 // two: for v >= 32 index = compact(v) + 16 and the bucket is the same; below 32, 004's bucket m (2m, 2m+1)
 // is kron's buckets 2m and 2m + 1 (tests/core/stats_test.cpp checks every value against the NUMAchine model).
 #pragma once
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -28,9 +27,10 @@ namespace kron::stats {
 inline constexpr unsigned kHistBuckets = 976;
 inline constexpr unsigned kExactBelow = 32;
 
-// The bucket of `ticks` (branch-free: an or, a count of leading zeros, two shifts and an add).
+// The bucket of `ticks` (branch-free: an or, a count of leading zeros, two shifts and an add). The builtin
+// (never given 0) is std::countl_zero's own code, and keeps this header usable at C++17 (kron.hpp includes it).
 constexpr unsigned bucket_of(std::uint64_t ticks) {
-  const unsigned e = 59u - static_cast<unsigned>(std::countl_zero(ticks | 16u));
+  const unsigned e = 59u - static_cast<unsigned>(__builtin_clzll(ticks | 16u));
   return 16u * e + static_cast<unsigned>(ticks >> e);
 }
 struct Range {
