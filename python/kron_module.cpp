@@ -8,7 +8,10 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -69,7 +72,8 @@ void named(std::uintptr_t handle, std::uint64_t value, int what) {
 // Histograms by name, likewise kept for the life of the process.
 std::uintptr_t histogram(const std::string& name) {
   static std::mutex m;
-  static auto* names = new std::map<std::string, std::pair<std::unique_ptr<std::string>, std::unique_ptr<kron::histogram>>>;
+  using Entry = std::pair<std::unique_ptr<std::string>, std::unique_ptr<kron::histogram>>;
+  static auto* names = new std::map<std::string, Entry>;
   std::lock_guard<std::mutex> lock(m);
   auto& e = (*names)[name];
   if (!e.second) {
@@ -81,10 +85,12 @@ std::uintptr_t histogram(const std::string& name) {
 
 void bind_probes(py::module_& m) {
   m.def("attached", &kron::attached, "True when probes record into a board");
-  m.def("trace", [](unsigned group, std::uint64_t data) { kron::trace(group, data); }, py::arg("group"), py::arg("data"));
+  m.def("trace", [](unsigned group, std::uint64_t data) { kron::trace(group, data); }, py::arg("group"),
+        py::arg("data"));
   m.def("resource", [](unsigned group, std::uint64_t data) { kron::resource(group, data); }, py::arg("group"),
         py::arg("data"));
-  m.def("count", [](unsigned counter, std::uint64_t n) { kron::count(counter, n); }, py::arg("counter"), py::arg("n") = 1);
+  m.def("count", [](unsigned counter, std::uint64_t n) { kron::count(counter, n); }, py::arg("counter"),
+        py::arg("n") = 1);
   m.def("thread_name", [](const std::string& name) { kron::thread_name(name.c_str()); }, py::arg("name"));
   m.def("phase", [](std::uint16_t id) { kron::phase(id); }, py::arg("id"));
   m.def("current_phase", [] { return kron::current_phase(); });
@@ -141,13 +147,24 @@ class TraceFile {
   // Every sample: a view of the mapping where the file allows (zero_copy()), else decoded into a new array.
   py::array samples(py::object self) {
     if (zero_copy_) return view(self, 0, header().samples);
+    // Decoded straight into the array (one copy of the samples in memory, not two): the header's count,
+    // or, for an incomplete file (count 0), grown as the samples come.
     reader_->rewind();
-    std::vector<record::TraceRecord> out;
-    out.reserve(header().samples);
-    std::vector<Sample> batch(4096);
-    while (std::size_t n = reader_->next_batch(batch))
-      for (std::size_t i = 0; i < n; ++i) put_sample(batch[i], out.emplace_back());
-    return to_array(out.data(), out.size());
+    std::size_t cap = header().samples ? header().samples : 4096, used = 0;
+    py::array a(sample_dtype(), std::vector<py::ssize_t>{static_cast<py::ssize_t>(cap)});
+    while (true) {
+      if (used == cap) {  // only past the header's count (an incomplete file): double
+        cap *= 2;
+        a.resize(std::vector<py::ssize_t>{static_cast<py::ssize_t>(cap)}, false);
+      }
+      auto* out = static_cast<record::TraceRecord*>(a.mutable_data()) + used;
+      const std::size_t got = reader_->next_batch(std::span(batch_.data(), std::min(batch_.size(), cap - used)));
+      if (got == 0) break;
+      for (std::size_t i = 0; i < got; ++i) put_sample(batch_[i], out[i]);
+      used += got;
+    }
+    if (used != cap) a.resize(std::vector<py::ssize_t>{static_cast<py::ssize_t>(used)}, false);
+    return a;
   }
   // Samples [first, first + n) of a zero-copy file, as a read-only view whose base keeps the file open.
   py::array view(py::object self, std::uint64_t first, std::uint64_t n) {
@@ -157,13 +174,19 @@ class TraceFile {
     py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
     return a;
   }
+  // Gives back the mapped pages of the samples below `first` (zero-copy batches: memory stays flat over a
+  // file larger than memory). A view still held of them reads them in again from the file.
+  void release(std::uint64_t first) {
+    const std::uint64_t end = header().header_size + first * sizeof(record::TraceRecord);
+    const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (map_ && end / page > 0) ::madvise(const_cast<std::uint8_t*>(map_->data()), end / page * page, MADV_DONTNEED);
+  }
   // The next batch of at most n decoded samples (the copy path of batches()); an empty array at the end.
   py::array next_batch(std::size_t n) {
-    std::vector<Sample> batch(n);
-    const std::size_t got = reader_->next_batch(batch);
-    std::vector<record::TraceRecord> out(got);
-    for (std::size_t i = 0; i < got; ++i) put_sample(batch[i], out[i]);
-    return to_array(out.data(), got);
+    std::vector<record::TraceRecord> out;
+    out.reserve(std::min<std::size_t>(n, header().samples ? header().samples : n));
+    decode(out, n);
+    return to_array(out.data(), out.size());
   }
   void rewind() { reader_->rewind(); }
   py::dict intervals(const std::string& info_path);
@@ -179,6 +202,16 @@ class TraceFile {
   bool zero_copy_ = false;
   bool snapshots_read_ = false;
 
+  std::vector<Sample> batch_ = std::vector<Sample>(4096);  // the Reader's batches, reused
+  // Appends up to n samples, decoded, to `out`.
+  void decode(std::vector<record::TraceRecord>& out, std::size_t n) {
+    while (out.size() < n) {
+      const std::size_t want = std::min(batch_.size(), n - out.size());
+      const std::size_t got = reader_->next_batch(std::span(batch_.data(), want));
+      if (got == 0) break;
+      for (std::size_t i = 0; i < got; ++i) put_sample(batch_[i], out.emplace_back());
+    }
+  }
   static py::array to_array(const record::TraceRecord* p, std::size_t n) {
     py::array a(sample_dtype(), std::vector<py::ssize_t>{static_cast<py::ssize_t>(n)});
     if (n) std::memcpy(a.mutable_data(), p, n * sizeof *p);
@@ -249,8 +282,10 @@ py::dict TraceFile::intervals(const std::string& info_path) {
     source.mutable_at(i) = k.source, thread.mutable_at(i) = k.by_thread ? k.lane : 0;
     std::int64_t cpu = -1;
     if (k.by_thread && !timeline.empty()) {
-      const std::uint64_t a = timeline.running_at(k.source, k.lane, o.start), b = timeline.running_at(k.source, k.lane, o.end);
-      if (a != analysis::OnCpuTimeline::kNone && b != analysis::OnCpuTimeline::kNone) cpu = static_cast<std::int64_t>(b - a);
+      const std::uint64_t a = timeline.running_at(k.source, k.lane, o.start);
+      const std::uint64_t b = timeline.running_at(k.source, k.lane, o.end);
+      if (a != analysis::OnCpuTimeline::kNone && b != analysis::OnCpuTimeline::kNone)
+        cpu = static_cast<std::int64_t>(b - a);
     }
     on_cpu.mutable_at(i) = cpu;
     auto key = std::make_pair(o.interval, o.part);
@@ -272,7 +307,8 @@ py::dict TraceFile::histograms() {
   mg.add(reader_->snapshots());
   const hist::Merged r = mg.result();
   py::array_t<std::uint64_t> lo(stats::kHistBuckets), hi(stats::kHistBuckets);
-  for (unsigned b = 0; b < stats::kHistBuckets; ++b) lo.mutable_at(b) = stats::bucket_range(b).lo, hi.mutable_at(b) = stats::bucket_range(b).hi;
+  for (unsigned b = 0; b < stats::kHistBuckets; ++b)
+    lo.mutable_at(b) = stats::bucket_range(b).lo, hi.mutable_at(b) = stats::bucket_range(b).hi;
   py::dict out;
   for (const auto& [name, phases] : r.hists) {
     py::dict per;
@@ -308,7 +344,8 @@ py::dict header_dict(const TraceFile& t) {
   d["version"] = py::make_tuple(h.major, h.minor);
   d["clock_hz"] = h.clock_hz, d["start_ticks"] = h.start_ticks, d["start_realtime_ns"] = h.start_realtime_ns;
   d["samples"] = h.samples, d["overruns"] = h.overruns, d["overwritten"] = h.overwritten;
-  d["complete"] = bool(h.flags & tracefile::kFlagComplete), d["compressed"] = bool(h.flags & tracefile::kFlagCompressed);
+  d["complete"] = bool(h.flags & tracefile::kFlagComplete);
+  d["compressed"] = bool(h.flags & tracefile::kFlagCompressed);
   d["program"] = std::string(tracefile::program(h)), d["mpi_rank"] = h.mpi_rank;
   d["stat_lost"] = h.stat_lost, d["snapshots"] = h.snapshots;
   return d;
@@ -329,6 +366,7 @@ void bind_reading(py::module_& m) {
       })
       .def("next_batch", &TraceFile::next_batch, py::arg("n"))
       .def("rewind", &TraceFile::rewind)
+      .def("release", &TraceFile::release, py::arg("first"))
       .def("intervals", &TraceFile::intervals, py::arg("info") = std::string())
       .def("histograms", &TraceFile::histograms)
       .def("counters", &TraceFile::counters)

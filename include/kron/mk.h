@@ -55,7 +55,12 @@ struct mk_histogram {
   const char* name;
   uint32_t id; /* the board's id (1-based); 0 until registered; 0xffffffff: the table had no room */
 };
-#define MK_HISTOGRAM(var, name) struct mk_histogram var = {(name), 0}
+#if defined(__GNUC__)
+#define KRON_C_UNUSED_ __attribute__((unused))
+#else
+#define KRON_C_UNUSED_
+#endif
+#define MK_HISTOGRAM(var, name) struct mk_histogram var KRON_C_UNUSED_ = {(name), 0}
 /* Registers `h` now (its first record does it too); its id, or 0xffffffff without a board or room. */
 uint32_t mk_register_histogram(struct mk_histogram* h);
 /* The out-of-line forms of the inline probes below (for other languages' bindings, e.g. Fortran's
@@ -164,12 +169,12 @@ KRON_C_INLINE void mk_vcount(unsigned index, uint64_t n) {
 /* A latency timer: `const uint64_t t0 = mk_now(); ... MK_LATENCY_END(&h, t0);` records the ticks between. */
 #define MK_LATENCY_END(h, t0) mk_record_latency((h), mk_now() - (t0))
 #else
-#define mk_phase(id) ((void)0)
+#define mk_phase(id) ((void)(id))
 #define mk_current_phase() ((uint16_t)0)
-#define mk_record_latency(h, ticks) ((void)0)
-#define mk_vcount(index, n) ((void)0)
+#define mk_record_latency(h, ticks) ((void)(h), (void)(ticks))
+#define mk_vcount(index, n) ((void)(index), (void)(n))
 #define mk_now() ((uint64_t)0)
-#define MK_LATENCY_END(h, t0) ((void)(t0))
+#define MK_LATENCY_END(h, t0) ((void)(h), (void)(t0))
 #endif
 
 
@@ -204,11 +209,6 @@ KRON_C_INLINE void mk_vcount(unsigned index, uint64_t n) {
 /* KRON_SCOPE_BEGIN, KRON_SCOPE_AUTO and MK_LATENCY_AUTO are declarations only (their probe runs in an
  * initializer), so that declarations may follow them in a block built with -Wdeclaration-after-statement;
  * put them where a declaration may go. */
-#if defined(__GNUC__)
-#define KRON_C_UNUSED_ __attribute__((unused))
-#else
-#define KRON_C_UNUSED_
-#endif
 #ifndef KRON_DISABLE_PROBES
 /* The begin of a named scope in an initializer: its value. */
 static __inline__ KRON_C_UNUSED_ uint64_t kron_c_named_begin_(struct kron_site* site, uint64_t value) {
@@ -246,14 +246,16 @@ struct kron_latency_c {
 };
 static __inline__ void kron_latency_c_end(struct kron_latency_c* t) { mk_record_latency(t->h, mk_now() - t->t0); }
 #define MK_LATENCY_AUTO(h) \
-  __attribute__((cleanup(kron_latency_c_end), unused)) struct kron_latency_c KRON_C_CAT_(kron_latency_, __LINE__) = {(h), mk_now()}
+  __attribute__((cleanup(kron_latency_c_end), unused)) struct kron_latency_c KRON_C_CAT_(kron_latency_, __LINE__) = { \
+      (h), mk_now()}
 #endif
 #else
 #define KRON_SCOPE_BEGIN_V(ctx, name, value) const uint64_t ctx##_kron_value KRON_C_UNUSED_ = (uint64_t)(value)
 #define KRON_SCOPE_BEGIN(ctx, name) KRON_SCOPE_BEGIN_V(ctx, name, 0)
 #define KRON_SCOPE_END(ctx) ((void)ctx##_kron_value)
 #define KRON_EVENT_C(name, value) ((void)(value))
-#define KRON_SCOPE_AUTO_V(name, value) const uint64_t KRON_C_CAT_(kron_scope_, __LINE__) KRON_C_UNUSED_ = (uint64_t)(value)
+#define KRON_SCOPE_AUTO_V(name, value) \
+  const uint64_t KRON_C_CAT_(kron_scope_, __LINE__) KRON_C_UNUSED_ = (uint64_t)(value)
 #define KRON_SCOPE_AUTO(name) KRON_SCOPE_AUTO_V(name, 0)
 #define MK_LATENCY_AUTO(h) struct mk_histogram* const KRON_C_CAT_(kron_latency_, __LINE__) KRON_C_UNUSED_ = (h)
 #endif

@@ -179,6 +179,7 @@ class Trace:
         if self._t.zero_copy:
             total = self._t.header["samples"]
             for first in range(0, total, n):
+                self._t.release(first)  # the pages of the batches before: given back (read again if used)
                 yield self._t.view(first, min(n, total - first))
             return
         self._t.rewind()

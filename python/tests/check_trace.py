@@ -45,7 +45,8 @@ phase_values = sorted(iv["value"][names == "py phase"].tolist())
 assert phase_values == [1, 1, 2, 2], phase_values
 # Each "py phase" interval holds its thread's n steps.
 for k in np.nonzero(names == "py phase")[0]:
-    inside = (names == "step") & (iv["thread"] == iv["thread"][k]) & (iv["begin"] >= iv["begin"][k]) & (iv["end"] <= iv["end"][k])
+    inside = ((names == "step") & (iv["thread"] == iv["thread"][k]) & (iv["begin"] >= iv["begin"][k])
+              & (iv["end"] <= iv["end"][k]))
     assert inside.sum() == n, inside.sum()
 
 # The histogram and the counter, per phase.
