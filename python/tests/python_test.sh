@@ -13,6 +13,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 export PYTHONPATH="$tmp/prefix/lib/python3/dist-packages"
 kron="$tmp/prefix/bin/kron"
+cd "$tmp"  # not the build tree's folder (its kron/ would be imported instead of the installed one)
 # No board: the import works, silently, and every probe is off.
 out=$(env -u KRON_BOARD "$python" -c 'import kron; kron.trace(1, 2); print(kron.attached())' 2>&1)
 [ "$out" = False ] || fail "import kron without a board: $out"
