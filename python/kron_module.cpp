@@ -8,8 +8,6 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -152,14 +150,12 @@ class TraceFile {
     reader_->rewind();
     std::size_t cap = header().samples ? header().samples : 4096, used = 0;
     py::array a(sample_dtype(), std::vector<py::ssize_t>{static_cast<py::ssize_t>(cap)});
-    while (true) {
-      if (used == cap) {  // only past the header's count (an incomplete file): double
-        cap *= 2;
+    while (std::size_t got = reader_->next_batch(batch_)) {
+      if (used + got > cap) {  // only past the header's count (an incomplete file): grow
+        cap = std::max(2 * cap, used + got);
         a.resize(std::vector<py::ssize_t>{static_cast<py::ssize_t>(cap)}, false);
       }
       auto* out = static_cast<record::TraceRecord*>(a.mutable_data()) + used;
-      const std::size_t got = reader_->next_batch(std::span(batch_.data(), std::min(batch_.size(), cap - used)));
-      if (got == 0) break;
       for (std::size_t i = 0; i < got; ++i) put_sample(batch_[i], out[i]);
       used += got;
     }
@@ -177,9 +173,7 @@ class TraceFile {
   // Gives back the mapped pages of the samples below `first` (zero-copy batches: memory stays flat over a
   // file larger than memory). A view still held of them reads them in again from the file.
   void release(std::uint64_t first) {
-    const std::uint64_t end = header().header_size + first * sizeof(record::TraceRecord);
-    const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-    if (map_ && end / page > 0) ::madvise(const_cast<std::uint8_t*>(map_->data()), end / page * page, MADV_DONTNEED);
+    if (map_) map_->discard(0, header().header_size + first * sizeof(record::TraceRecord));
   }
   // The next batch of at most n decoded samples (the copy path of batches()); an empty array at the end.
   py::array next_batch(std::size_t n) {
@@ -228,10 +222,14 @@ class TraceFile {
     if (map_->size() < h.header_size + h.records_bytes) return false;
     const std::uint8_t* p = map_->data() + h.header_size;
     const std::uint64_t want = record::header_word(record::RecordKind::Trace);
+    constexpr std::uint64_t kStep = 8u << 20;  // the pages checked are given back 8 MiB at a time, as the Reader does
+    std::uint64_t released = 0;
     for (std::uint64_t i = 0; i < h.samples; ++i, p += sizeof(record::TraceRecord)) {
       std::uint64_t w;
       std::memcpy(&w, p, 8);
       if ((w & record::kKindSizeMask) != want) return false;
+      const std::uint64_t at = static_cast<std::uint64_t>(p - map_->data()) & ~(kStep - 1);
+      if (at > released) map_->discard(released, at), released = at;
     }
     return true;
   }
