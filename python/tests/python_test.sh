@@ -11,7 +11,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-export PYTHONPATH="$tmp/prefix/lib/python3/dist-packages"
+PYTHONPATH=$(echo "$tmp"/prefix/lib/python3*/dist-packages)
+[ -f "$PYTHONPATH/kron/__init__.py" ] || fail "make install put no module kron in PREFIX/lib/python3.X/dist-packages"
+export PYTHONPATH
 kron="$tmp/prefix/bin/kron"
 cd "$tmp"  # not the build tree's folder (its kron/ would be imported instead of the installed one)
 # No board: the import works, silently, and every probe is off.
