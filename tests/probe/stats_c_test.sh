@@ -2,7 +2,7 @@
 # mk.h at kron.hpp's reach: a C program (stats_c_program.c) with phases, latency histograms and virtual
 # counters recorded under kron record; kron hist shows each histogram and counter per phase with the counts,
 # sums, minima and maxima the program produced. The same for its out-of-line forms (mk_*_fn, what other
-# languages' bindings call): KRON_C_OUT_OF_LINE builds of the program must give the same file contents.
+# languages' bindings call): a KRON_C_OUT_OF_LINE build of the program must show the same.
 set -euo pipefail
 kron=${KRON:?}
 tmp=$(mktemp -d)
