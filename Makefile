@@ -40,20 +40,24 @@ endef
 MAIN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKRON_WERROR=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 
-# build/: what make demo, make install and make bench use; no optional part.
+# The other languages' modules (docs/languages.md), in every build/ tree: make demo, make install and make test
+# build them (the packages are deps/debian-packages.txt's).
+LANG_FLAGS = -DKRON_WITH_PYTHON=ON -DKRON_WITH_FORTRAN=ON
+
+# build/: what make demo, make install and make bench use; no optional test part.
 build: deps
-	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF -DKRON_WITH_MPI=ON)
+	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF -DKRON_WITH_MPI=ON $(LANG_FLAGS))
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The same tree for make test: the HTML report test in headless Chromium on.
 test-build: deps test-deps
 	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=ON -DKRON_WITH_PROTOC=ON \
-	  -DKRON_WITH_BABELTRACE2=ON -DKRON_WITH_OTF2=ON -DKRON_WITH_MPI=ON)
+	  -DKRON_WITH_BABELTRACE2=ON -DKRON_WITH_OTF2=ON -DKRON_WITH_MPI=ON $(LANG_FLAGS))
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The same tree for make bench: packages first, then the configure that finds them (LTTng-UST on).
 bench-build: deps bench-deps
-	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=ON -DKRON_WITH_CHROMIUM=OFF -DKRON_WITH_MPI=ON)
+	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=ON -DKRON_WITH_CHROMIUM=OFF -DKRON_WITH_MPI=ON $(LANG_FLAGS))
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # Every test: the normal build (g++), then one clang tree with AddressSanitizer + UBSan and libFuzzer's
@@ -69,7 +73,10 @@ test-fast: test-build
 
 # The sanitized tree runs no browser (Chromium is not what is under test; the g++ tree runs that test), and
 # no MPI job (KRON_WITH_MPI=OFF: Open MPI's own allocations would be what the sanitizers report; kron merge,
-# the trace side of MPI recordings, is built and tested there all the same, and fuzzed).
+# the trace side of MPI recordings, is built and tested there all the same, and fuzzed). No Python or Fortran
+# module either: their tests run an installed module in a plain python3 / gfortran program, which the
+# sanitizer runtime would have to be preloaded into; what they call (mk.h, the Reader, the matcher) is tested
+# sanitized through the C and C++ tests.
 san-build: deps test-deps
 	$(call configure,$(SAN_BUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -77,7 +84,8 @@ san-build: deps test-deps
 	  -DKRON_SANITIZE=address$(comma)undefined -DKRON_BUILD_BENCH=OFF -DKRON_BUILD_FUZZ=ON \
 	  -DKRON_FUZZ_SECONDS=$(FUZZ_SECONDS) -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
 	  -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF \
-	  -DKRON_WITH_PROTOC=ON -DKRON_WITH_BABELTRACE2=ON -DKRON_WITH_OTF2=ON -DKRON_WITH_MPI=OFF)
+	  -DKRON_WITH_PROTOC=ON -DKRON_WITH_BABELTRACE2=ON -DKRON_WITH_OTF2=ON -DKRON_WITH_MPI=OFF \
+	  -DKRON_WITH_PYTHON=OFF -DKRON_WITH_FORTRAN=OFF)
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 
 # The tests under the sanitizers (label nosan: tests that inspect uninstrumented code, e.g. the probe's
@@ -99,7 +107,8 @@ tsan-build: deps test-deps
 	$(call configure,$(TSAN_BUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
-	  -DKRON_SANITIZE=thread -DKRON_BUILD_BENCH=OFF -DKRON_BUILD_FUZZ=OFF -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF -DKRON_WITH_MPI=OFF)
+	  -DKRON_SANITIZE=thread -DKRON_BUILD_BENCH=OFF -DKRON_BUILD_FUZZ=OFF -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF \
+	  -DKRON_WITH_MPI=OFF -DKRON_WITH_PYTHON=OFF -DKRON_WITH_FORTRAN=OFF)
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TARGETS)
 
 tsan: tsan-build

@@ -17,6 +17,8 @@
 //   record_latency_ns  kron::record_latency(h, v) of a value at hand (issue 12: goal <= 3 ns on top of the
 //                   timestamp reads), values cycling through 4096 log-normal ones; latency_timer_ns the
 //                   same with its two timestamp reads (kron::latency_timer); vcount_ns kron::vcount
+//   c_record_latency_ns, c_latency_timer_ns, c_vcount_ns, c_trace_ns, c_phase_ns, phase_ns: the same batches
+//                   through mk.h's C probes (recorder/c_probes.c), beside the C++ ones
 //   hdr_record_value_ns  the same values through HdrHistogram's record path rewritten for this bench
 //                   (Debian ships no C++ HdrHistogram; hdr_histogram.c's hdr_record_values, out of line);
 //                   loglinear_ns its index arithmetic and count alone, inlined (the cheapest log-linear
@@ -48,6 +50,7 @@
 #include "kron/board_ops.hpp"
 #include "kron/kron.hpp"
 #include "recorder/recorder.hpp"
+#include "recorder/c_probes.h"
 
 #ifdef KRON_HAVE_LTTNG
 #include "recorder/lttng_tp.h"
@@ -134,6 +137,12 @@ __attribute__((noinline)) void hist_batch(std::uint64_t n) {
 __attribute__((noinline)) void timer_batch(std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) {
     kron::latency_timer t(g_hist);
+    benchmark::ClobberMemory();
+  }
+}
+__attribute__((noinline)) void phase_batch(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    kron::phase(static_cast<std::uint16_t>(i & 1));
     benchmark::ClobberMemory();
   }
 }
@@ -419,6 +428,16 @@ int main(int argc, char** argv) {
   const double loglinear_ns = measure(kBatch, [] { loglinear_batch(kBatch); }, [] {});
   const double hdr_ns = measure(kBatch, [] { hdr_batch(kBatch); }, [] {});
   const double map_ns = measure(kBatch, [] { map_batch(kBatch); }, [] {});
+  // The C probes (mk.h), the same batches (their histogram's cells taken before the clock too).
+  kron_bench_c_hist(g_values.data(), 4096), kron_bench_c_timer(16), kron_bench_c_vcount(8192);
+  const double c_record_latency_ns = measure(kBatch, [] { kron_bench_c_hist(g_values.data(), kBatch); }, [] {});
+  const double c_latency_timer_ns = measure(kBatch, [] { kron_bench_c_timer(kBatch); }, [] {});
+  const double c_vcount_ns = measure(kBatch, [] { kron_bench_c_vcount(kBatch); }, [] {});
+  const double phase_ns = measure(kBatch, [] { phase_batch(kBatch); }, [] {});
+  const double c_phase_ns = measure(kBatch, [] { kron_bench_c_phase(kBatch); }, [] {});
+  kron::phase(0);
+  drain();
+  const double c_trace_ns = measure(kBatch, [] { kron_bench_c_trace(kBatch); }, drain);
   const double floor_hist_ns = measure(kBatch, [] { floor_batch(kBatch); }, [] {});  // the floor of this minute
   // Warm: this process's lane has been written all over by the batches above.
   drain();
@@ -548,6 +567,14 @@ int main(int argc, char** argv) {
   fmt::print("{:<44} {:>10.2f}   (two timestamp reads + record_latency; floor now {:.2f})\n", "kron::latency_timer",
              latency_timer_ns, floor_hist_ns);
   fmt::print("{:<44} {:>10.2f}\n", "kron::vcount(index, 1)", vcount_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x C++\n", "C mk_record_latency(&h, value at hand)", c_record_latency_ns,
+             c_record_latency_ns / record_latency_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x C++\n", "C mk_now + MK_LATENCY_END", c_latency_timer_ns,
+             c_latency_timer_ns / latency_timer_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x C++\n", "C mk_vcount(index, 1)", c_vcount_ns, c_vcount_ns / vcount_ns);
+  fmt::print("{:<44} {:>10.2f}   C {:.2f}\n", "kron::phase(id) / C mk_phase(id)", phase_ns, c_phase_ns);
+  fmt::print("{:<44} {:>10.2f}   {:.2f}x C++ (a call: mk_trace is out of line)\n", "C mk_trace(group, data)", c_trace_ns,
+             c_trace_ns / trace_ns);
   fmt::print("{:<44} {:>10.2f}   {:.2f}x record_latency\n", "HdrHistogram's hdr_record_value (rewritten)", hdr_ns,
              hdr_ns / record_latency_ns);
   fmt::print("{:<44} {:>10.2f}   {:.2f}x record_latency\n", "log-linear index + count, inlined", loglinear_ns,
@@ -605,6 +632,12 @@ int main(int argc, char** argv) {
   j["record_latency_ns"] = record_latency_ns;
   j["latency_timer_ns"] = latency_timer_ns;
   j["vcount_ns"] = vcount_ns;
+  j["c_record_latency_ns"] = c_record_latency_ns;
+  j["c_latency_timer_ns"] = c_latency_timer_ns;
+  j["c_vcount_ns"] = c_vcount_ns;
+  j["phase_ns"] = phase_ns;
+  j["c_phase_ns"] = c_phase_ns;
+  j["c_trace_ns"] = c_trace_ns;
   j["loglinear_ns"] = loglinear_ns;
   j["hdr_record_value_ns"] = hdr_ns;
   j["map_ns"] = map_ns;

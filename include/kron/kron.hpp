@@ -59,10 +59,19 @@
 
 #if defined(__GNUC__)
 #define KRON_ALWAYS_INLINE inline __attribute__((always_inline))
-#define KRON_TLS_MODEL __attribute__((tls_model("initial-exec")))
 #else
 #define KRON_ALWAYS_INLINE inline
+#endif
+// The probe's thread-locals are initial-exec (one %fs-relative operand) in programs that link the probe
+// library; a loadable module that carries the probe (the Python extension) builds it with KRON_TLS_MODEL
+// defined empty (global-dynamic), as initial-exec variables of a dlopen()ed object would take the
+// process's small static TLS reserve.
+#ifndef KRON_TLS_MODEL
+#if defined(__GNUC__)
+#define KRON_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
 #define KRON_TLS_MODEL
+#endif
 #endif
 // The probe's thread-locals are constant-initialised: declared so, every access is a plain %fs-relative load
 // with no TLS wrapper call. This header also compiles at g++ 12's and clang's default standard (C++17), where
@@ -76,6 +85,9 @@
 #else
 #define KRON_CONSTINIT
 #endif
+// The assembler names of the state the inline probes read: mk.h's C probes read the same variables by
+// these names (kron_t_lane, kron_t_stats, kron_g_stat_gen, kron_g_tsc).
+#define KRON_C_NAME(name) __asm__(name)
 
 namespace kron {
 
@@ -124,9 +136,9 @@ struct ThreadStats {
   CellRef hist[kHistCache];
   CellRef counters[stats::kCounterPages];
 };
-extern KRON_CONSTINIT thread_local ThreadStats t_stats KRON_TLS_MODEL;
+extern KRON_CONSTINIT thread_local ThreadStats t_stats KRON_C_NAME("kron_t_stats") KRON_TLS_MODEL;
 // The board's stat_gen, or a word holding board::kNoBoardGen while no board is attached.
-extern const std::atomic<std::uint64_t>* g_stat_gen;
+extern const std::atomic<std::uint64_t>* g_stat_gen KRON_C_NAME("kron_g_stat_gen");
 void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept;
 void vcount_slow(unsigned index, std::uint64_t n) noexcept;
 
@@ -149,10 +161,10 @@ struct ThreadLane {
   // the fields the probe loads anyway, so that it is one %fs-relative operand; kept when the lane goes.
   std::uint64_t phase;
 };
-extern KRON_CONSTINIT thread_local ThreadLane t_lane KRON_TLS_MODEL;
+extern KRON_CONSTINIT thread_local ThreadLane t_lane KRON_C_NAME("kron_t_lane") KRON_TLS_MODEL;
 // Points at the board's control word, or at a zero word while no board is attached.
 extern const std::atomic<std::uint32_t>* g_control;
-extern bool g_tsc;  // timestamps from rdtsc (else clock_gettime)
+extern bool g_tsc KRON_C_NAME("kron_g_tsc");  // timestamps from rdtsc (else clock_gettime)
 
 std::uint64_t now_slow() noexcept;       // clock_gettime(CLOCK_MONOTONIC) in ns
 std::uint32_t cpu_slow() noexcept;       // sched_getcpu()

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -925,6 +926,23 @@ __attribute__((constructor)) void auto_attach() { attach(nullptr); }
 }  // namespace kron
 
 // ---- C API (mk.h, site.h) ----------------------------------------------------------------------------------
+// Phases, histograms, virtual counters: mk.h's C structs are kron.hpp's C++ ones, word for word.
+namespace {
+using kron::detail::ThreadLane;
+using kron::detail::ThreadStats;
+static_assert(sizeof(mk_histogram) == sizeof(kron::histogram) && offsetof(mk_histogram, id) == offsetof(kron::histogram, id_));
+static_assert(sizeof(kron_c_lane_) == sizeof(ThreadLane) && offsetof(kron_c_lane_, phase) == offsetof(ThreadLane, phase));
+static_assert(sizeof(kron_c_stats_) == sizeof(ThreadStats) &&
+              offsetof(kron_c_stats_, counters) == offsetof(ThreadStats, counters) &&
+              sizeof(kron_c_cellref_) == sizeof(kron::detail::CellRef));
+static_assert(KRON_C_PHASE_SHIFT == kron::record::kPhaseShift && KRON_C_HIST_CACHE == kron::detail::kHistCache &&
+              KRON_C_COUNTER_PAGES == kron::stats::kCounterPages &&
+              KRON_C_COUNTERS_PER_CELL == kron::stats::kCountersPerCell &&
+              KRON_C_VIRTUAL_COUNTERS == kron::stats::kVirtualCounters && KRON_C_HIST_SUM == kron::stats::kHistSum &&
+              KRON_C_HIST_MIN == kron::stats::kHistMin && KRON_C_HIST_MAX == kron::stats::kHistMax);
+static_assert(sizeof(bool) == sizeof(unsigned char));  // kron_g_tsc, read from C as unsigned char
+kron::histogram& hist_of(mk_histogram* h) { return *reinterpret_cast<kron::histogram*>(h); }
+}  // namespace
 extern "C" {
 uint32_t kron_site_register(struct kron_site* site) {
   using namespace kron;
@@ -964,4 +982,18 @@ void mk_write_csr(uint16_t written) {
 void mk_counter_control(uint64_t enable, uint64_t mode, uint64_t clock_select) {
   kron::counter_control(enable, mode, clock_select);
 }
+int mk_attached(void) { return kron::attached() ? 1 : 0; }
+void mk_release_lane(void) { kron::release_lane(); }
+
+uint32_t mk_register_histogram(struct mk_histogram* h) { return kron::register_histogram(hist_of(h)); }
+void mk_phase_fn(uint16_t id) { kron::phase(id); }
+uint16_t mk_current_phase_fn(void) { return kron::current_phase(); }
+void mk_record_latency_fn(struct mk_histogram* h, uint64_t ticks) { kron::record_latency(hist_of(h), ticks); }
+void mk_vcount_fn(unsigned index, uint64_t n) { kron::vcount(index, n); }
+uint64_t mk_now_fn(void) { return kron::detail::now(); }
+void mk_record_latency_slow(struct mk_histogram* h, uint64_t ticks) {
+  kron::detail::record_latency_slow(hist_of(h), ticks);
+}
+void mk_vcount_slow(unsigned index, uint64_t n) { kron::detail::vcount_slow(index, n); }
+uint64_t mk_now_slow(void) { return kron::detail::now_slow(); }
 }
