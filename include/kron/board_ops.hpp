@@ -122,7 +122,8 @@ class Mapping {
   std::uint32_t lanes_in_use() const;
 
   // Creates and maps a board, its memory committed (every page allocated in the file system by
-  // posix_fallocate; ERRATUM E321: not mapped into the page tables, which the probes do block by block). Returns an empty mapping and sets *err on failure. *note (when given)
+  // posix_fallocate; ERRATUM E321: not mapped into the page tables, which the probes do block by block).
+  // Returns an empty mapping and sets *err on failure. *note (when given)
   // receives a line for the user when --huge-pages could not be honoured, and why.
   static Mapping create(const CreateOptions& o, std::string* err, std::string* note = nullptr);
   // Maps an existing board read-write and validates it, in constant time: no page is mapped in advance

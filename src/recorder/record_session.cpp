@@ -329,7 +329,8 @@ bool mapped_elsewhere(const std::string& path) {
 // spares the walk over /proc. A 2.2 board's `attached` counts arrivals only (it never goes down).
 std::uint32_t arrivals_of(const board::Mapping& m) {
   const board::BoardHeader& h = *m.header();
-  return m.geometry().minor >= 3 ? h.arrivals.load(std::memory_order_relaxed) : h.attached.load(std::memory_order_relaxed);
+  return m.geometry().minor >= 3 ? h.arrivals.load(std::memory_order_relaxed)
+                                 : h.attached.load(std::memory_order_relaxed);
 }
 bool writer_attached(const board::Mapping& m, std::uint32_t& arrivals_seen, const std::string& path) {
   const std::uint32_t a = arrivals_of(m);

@@ -38,8 +38,8 @@ int run(const Args& a) {
   const std::string attached =
       g.minor >= 3 ? fmt::format("{} attached now, {} since creation", h.attached.load(), h.arrivals.load())
                    : fmt::format("{} attached since creation", h.attached.load());
-  fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} live process{} with lanes ({})\n", a.board, g.major,
-             g.minor, g.segment_size, g.creator_pid, live.size(), live.size() == 1 ? "" : "es", attached);
+  fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} live process{} with lanes ({})\n", a.board,
+             g.major, g.minor, g.segment_size, g.creator_pid, live.size(), live.size() == 1 ? "" : "es", attached);
   if (const std::string prog = r.program(); !prog.empty()) fmt::print("program: {}\n", prog);
   fmt::print("Configuration Register 0x{:06x}: WRAPB={} ({} buffer)\n", g.config, (g.config & kCfgWrapB) ? 1 : 0,
              r.circular() ? "circular" : "simple");
