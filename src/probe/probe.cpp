@@ -89,13 +89,19 @@ std::uint64_t g_discard[stats::kCellWords];
 // does not copy a shared mapping's page tables into it).
 std::atomic<std::uint64_t>* g_mapped = nullptr;
 std::size_t g_mapped_words = 0;
+// Maps block y and the unmapped blocks after it up to 64 KiB in all (a fresh board hands its blocks out in
+// index order): one system call per 64 KiB rather than per 4 KiB block.
+bool block_mapped(std::uint32_t b) {
+  return g_mapped[b / 64].load(std::memory_order_relaxed) & (std::uint64_t{1} << (b % 64));
+}
 void commit_block(std::uint32_t y) {
-  if (!g_mapped) return;
-  std::atomic<std::uint64_t>& w = g_mapped[y / 64];
-  const std::uint64_t bit = std::uint64_t{1} << (y % 64);
-  if (w.load(std::memory_order_relaxed) & bit) return;
-  board::populate(g_map->block_data(y), g_slots * kSlot);
-  w.fetch_or(bit, std::memory_order_relaxed);
+  if (!g_mapped || block_mapped(y)) return;
+  const std::uint64_t bytes = g_slots * kSlot;
+  std::uint32_t n = 1;
+  while (y + n < g_blocks && (n + 1) * bytes <= (64u << 10) && !block_mapped(y + n)) ++n;
+  board::populate(g_map->block_data(y), n * bytes);
+  for (std::uint32_t b = y; b < y + n; ++b)
+    g_mapped[b / 64].fetch_or(std::uint64_t{1} << (b % 64), std::memory_order_relaxed);
 }
 
 // The thread's place in the pool (slow paths only; the fast path needs only ThreadLane).
