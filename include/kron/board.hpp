@@ -11,7 +11,7 @@
 //   is the FIFO), the 32-bit mode (bit 14/15 kept as status only), the CPU ID lines (the CPU number comes
 //   from rseq), the network output, test mode, the board's external cable and DIS_STATE machinery.
 //
-// Layout, format 2.2 (every offset is checked against segment_size before use; no pointer is ever stored):
+// Layout, format 2.3 (every offset is checked against segment_size before use; no pointer is ever stored):
 //   [BoardHeader][LaneHeader x lane_count][BlockHeader x block_count][SealedCell x block_count]
 //   [NameSlot x name_slots][HistSlot x hist_slots][CellDesc x stat_cells][cells][blocks]
 // The sample memory is one pool of block_count fixed-size blocks (block_bytes, a power of two) that the
@@ -38,13 +38,17 @@ namespace kron::board {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'B', 'R', 'D', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 2;  // a reader refuses another major (2.0: the block pool)
-inline constexpr std::uint16_t kMinor = 2;  // and accepts any minor (fields only ever appended)
+inline constexpr std::uint16_t kMinor = 3;  // and accepts any minor (fields only ever appended)
 // Minor versions: 2.0 the block pool; 2.1 adds the name table (names_offset..names_used: named probes and
 // thread names) and `program` (the command that last ran on the board). A 2.0 board has names_offset 0: no
 // table, named probes record with no name; and an empty program. 2.2 adds phased samples (the phase in the
 // record header, the cpu in the thread field: ERRATUM E180; a 2.1 board's records are rewritten by the
 // reader), `stat_gen` on the registers' line, and the statistics area (stats_offset..stat_lost: histograms
 // and virtual counters, kron/core/stats.hpp). A 2.1 board has stats_offset 0: no histograms, no counters.
+// 2.3: `attached` counts the processes attached now (ERRATUM E322: down again when one exits), `arrivals`
+// the attaches ever (what `attached` counted until 2.2; a 2.2 board's arrivals read 0); a circular board
+// keeps every lane's newest block (ERRATUM E320; no field changes); no process maps a board's memory when it
+// opens it (ERRATUM E321).
 inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
 inline constexpr std::uint32_t kSlot = record::kSlotBytes;  // ring unit = one Trace record (32 bytes)
 inline constexpr std::uint32_t kResourceSlots = record::kResourceSlots;  // a Resource record (160 bytes)
@@ -181,7 +185,9 @@ struct alignas(kLine) BoardHeader {
   // Line 3: board-wide counters written only in slow paths.
   alignas(kLine) std::atomic<std::uint64_t> no_lane;  // probes that passed but found no free lane (overruns)
   std::atomic<std::uint32_t> drainer_pid;             // 0 when no reader drains the board
-  std::atomic<std::uint32_t> attached;                // processes that attached (statistics)
+  // 2.3: processes attached now (+1 at attach or a forked child's first lane, -1 at its normal exit; a
+  // process killed or exec'd stays counted: ERRATUM E322). Until 2.2 the attaches ever (now `arrivals`).
+  std::atomic<std::uint32_t> attached;
   std::atomic<std::uint64_t> drainer_beat;            // drainer's last heartbeat, in ticks
   std::atomic<std::uint32_t> ctl_lock;                // serialises counter-control writers (tools, API)
   std::atomic<std::uint32_t> trace_overrun;           // CSR bit 8 (sticky): some Trace sample dropped
@@ -189,6 +195,7 @@ struct alignas(kLine) BoardHeader {
   // 2.0: one past the highest lane ever claimed (raised by a claim before it publishes the lane Active).
   // Readers look at lanes below it only: thousands of lane headers cost a drain pass nothing unused.
   std::atomic<std::uint32_t> lane_hwm;
+  std::atomic<std::uint32_t> arrivals;  // 2.3: processes that ever attached (0 on a 2.2 board: padding)
 
   // Lines 4-: resource counter control (000 Tables B5-B7) and board-wide counter state.
   alignas(kLine) std::atomic<std::uint64_t> enable_reg;  // Enable Register, fields as written (Table B7, E13)
@@ -257,6 +264,7 @@ struct alignas(kLine) BoardHeader {
 };
 static_assert(sizeof(BoardHeader) == 4096, "BoardHeader is a shared-memory ABI: one page");
 static_assert(offsetof(BoardHeader, control) == 128 && offsetof(BoardHeader, no_lane) == 192);
+static_assert(offsetof(BoardHeader, arrivals) == 232 && offsetof(BoardHeader, enable_reg) == 256);
 static_assert(offsetof(BoardHeader, enable_reg) == 256 && offsetof(BoardHeader, sources) == 608);
 static_assert(offsetof(BoardHeader, blocks_offset) == 1408 && offsetof(BoardHeader, free_top) == 1472 &&
               offsetof(BoardHeader, sealed_enq) == 1536 && offsetof(BoardHeader, sealed_deq) == 1600);

@@ -121,12 +121,13 @@ class Mapping {
   // The lanes a reader needs to look at: below the claims' high-water mark, bounded by the validated count.
   std::uint32_t lanes_in_use() const;
 
-  // Creates and maps a board, its memory committed (every page allocated and mapped: no probe takes a
-  // page fault on first touch). Returns an empty mapping and sets *err on failure. *note (when given)
+  // Creates and maps a board, its memory committed (every page allocated in the file system by
+  // posix_fallocate; ERRATUM E321: not mapped into the page tables, which the probes do block by block).
+  // Returns an empty mapping and sets *err on failure. *note (when given)
   // receives a line for the user when --huge-pages could not be honoured, and why.
   static Mapping create(const CreateOptions& o, std::string* err, std::string* note = nullptr);
-  // Maps an existing board read-write, validates it and maps every page into this process (populate), so
-  // that the probes of an attaching program take no page fault. Empty mapping + *err on failure
+  // Maps an existing board read-write and validates it, in constant time: no page is mapped in advance
+  // (ERRATUM E321; a probe maps each block it takes with populate()). Empty mapping + *err on failure
   // (*err_offset is the segment offset of a validation problem).
   static Mapping open(const std::string& name, std::string* err, std::uint64_t* err_offset = nullptr);
   // Adopts an image already in memory (tests, fuzzing); does not own it. Validates it: an empty mapping
@@ -147,6 +148,7 @@ std::uint64_t default_block_bytes(std::uint64_t size, std::uint32_t lanes);
 
 // Commits and maps every page of [base, base + size) for writing in this process: MADV_POPULATE_WRITE
 // (Linux 5.14), else one atomic no-op write (fetch_or 0) per page, safe while other processes write there.
+// The probe calls it for each block it takes (slow path), so that its fast path takes no page fault.
 void populate(void* base, std::uint64_t size) noexcept;
 // Why 2 MiB pages cannot back a board here ("" when they can): the /dev/shm mount's huge= option and
 // /sys/kernel/mm/transparent_hugepage/shmem_enabled (deny/force) decide for POSIX shared memory.

@@ -113,7 +113,12 @@ std::uint64_t huge_mapped_bytes(const void* base) {
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL and the loop below does it
 #endif
 void populate(void* base, std::uint64_t size) noexcept {
-  if (::madvise(base, size, MADV_POPULATE_WRITE) == 0) return;
+  // A kernel without MADV_POPULATE_WRITE answers EINVAL once; then the loop, with no system call per block.
+  static std::atomic<bool> no_madvise{false};
+  if (!no_madvise.load(std::memory_order_relaxed)) {
+    if (::madvise(base, size, MADV_POPULATE_WRITE) == 0) return;
+    if (errno == EINVAL) no_madvise.store(true, std::memory_order_relaxed);
+  }
   const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   auto* p = static_cast<std::uint8_t*>(base);
   // A write fault per page without changing a byte: an atomic OR of 0 (other processes may be writing
@@ -464,11 +469,13 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
     return undo("cannot size board '" + o.name + "' (" + path + ") to " + std::to_string((size + (1u << 20) - 1) >> 20) +
                 " MiB: " + std::strerror(e) + (e == EFBIG ? " (the file-size limit, ulimit -f, is lower)" : ""));
   }
-  // Commit every page in the file system now (tmpfs reserves them): a full /dev/shm is a clear error
-  // here, never a SIGBUS later. A file system without fallocate keeps the free-space check above.
-  if (const int e = ::posix_fallocate(fd, 0, static_cast<off_t>(size)); e != 0 && e != EOPNOTSUPP && e != EINVAL)
+  // Commit every page in the file system now (tmpfs allocates them): a full /dev/shm is a clear error
+  // here, never a SIGBUS later. A file system without fallocate keeps the free-space check above, and the
+  // creator commits the pages by writing them (populate below).
+  const int fa = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+  if (fa != 0 && fa != EOPNOTSUPP && fa != EINVAL)
     return undo("cannot commit " + std::to_string(size >> 20) + " MiB for board '" + o.name + "' in " + dir + ": " +
-                std::strerror(e) + (e == ENOSPC ? " (a smaller --buffer, or --shm-dir DIR on a larger tmpfs)" : ""));
+                std::strerror(fa) + (fa == ENOSPC ? " (a smaller --buffer, or --shm-dir DIR on a larger tmpfs)" : ""));
   void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (m == MAP_FAILED) return undo("cannot map board '" + o.name + "' (" + path + "): " + std::strerror(errno));
   // Huge pages: a hint before the pages exist (the pages are allocated by populate() just below).
@@ -477,8 +484,11 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
     huge_why = huge_pages_unavailable();
     if (huge_why.empty() && ::madvise(m, size, MADV_HUGEPAGE) != 0) huge_why = std::string("madvise: ") + std::strerror(errno);
   }
-  // ERRATUM E34. Commit the whole board now: a probe never takes a page fault on the first touch of its ring (issue 10).
-  populate(m, size);
+  // ERRATUM E321. The memory is committed once, by posix_fallocate above; no process maps all of it into
+  // its page tables (a 1 GiB board cost every process that opened it 0.3 s): a probe maps each block it
+  // takes, in its slow path. Only where fallocate is missing does the creator commit by writing, and
+  // huge pages are populated here so that the kernel's choice can be reported.
+  if (fa != 0 || (o.huge_pages && huge_why.empty())) populate(m, size);
   if (o.huge_pages && huge_why.empty() && size >= (2u << 20) && huge_mapped_bytes(m) == 0)
     huge_why = "the kernel allowed them but gave 4 KiB pages (no free 2 MiB page?)";
   if (o.huge_pages && note)
@@ -592,9 +602,8 @@ Mapping Mapping::open(const std::string& name, std::string* err, std::uint64_t* 
     if (err_offset) *err_offset = p.offset;
     return {};
   }
-  // The creator committed the pages; map them into this process too, so that no probe takes a (minor)
-  // page fault on its first touch of a ring page (issue 10).
-  populate(m, size);
+  // ERRATUM E321. Nothing is mapped in advance (opening costs the same for any board size): tools touch
+  // only what they read, and a probe maps each block it takes in its slow path (commit_block).
   return out;
 }
 

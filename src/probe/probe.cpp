@@ -84,6 +84,26 @@ board::CellDesc* g_cdescs = nullptr;
 std::uint64_t* g_cells_mem = nullptr;
 // Where values go that a phase watch keeps out (never read; written with relaxed atomics by any thread).
 std::uint64_t g_discard[stats::kCellWords];
+// ERRATUM E321. The blocks whose pages this process has mapped (one bit a block; calloc: untouched pages
+// until a block is taken). Opening a board maps nothing, so the slow path that takes a block maps it here
+// first and the fast path never takes a page fault. A forked child starts with none mapped (the kernel
+// does not copy a shared mapping's page tables into it).
+std::atomic<std::uint64_t>* g_mapped = nullptr;
+std::size_t g_mapped_words = 0;
+// Maps block y and the unmapped blocks after it up to 64 KiB in all (a fresh board hands its blocks out in
+// index order): one system call per 64 KiB rather than per 4 KiB block.
+bool block_mapped(std::uint32_t b) {
+  return g_mapped[b / 64].load(std::memory_order_relaxed) & (std::uint64_t{1} << (b % 64));
+}
+void commit_block(std::uint32_t y) {
+  if (!g_mapped || block_mapped(y)) return;
+  const std::uint64_t bytes = g_slots * kSlot;
+  std::uint32_t n = 1;
+  while (y + n < g_blocks && (n + 1) * bytes <= (64u << 10) && !block_mapped(y + n)) ++n;
+  board::populate(g_map->block_data(y), n * bytes);
+  for (std::uint32_t b = y; b < y + n; ++b)
+    g_mapped[b / 64].fetch_or(std::uint64_t{1} << (b % 64), std::memory_order_relaxed);
+}
 
 // The thread's place in the pool (slow paths only; the fast path needs only ThreadLane).
 struct BlockCursor {
@@ -139,6 +159,20 @@ bool drainer_alive(std::uint64_t now) {
 
 void on_thread_exit(void*) { release_lane(); }
 
+// ERRATUM E322. Whether this process is counted in the board's `attached` (2.3: processes attached now): from
+// attach, or from a forked child's first lane claim (a child that only execs is never counted), until
+// it ends normally (atexit). A process killed, or one that execs after probing, cannot take itself off.
+std::atomic<bool> g_counted{false};
+void count_in() {
+  if (g_counted.exchange(true, std::memory_order_relaxed)) return;
+  g_board->attached.fetch_add(1, std::memory_order_relaxed);
+  g_board->arrivals.fetch_add(1, std::memory_order_relaxed);
+}
+void count_out() {
+  if (g_board && g_counted.exchange(false, std::memory_order_relaxed))
+    g_board->attached.fetch_sub(1, std::memory_order_relaxed);
+}
+
 // This thread's cells by key (stats::cell_key): slow paths only. nullptr: the pool had no room (counted).
 std::unordered_map<std::uint64_t, std::uint64_t*>& thread_cells() {
   static thread_local std::unordered_map<std::uint64_t, std::uint64_t*> cells;
@@ -159,8 +193,13 @@ void init_once() {
     detail::t_stats = detail::ThreadStats{};
     reset_thread_cells();
     g_pid = static_cast<std::uint32_t>(::getpid());
+    g_counted.store(false, std::memory_order_relaxed);  // counted at its first lane (ERRATUM E322)
+    if (g_mapped) std::memset(static_cast<void*>(g_mapped), 0, g_mapped_words * sizeof *g_mapped);  // E321
   });
-  std::atexit([] { release_lane(); });  // the main thread's lane (key destructors do not run for it)
+  std::atexit([] {
+    release_lane();  // the main thread's lane (key destructors do not run for it)
+    count_out();
+  });
 }
 
 // ---- the name table (board 2.1) -------------------------------------------------------------------------
@@ -241,6 +280,7 @@ bool claim(detail::ThreadLane& t) {
     L->source = source_id(g_node, g_pid);
     L->claim_ticks = detail::now();
     L->occupancy.fetch_add(1, std::memory_order_relaxed);
+    count_in();  // a forked child's first lane (ERRATUM E322); once per process
     t.lane = L;
     t.ring = nullptr;
     t.mask = g_slots - 1;
@@ -299,12 +339,46 @@ bool lock_pool() {
 }
 void unlock_pool() { pool::unlock(g_board->pool_lock); }
 
+// ERRATUM E320. What the recycler does with sealed block x. Order: x is not its lane's oldest block (an
+// older one of its lane went to the back of the queue before it: recycling x would cut the lane's chain),
+// so it waits its turn. Newest: x is its lane's newest sealed block (a retired lane's last block, or a
+// live lane's block before the one being written), kept while other lanes hold older blocks, so that every
+// thread's end survives. Loads are relaxed: a stale one only keeps a block one turn more, never breaks the
+// order (a lane's `first` moves only under the pool lock, which the caller holds).
+enum class Keep { No, Order, Newest };
+Keep keep_block(std::uint32_t x, const BlockHeader& X) {
+  const std::uint32_t m = X.lane.load(std::memory_order_relaxed);
+  if (m >= g_lanes) return Keep::No;  // detached from a freed lane: drained already
+  const LaneHeader* L = g_map->lane(m);
+  if (L->first.load(std::memory_order_relaxed) != x) return Keep::Order;
+  const std::uint32_t c = L->cur.load(std::memory_order_relaxed);
+  if (c == x) return Keep::Newest;
+  return c < g_blocks && X.next.load(std::memory_order_relaxed) == c &&
+                 g_bh[c].state.load(std::memory_order_relaxed) == BlockState::Writing
+             ? Keep::Newest
+             : Keep::No;
+}
+// The timestamp of block x's first record (a block taken for a record holds one from its first slot on):
+// which kept block is oldest. Untrusted memory, used only to choose.
+std::uint64_t first_ticks(std::uint32_t x) {
+  return __atomic_load_n(reinterpret_cast<const std::uint64_t*>(g_map->block_data(x)) + 2, __ATOMIC_RELAXED);
+}
+
 // ERRATUM E29. Circular board, no free block: recycles the board's oldest sealed block, whatever lane it
-// is in (003 2.7: the circular buffer keeps the newest samples, here of the whole board). Under
-// pool_lock: the lane it leaves gets its (tail, evicted) moved past it under the lane's seqlock, then the
-// block's generation is bumped before it is written again (a reader copying it sees the change).
+// is in (003 2.7: the circular buffer keeps the newest samples, here of the whole board), except each
+// lane's newest sealed block (ERRATUM E320: keep_block). Under pool_lock: the lane it leaves gets its
+// (tail, evicted) moved past it under the lane's seqlock, then the block's generation is bumped before it
+// is written again (a reader copying it sees the change).
 std::uint32_t recycle() {
-  for (std::uint32_t tries = 0; tries < g_blocks; ++tries) {
+  // A turn of the queue passes over every lane's newest block. When it found nothing else (every sealed
+  // block some lane's newest: more threads than blocks), a second turn takes the kept block whose first
+  // record is oldest (the thread that ended first loses its end first); past that (a scribbled chain) any.
+  const std::uint64_t enq = g_board->sealed_enq.load(std::memory_order_relaxed);
+  const std::uint64_t deq = g_board->sealed_deq.load(std::memory_order_relaxed);
+  const std::uint64_t turn = enq > deq ? std::min<std::uint64_t>(enq - deq, g_blocks) : 0;
+  std::uint32_t oldest = kNoBlock;
+  std::uint64_t oldest_ticks = ~std::uint64_t{0};
+  for (std::uint64_t tries = 0; tries < 2 * turn + g_blocks; ++tries) {
     std::uint32_t x = pool::dequeue_sealed(g_board->sealed_deq, g_cells, g_blocks);
     // "Empty" while an enqueue was claimed: its writer is between its two stores (preempted there).
     // Wait for it, at most as long as for the lock, rather than drop a sample with sealed blocks queued.
@@ -315,6 +389,20 @@ std::uint32_t recycle() {
       x = pool::dequeue_sealed(g_board->sealed_deq, g_cells, g_blocks);
     }
     if (x >= g_blocks) return kNoBlock;  // none sealed (every block is some lane's current one)
+    // Acquire: pairs with the seal's release (the block's records, read by first_ticks, are complete).
+    if (g_bh[x].state.load(std::memory_order_acquire) != BlockState::Sealed) continue;  // scribbled: off the queue
+    bool pass_over = false;
+    if (tries < turn) {
+      const Keep k = keep_block(x, g_bh[x]);
+      pass_over = k != Keep::No;
+      if (k == Keep::Newest && first_ticks(x) < oldest_ticks) oldest = x, oldest_ticks = first_ticks(x);
+    } else if (tries < 2 * turn) {
+      pass_over = oldest < g_blocks ? x != oldest : keep_block(x, g_bh[x]) == Keep::Order;
+    }
+    if (pass_over) {
+      pool::enqueue_sealed(g_board->sealed_enq, g_cells, g_blocks, x);  // the back of the queue
+      continue;
+    }
     BlockHeader& X = g_bh[x];
     BlockState s = BlockState::Sealed;
     if (!X.state.compare_exchange_strong(s, BlockState::Recycling, std::memory_order_acquire)) continue;
@@ -462,6 +550,7 @@ bool hand_out(detail::ThreadLane& t, std::uint32_t y) {
   // which ThreadSanitizer cannot see, and without this load it reports this thread's records as racing
   // with the last owner's (issue 16). A plain load on x86-64, once a block, outside the hot path.
   (void)Y.state.load(std::memory_order_acquire);
+  commit_block(y);  // ERRATUM E321: its pages mapped here, so that no probe writing it takes a page fault
   Y.lane.store(t_blk.lane, std::memory_order_relaxed);
   Y.start.store(start, std::memory_order_relaxed);
   Y.end.store(start, std::memory_order_relaxed);
@@ -689,6 +778,8 @@ bool attach(const char* name) noexcept {
   g_bh = g_map->blocks();
   g_cells = g_map->sealed_cells();
   g_circular = geo.circular();
+  g_mapped_words = (std::size_t{g_blocks} + 63) / 64;
+  g_mapped = static_cast<std::atomic<std::uint64_t>*>(std::calloc(g_mapped_words, sizeof(std::atomic<std::uint64_t>)));
   g_name_slots = geo.name_slots;
   g_hist_slots = geo.hist_slots;
   g_stat_cells = geo.stat_cells;
@@ -702,7 +793,7 @@ bool attach(const char* name) noexcept {
     g_cpu_fits = cpus > 0 && cpus <= long{record::kMaxPhasedCpu};
   }
   detail::g_tsc = geo.clock_kind == ClockKind::Tsc;
-  g_board->attached.fetch_add(1, std::memory_order_relaxed);
+  count_in();
   // Release: a probe that sees the board's control word also sees the globals set above.
   std::atomic_thread_fence(std::memory_order_release);
   if (g_stat_cells) detail::g_stat_gen = &g_board->stat_gen;
@@ -789,6 +880,7 @@ std::uint64_t* cell_for(stats::CellKind kind, std::uint32_t object, std::uint16_
   const std::uint64_t i = g_board->cells_used.fetch_add(1, std::memory_order_relaxed);
   if (i < g_stat_cells) {
     cell = g_cells_mem + i * stats::kCellWords;  // zero: a fresh board's memory, never reused
+    board::populate(cell, stats::kCellBytes);  // ERRATUM E321: mapped now, not in the fast path
     if (kind == stats::CellKind::Histogram) detail::cell_store(cell[stats::kHistMin], ~std::uint64_t{0});
     board::CellDesc& d = g_cdescs[i];
     d.source = source_id(g_node, g_pid);

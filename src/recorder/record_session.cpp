@@ -323,14 +323,20 @@ bool mapped_elsewhere(const std::string& path) {
   return found;
 }
 
-// A writer is attached: the board's attach count moved since the last look, a lane is Active with a live
-// owner, or some other process maps the board. The header's `attached` only ever grows (a count of
-// attaches, docs/board-format.md), so it tells of arrivals, never of departures; lanes and /proc do.
-bool writer_attached(const board::Mapping& m, std::uint32_t& attached_seen, const std::string& path) {
+// A writer is attached: the board's attaches moved since the last look, a lane is Active with a live
+// owner, or some other process maps the board. ERRATUM E322: from board 2.3 the header's `attached` counts
+// the processes attached now, but a process killed (or exec'd) never takes itself off, so a count above 0
+// is checked against /proc; a count of 0 is trusted (every process that attached has said it left), which
+// spares the walk over /proc. A 2.2 board's `attached` counts arrivals only (it never goes down).
+std::uint32_t arrivals_of(const board::Mapping& m) {
   const board::BoardHeader& h = *m.header();
-  const std::uint32_t a = h.attached.load(std::memory_order_relaxed);
-  if (a != attached_seen) {
-    attached_seen = a;
+  return m.geometry().minor >= 3 ? h.arrivals.load(std::memory_order_relaxed)
+                                 : h.attached.load(std::memory_order_relaxed);
+}
+bool writer_attached(const board::Mapping& m, std::uint32_t& arrivals_seen, const std::string& path) {
+  const std::uint32_t a = arrivals_of(m);
+  if (a != arrivals_seen) {
+    arrivals_seen = a;
     return true;
   }
   for (std::uint32_t i = 0; i < m.lanes_in_use(); ++i) {
@@ -338,6 +344,7 @@ bool writer_attached(const board::Mapping& m, std::uint32_t& attached_seen, cons
     // Acquire: the owner's pid was written before the state was published.
     if (L->state.load(std::memory_order_acquire) == board::LaneState::Active && process_alive(L->pid)) return true;
   }
+  if (m.geometry().minor >= 3 && m.header()->attached.load(std::memory_order_relaxed) == 0) return false;
   return mapped_elsewhere(path);
 }
 
@@ -370,7 +377,7 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
     reader.set_drainer(true);
 
     const std::string path = board::board_path(o.board);
-    std::uint32_t attached_seen = reader.header().attached.load(std::memory_order_relaxed);
+    std::uint32_t attached_seen = arrivals_of(reader.mapping());
     auto last_look = t0, last_writer = t0;
     drain_until(rec, progress, t0, [&] {
       if (g_stop) return true;

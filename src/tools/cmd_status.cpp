@@ -27,16 +27,20 @@ int run(const Args& a) {
   auto r = recorder::BoardReader::open(a.board);
   const BoardHeader& h = r.header();
   const Geometry& g = r.geo();  // the fixed fields as validated at open (ERRATUM E120)
-  // ERRATUM E143: "live" are the processes that hold a lane now and still run (the board's `attached` counts
-  // every attach ever, so after the program exited it is not a count of anything attached).
+  // ERRATUM E143: "live" are the processes that hold a lane now and still run.
   const auto lanes = r.lanes();
   std::set<std::uint32_t> live;
   for (const auto& v : lanes)
     if (v.state == LaneState::Active && !v.owner_dead && v.pid && (::kill(static_cast<pid_t>(v.pid), 0) == 0 || errno == EPERM))
       live.insert(v.pid);
-  fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} live process{} with lanes ({} attached since "
-             "creation)\n", a.board, g.major, g.minor, g.segment_size, g.creator_pid, live.size(),
-             live.size() == 1 ? "" : "es", h.attached.load());
+  // ERRATUM E322: from board 2.3 `attached` counts the processes attached now (a process killed stays in it:
+  // the live processes with lanes are the figure checked against the running processes), `arrivals` the
+  // attaches since creation; a 2.2 board has only the attaches.
+  const std::string attached =
+      g.minor >= 3 ? fmt::format("{} attached now, {} since creation", h.attached.load(), h.arrivals.load())
+                   : fmt::format("{} attached since creation", h.attached.load());
+  fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} live process{} with lanes ({})\n", a.board,
+             g.major, g.minor, g.segment_size, g.creator_pid, live.size(), live.size() == 1 ? "" : "es", attached);
   if (const std::string prog = r.program(); !prog.empty()) fmt::print("program: {}\n", prog);
   fmt::print("Configuration Register 0x{:06x}: WRAPB={} ({} buffer)\n", g.config, (g.config & kCfgWrapB) ? 1 : 0,
              r.circular() ? "circular" : "simple");

@@ -9,7 +9,8 @@ tmp=$(mktemp -d)
 A="attachA-$$" B="attachB-$$"
 trap 'rm -rf "$tmp"; "$kron" board rm "$A" >/dev/null 2>&1 || true; "$kron" board rm "$B" >/dev/null 2>&1 || true' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-attached() { env -u KRON_BOARD "$kron" status --board "$1" | sed -n 's/.* (\([0-9][0-9]*\) attached since creation)$/\1/p'; }
+# The attaches since creation (board 2.3: "(N attached now, M since creation)", ERRATUM E322).
+attached() { env -u KRON_BOARD "$kron" status --board "$1" | sed -n 's/.* attached now, \([0-9][0-9]*\) since creation)$/\1/p'; }
 held() { env -u KRON_BOARD "$kron" rdsample --board "$1" -f "$tmp/$1.trace" | sed -n 's/^kron rdsample: \([0-9]*\) of \([0-9]*\) samples.*/\2/p'; }
 
 "$kron" board create "$A" --buffer 1M --lanes 4 >/dev/null

@@ -68,11 +68,11 @@ for _ in $(seq 100); do
   "$kron" status --board "$board" | grep -q "^board .* 1 live process with lanes" && break
   sleep 0.1
 done
-"$kron" status --board "$board" | grep -q "^board .* 1 live process with lanes (1 attached since creation)" \
+"$kron" status --board "$board" | grep -q "^board .* 1 live process with lanes (1 attached now, 1 since creation)" \
   || fail "status while running: $("$kron" status --board "$board" | head -2)"
 "$kron" status --board "$board" | grep -qx "program: $prog hold 3" || fail "status program line"
 wait "$runner"
-"$kron" status --board "$board" | grep -q "^board .* 0 live processes with lanes (1 attached since creation)" \
+"$kron" status --board "$board" | grep -q "^board .* 0 live processes with lanes (0 attached now, 1 since creation)" \
   || fail "status after the program ended: $("$kron" status --board "$board" | head -1)"
 "$kron" rdsample --board "$board" -f "$tmp/rd.kron" >/dev/null
 "$kron" info "$tmp/rd.kron" | grep -qx "program: $prog hold 3" || fail "rdsample header: $("$kron" info "$tmp/rd.kron" | head -3)"
