@@ -460,7 +460,8 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
   }
 
   tracefile::FileHeader h = tracefile::make_header();
-  h.clock_hz = rh.clock_hz;
+  tracefile::copy_time_base(h, rh);  // one conversion: the reference rank's (its ticks are the timeline)
+  h.clock_flags |= tracefile::kClockMerged;
   h.start_ticks = rh.start_ticks;
   h.start_realtime_ns = rh.start_realtime_ns;
   h.node = 0;

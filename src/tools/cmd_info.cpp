@@ -21,6 +21,12 @@ struct Args {
   bool salvage = false;
 };
 constexpr const char* kOrigins[] = {"live", "mk1", "mk2", "model"};
+// The time base's source, as --json names it (docs/trace-format.md "Time base").
+const char* time_source_key(const tracefile::FileHeader& h) {
+  constexpr const char* kKeys[] = {"legacy", "nominal", "kernel", "anchors", "kernel-clock"};
+  const auto s = static_cast<std::uint32_t>(tracefile::time_source(h));
+  return s < tracefile::kTimeSources ? kKeys[s] : "unknown";
+}
 
 int run(const Args& a) {
   tracefile::Reader r(a.file, tracefile::ReadOptions{a.salvage});
@@ -68,6 +74,10 @@ int run(const Args& a) {
     j["complete"] = r.complete();
     j["origin"] = origin;
     j["clock_hz"] = h.clock_hz;
+    j["clock"] = {{"rate_hz", tracefile::rate_hz(h)},
+                  {"source", time_source_key(h)},
+                  {"method", tracefile::time_source_text(h)},
+                  {"uncertainty_ppm", tracefile::rate_uncertainty_ppm(h)}};
     j["node"] = h.node;
     j["program"] = text::utf8_safe(tracefile::program(h));
     j["mode"] = (h.flags & tracefile::kFlagCircular) ? "circular" : "simple";
@@ -126,6 +136,8 @@ int run(const Args& a) {
   }
   fmt::print("{}: kron trace {}.{}, {}, origin {}\n", a.file, h.major, h.minor, r.complete() ? "complete" : "NOT closed (recorder died)", origin);
   if (!tracefile::program(h).empty()) fmt::print("program: {}\n", tracefile::program(h));
+  fmt::print("clock {:.3f} Hz +-{:.3g} ppm: {}\n", tracefile::rate_hz(h), tracefile::rate_uncertainty_ppm(h),
+             tracefile::time_source_text(h));
   fmt::print("clock {} Hz, node {}, {} buffer, {} on overrun, Filter Register 0x{:04x}\n", h.clock_hz, h.node,
              (h.flags & tracefile::kFlagCircular) ? "circular" : "simple", (h.flags & tracefile::kFlagWait) ? "wait" : "discard",
              h.filter);

@@ -522,3 +522,104 @@ TEST(TraceFile, MpiAndClockOffsetRecordsAreKeptApartAndCounted) {
     }
   }
 }
+
+// ---- The time base (1.6, docs/trace-format.md "Time base", ERRATA E300-E304) ----------------------------
+namespace {
+// A 1.6 file whose header `change` edits (after the writer's finish, as a damaged file would hold it).
+fs::path time_base_file(const char* name, void (*change)(FileHeader&)) {
+  const auto p = write_file(name, some_samples());
+  set_header(p, change);
+  return p;
+}
+void as_kernel(FileHeader& h) {
+  h.time_source = static_cast<std::uint32_t>(TimeSource::Kernel);
+  h.time_shift = 31;
+  h.time_mult = 1024588236;  // 2^31 x 10^9 / 2095.984 MHz, rounded down
+  h.clock_hz = static_cast<std::uint64_t>(KernelConversion{h.time_mult, h.time_shift, 0}.hz() + 0.5);
+}
+void as_anchors(FileHeader& h) {
+  h.time_source = static_cast<std::uint32_t>(TimeSource::Anchors);
+  h.anchor0_ticks = 1'000'000, h.anchor0_ns = 5'000'000'000;
+  h.anchor1_ticks = 1'000'000 + 20'959'840'000, h.anchor1_ns = 15'000'000'000;  // 10 s at 2095.984 MHz
+  h.clock_hz = 2'095'984'000;
+}
+}  // namespace
+
+TEST(TraceFile, OlderMinorReadsWithItsRoundedRateAndSaysSo) {
+  // A 1.5 file: 1024 header bytes, records right after them.
+  const auto p = write_file("v15", some_samples());
+  auto b = slurp(p);
+  FileHeader h;
+  std::memcpy(&h, b.data(), sizeof h);
+  h.minor = 5;
+  h.header_size = kHeaderBytes15;
+  h.lanes_offset -= sizeof(FileHeader) - kHeaderBytes15;
+  h.origin = Origin::Live;
+  std::memset(reinterpret_cast<char*>(&h) + kHeaderBytes15, 0x5a, sizeof h - kHeaderBytes15);  // not a 1.5 field
+  std::vector<std::uint8_t> old(b.begin(), b.begin() + kHeaderBytes15);
+  std::memcpy(old.data(), &h, kHeaderBytes15);
+  old.insert(old.end(), b.begin() + sizeof(FileHeader), b.end());
+  spit(p, old);
+  Reader r(p.string());
+  EXPECT_EQ(read_all(r), some_samples().size());
+  EXPECT_EQ(time_source(r.header()), TimeSource::Legacy);
+  EXPECT_EQ(r.header().time_mult, 0u);  // the bytes after 1024 are records, not a time base
+  EXPECT_EQ(rate_hz(r.header()), 10e6);
+  EXPECT_EQ(rate_uncertainty_ppm(r.header()), 600);  // E302
+  EXPECT_NE(time_source_text(r.header()).find("rounded to 100 kHz"), std::string::npos);
+}
+
+TEST(TraceFile, KernelConversionAndAnchorsConvertOnTheirLine) {
+  FileHeader k = make_header();
+  as_kernel(k);
+  EXPECT_NEAR(rate_hz(k), 2095.984e6, 2.0);
+  for (std::uint64_t t : {std::uint64_t{12345}, std::uint64_t{1} << 40}) {
+    const std::uint64_t ns = KernelConversion{k.time_mult, k.time_shift, k.time_zero}.to_ns(t);
+    EXPECT_LE(t - kernel_ns_to_ticks(k, ns), 2u) << t;  // back to the tick (a tick is under half a ns)
+  }
+  FileHeader a = make_header();
+  as_anchors(a);
+  EXPECT_EQ(kernel_ns_to_ticks(a, a.anchor0_ns), a.anchor0_ticks);
+  EXPECT_EQ(kernel_ns_to_ticks(a, a.anchor1_ns), a.anchor1_ticks);
+  EXPECT_EQ(kernel_ns_to_ticks(a, 10'000'000'000), 1'000'000 + 10'479'920'000u);  // the middle
+  // close_anchors: the end anchor gives the rate, and the uncertainty from the anchors' half widths.
+  FileHeader c = make_header();
+  c.time_source = static_cast<std::uint32_t>(TimeSource::Anchors);
+  c.anchor0_ticks = 1000, c.anchor0_ns = 1'000'000, c.anchor_half_ns = 20;
+  c.clock_hz = 2'095'000'000;  // the board's calibration, before the end anchor
+  close_anchors(c, Anchor{1000 + 4'191'968'000, 2'001'000'000, 30});
+  EXPECT_EQ(c.clock_hz, 2'095'984'000u);
+  EXPECT_EQ(c.anchor_half_ns, 30u);
+  EXPECT_NEAR(rate_uncertainty_ppm(c), 2 * 30 / 2e9 * 1e6, 0.001);
+}
+
+TEST(TraceFile, AbsurdTimeBaseIsRefusedNamingTheField) {
+  struct Case {
+    const char* name;
+    void (*change)(FileHeader&);
+    std::size_t offset;
+  };
+  const Case cases[] = {
+      {"source", [](FileHeader& h) { h.time_source = 9; }, offsetof(FileHeader, time_source)},
+      {"mult0", [](FileHeader& h) { as_kernel(h), h.time_mult = 0; }, offsetof(FileHeader, time_mult)},
+      {"shift", [](FileHeader& h) { as_kernel(h), h.time_shift = 64; }, offsetof(FileHeader, time_shift)},
+      {"ghz", [](FileHeader& h) { as_kernel(h), h.time_shift = 40, h.time_mult = 1; }, offsetof(FileHeader, time_mult)},
+      {"khz", [](FileHeader& h) { as_kernel(h), h.clock_hz += 5; }, offsetof(FileHeader, clock_hz)},
+      {"back", [](FileHeader& h) { as_anchors(h), h.anchor1_ticks = 5; }, offsetof(FileHeader, anchor1_ticks)},
+      {"backns", [](FileHeader& h) { as_anchors(h), h.anchor1_ns = 1; }, offsetof(FileHeader, anchor1_ns)},
+      {"slope", [](FileHeader& h) { as_anchors(h), h.clock_hz = 2'000'000'000; }, offsetof(FileHeader, clock_hz)},
+      {"mono", [](FileHeader& h) { h.time_source = 4, h.clock_hz = 999; }, offsetof(FileHeader, clock_hz)},
+      {"ppb", [](FileHeader& h) { h.rate_uncertainty_ppb = 20'000'000; }, offsetof(FileHeader, rate_uncertainty_ppb)},
+  };
+  for (const Case& c : cases) {
+    const auto p = time_base_file(c.name, c.change);
+    const std::string e = error_of([&] { Reader r(p.string()); });
+    EXPECT_NE(e.find("offset " + std::to_string(c.offset) + ":"), std::string::npos) << c.name << ": " << e;
+  }
+  // The good ones read.
+  for (auto good : {as_kernel, as_anchors}) {
+    const auto p = time_base_file("good", good);
+    Reader r(p.string());
+    EXPECT_EQ(read_all(r), some_samples().size());
+  }
+}

@@ -66,8 +66,9 @@ n=$("$kron" expand "$tmp/cut.trace" 2>/dev/null | wc -l)
 python3 - "$tmp/z.trace" "$tmp/bad.trace" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
-stored = struct.unpack_from("<I", b, 1024)[0]
-second = 1024 + 16 + (stored + 7) // 8 * 8
+hs = struct.unpack_from("<I", b, 16)[0]  # header_size
+stored = struct.unpack_from("<I", b, hs)[0]
+second = hs + 16 + (stored + 7) // 8 * 8
 for i in range(16):
     b[second + 16 + 200 + i] ^= 0x5A
 open(sys.argv[2], "wb").write(b)
