@@ -131,6 +131,38 @@ double ClockMap::drift_uncertainty() const {
   return (double(a.rtt) / 2 + double(b.rtt) / 2) / double(b.local - a.local);
 }
 
+// ---- One machine, one TSC (ERRATUM E306) ------------------------------------------------------------
+namespace {
+std::string node_of(const tracefile::Reader& r) {
+  for (const auto& n : r.names())
+    if (n.name_kind == record::NameKind::Node) return std::string(n.name, strnlen(n.name, sizeof n.name));
+  return {};
+}
+bool tsc_ticks(const tracefile::FileHeader& h) {
+  const auto s = tracefile::time_source(h);
+  return s == tracefile::TimeSource::Kernel || s == tracefile::TimeSource::Anchors;
+}
+
+// Two rank files whose ticks are one TSC: the same node, both TSC time bases (trace format 1.6) with rates
+// that agree within their uncertainties, and every clock-offset measurement of the rank consistent with
+// one clock (rank 0's read between the rank's two reads: |reference - midpoint| <= rtt / 2). Their
+// alignment is then the identity: measurements on a loaded machine only blur it.
+bool one_tsc(const tracefile::Reader& local, const tracefile::Reader& ref) {
+  const auto &a = local.header(), &b = ref.header();
+  if (!tsc_ticks(a) || !tsc_ticks(b) || local.clock_offsets().empty()) return false;
+  const std::string node = node_of(local);
+  if (node.empty() || node != node_of(ref)) return false;
+  const double ra = tracefile::rate_hz(a), rb = tracefile::rate_hz(b);
+  const double ppm = std::fabs(ra - rb) / rb * 1e6;
+  if (ppm > tracefile::rate_uncertainty_ppm(a) + tracefile::rate_uncertainty_ppm(b) + 1.0) return false;
+  for (const auto& c : local.clock_offsets()) {
+    const double off = double(std::int64_t(c.reference - c.timestamp));
+    if (std::fabs(off) > double(c.rtt) / 2 + 1) return false;
+  }
+  return true;
+}
+}  // namespace
+
 // ---- Matching (ERRATUM E208) -------------------------------------------------------------------------
 namespace {
 using Key = std::tuple<std::uint32_t, std::int32_t, std::uint32_t, std::int32_t>;  // sender, receiver, comm, tag
@@ -405,6 +437,7 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
     const auto& h = x.reader->header();
     x.map = o.align ? ClockMap::build(x.reader->clock_offsets(), h.clock_hz, rh.clock_hz, h, rh)
                     : ClockMap::identity();
+    if (o.align && &x != &in[ref] && one_tsc(*x.reader, *in[ref].reader)) x.map = ClockMap::identity();
   }
 
   // MPI calls on the common timeline, matched, checked and corrected.

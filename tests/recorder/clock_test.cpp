@@ -153,13 +153,35 @@ void check(const Recording& r, const char* what) {
   EXPECT_LT(tracefile::rate_uncertainty_ppm(rd.header()), 5.0) << tracefile::time_source_text(rd.header());
 }
 
+// Scopes preempted by other programs (a loaded machine: the switch out is flagged preempted) are off the
+// CPU for real, and lower the share: such a recording is taken once more (the broken conversion fails both).
+std::uint64_t preemptions(const Recording& r) {
+  if (r.rc != 0) return 0;
+  tracefile::Reader rd(r.file);
+  Sample s;
+  while (rd.next(s)) {
+  }
+  std::uint64_t n = 0;
+  for (const auto& sw : rd.sched_switches()) n += (sw.h.flags & record::kSchedPreempt) != 0;
+  return n;
+}
+Recording record_twice_if_preempted(const std::string& env, unsigned n, const std::string& tag) {
+  Recording r = record_spin(env, n, tag);
+  if (r.rc == 0 && preemptions(r) > n / 100 && spin_cpu_share(r.file) < 0.95) {
+    std::printf("%s: %llu preemptions by other programs: recorded again\n", tag.c_str(),
+                static_cast<unsigned long long>(preemptions(r)));
+    r = record_spin(env, n, tag);
+  }
+  return r;
+}
+
 TEST(ClockTest, SleepThenSpinIsOnCpuAndSwitchesMeetProbes) {
-  const Recording r = record_spin("", 4000, "default");
+  const Recording r = record_twice_if_preempted("", 4000, "default");
   check(r, "default clock");
 }
 
 TEST(ClockTest, AnchorsForcedAgreeToo) {
-  const Recording r = record_spin("KRON_CLOCK_ANCHORS=1", 1500, "anchors");
+  const Recording r = record_twice_if_preempted("KRON_CLOCK_ANCHORS=1", 1500, "anchors");
   check(r, "anchors");
   if (r.rc == 0) {
     tracefile::Reader rd(r.file);
