@@ -87,15 +87,19 @@ std::uint64_t kernel_ns_to_ticks(const FileHeader& h, std::uint64_t ns) {
 void close_anchors(FileHeader& h, const Anchor& end) {
   if (time_source(h) != TimeSource::Anchors || closed(h)) return;
   if (end.ns <= h.anchor0_ns || end.ticks <= h.anchor0_ticks) return;  // no time between: stays unclosed
+  const std::uint64_t half = std::max<std::uint64_t>(h.anchor_half_ns, end.half_ns);
+  const double r = double(end.ticks - h.anchor0_ticks) * 1e9 / double(end.ns - h.anchor0_ns);
+  // Each anchor is known within its half_ns: the slope within their sum over the time between; and the
+  // rounding of clock_hz to the hertz. A recording too short for that to beat the board's calibration
+  // (microseconds) keeps the calibration, unclosed.
+  const double ppb = std::ceil(2.0 * double(half) / double(end.ns - h.anchor0_ns) * 1e9 + 0.5 / r * 1e9);
+  if (h.rate_uncertainty_ppb && ppb >= double(h.rate_uncertainty_ppb)) return;
+  if (ppb > 1e7 || r < 1e3 || r > kMaxHz) return;  // what a reader would refuse (E304)
   h.anchor1_ticks = end.ticks;
   h.anchor1_ns = end.ns;
-  h.anchor_half_ns = static_cast<std::uint32_t>(std::max<std::uint64_t>(h.anchor_half_ns, end.half_ns));
-  const double r = anchor_rate(h);
+  h.anchor_half_ns = static_cast<std::uint32_t>(std::min<std::uint64_t>(half, 0xffffffffu));
   h.clock_hz = static_cast<std::uint64_t>(r + 0.5);
-  // Each anchor is known within its half_ns: the slope within their sum over the time between; and the
-  // rounding of clock_hz to the hertz.
-  const double ppb = 2.0 * h.anchor_half_ns / double(h.anchor1_ns - h.anchor0_ns) * 1e9 + 0.5 / r * 1e9;
-  h.rate_uncertainty_ppb = static_cast<std::uint32_t>(std::min(std::ceil(ppb), 4e9));
+  h.rate_uncertainty_ppb = static_cast<std::uint32_t>(ppb);
 }
 
 void copy_time_base(FileHeader& to, const FileHeader& from) {

@@ -592,6 +592,16 @@ TEST(TraceFile, KernelConversionAndAnchorsConvertOnTheirLine) {
   EXPECT_EQ(c.clock_hz, 2'095'984'000u);
   EXPECT_EQ(c.anchor_half_ns, 30u);
   EXPECT_NEAR(rate_uncertainty_ppm(c), 2 * 30 / 2e9 * 1e6, 0.002);  // and clock_hz's rounding
+  // A recording of microseconds: the anchors would be worse than the board's calibration, which stays.
+  FileHeader u = make_header();
+  u.time_source = static_cast<std::uint32_t>(TimeSource::Anchors);
+  u.anchor0_ticks = 1000, u.anchor0_ns = 1'000'000, u.anchor_half_ns = 20;
+  u.clock_hz = 2'095'000'000, u.rate_uncertainty_ppb = 20'000;  // 20 ppm
+  close_anchors(u, Anchor{1000 + 4192, 1'002'000, 30});
+  EXPECT_EQ(u.clock_hz, 2'095'000'000u);
+  EXPECT_EQ(u.anchor1_ns, 0u);
+  std::size_t at = 0;
+  EXPECT_EQ(time_base_problem(u, &at), nullptr);
 }
 
 TEST(TraceFile, AbsurdTimeBaseIsRefusedNamingTheField) {
