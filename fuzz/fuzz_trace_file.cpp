@@ -2,7 +2,8 @@
 // It must either read samples or throw InputError; never crash, hang or read out of bounds. Seeds hold
 // an uncompressed file and compressed ones (1.2: zstd chunks, and a chunk stored raw), so the chunk
 // headers and zstd frames are fuzzed too, one with a name section (1.3: names.kron) and a 1.3 file with
-// scheduling switches (record kind 4, kron record --sched) after its samples.
+// scheduling switches (record kind 4, kron record --sched) after its samples, and 1.6 files with a time base
+// (anchors-16.kron: anchors; kernel-16.kron: the kernel's conversion).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -31,6 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (kron::record::name_record_problem(n, 0)) __builtin_trap();
       names.add(n);
     }
+    // The time base (1.6): a header the reader took converts without dividing by zero or looping.
+    const auto& h = r.header();
+    if (!(kron::tracefile::rate_hz(h) > 0)) __builtin_trap();
+    (void)kron::tracefile::rate_uncertainty_ppm(h);
+    (void)kron::tracefile::time_source_text(h);
+    for (std::uint64_t ns : {std::uint64_t{0}, h.anchor0_ns, h.anchor1_ns, h.time_zero, ~std::uint64_t{0}})
+      (void)kron::tracefile::kernel_ns_to_ticks(h, ns);
     kron::Sample s;
     while (r.next(s)) {
       one.push_back(s);

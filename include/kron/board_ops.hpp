@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kron/board.hpp"
+#include "kron/format/time_base.hpp"
 
 namespace kron::board {
 
@@ -184,11 +185,29 @@ void stats_changed(BoardHeader& b);
 std::uint16_t filter_of(const BoardHeader& b);
 std::uint16_t csr_stored(const BoardHeader& b);
 
-// Timestamp clock: calibrated once (TSC against CLOCK_MONOTONIC) and cached for the process.
+// Timestamp clock: chosen once and cached for the process (docs/trace-format.md "Time base", E300-E304).
+// The TSC where /proc/cpuinfo reports constant_tsc and nonstop_tsc and its counts agree across CPUs (a
+// short check, E303), else CLOCK_MONOTONIC ns. The TSC's conversion: the kernel's (perf_event mmap page,
+// cap_user_time_zero), else a calibration against CLOCK_MONOTONIC_RAW that the recorder refines with
+// anchors. Environment: KRON_NO_TSC=1 (CLOCK_MONOTONIC timestamps), KRON_CLOCK_ANCHORS=1 (the TSC with
+// anchors even where the kernel offers its conversion: the fallback, testable everywhere).
+inline constexpr const char* kEnvNoTsc = "KRON_NO_TSC";
+inline constexpr const char* kEnvClockAnchors = "KRON_CLOCK_ANCHORS";
+struct ClockSource {
+  ClockKind kind = ClockKind::Monotonic;
+  std::uint64_t hz = 1000000000ull;
+  tracefile::TimeSource source = tracefile::TimeSource::KernelClock;
+  tracefile::KernelConversion kernel;  // source Kernel
+  double uncertainty_ppm = 0;          // of hz (a calibration's; refined by the recorder's anchors)
+  std::string why;                     // why not the TSC, or not the kernel's conversion ("" when it is)
+};
+const ClockSource& clock_source();
 ClockKind clock_kind();
 std::uint64_t clock_hz();
 std::uint64_t ticks(ClockKind k);
 std::uint64_t realtime_ns();
+// Ticks of clock `k` and CLOCK_MONOTONIC_RAW side by side (the tightest of a few tries).
+tracefile::Anchor take_anchor(ClockKind k);
 
 // Named counter sources for --counter N=SOURCE: fills `src`, mode/clock fields; false if unknown.
 struct SourceSpec {

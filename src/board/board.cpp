@@ -2,6 +2,7 @@
 // Sources: 003 sections 1.3, 2.7 and Table 2 (16 MB local memory, WRAPB); 000 Tables B1, B5-B7.
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -54,30 +55,128 @@ bool cpu_has_invariant_tsc() {
   return false;
 #endif
 }
-struct ClockInfo {
-  ClockKind kind;
-  std::uint64_t hz;
-};
-const ClockInfo& clock_info() {
-  static const ClockInfo info = [] {
-    if (!cpu_has_invariant_tsc() || std::getenv("KRON_NO_TSC")) return ClockInfo{ClockKind::Monotonic, 1000000000ull};
+std::uint64_t raw_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
 #if defined(__x86_64__) || defined(__i386__)
-    // Calibrate once: TSC ticks over ~20 ms of CLOCK_MONOTONIC, best of three.
-    std::uint64_t best = 0;
-    double best_span = 1e18;
-    for (int i = 0; i < 3; ++i) {
-      const std::uint64_t t0 = mono_ns(), c0 = __rdtsc();
-      std::this_thread::sleep_for(std::chrono::milliseconds(7));
-      const std::uint64_t c1 = __rdtsc(), t1 = mono_ns();
-      const double span = double(t1 - t0);
-      const double hz = double(c1 - c0) * 1e9 / span;
-      if (span < best_span) best_span = span, best = std::uint64_t(hz);
+// ERRATUM E303: a TSC whose counts differ between CPUs. This thread visits every CPU it may run on, twice,
+// reading the TSC on each: a read below the one before it on another CPU is a TSC that is not synchronized.
+// An offset smaller than a migration's time (microseconds) is not seen: the kernel's own boot-time check
+// (it then stops using the TSC: "Marking TSC unstable") covers those.
+bool tsc_warps(std::string* why) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+  std::uint64_t last = 0;
+  int last_cpu = -1;
+  bool warp = false;
+  for (int round = 0; round < 2 && !warp; ++round)
+    for (int cpu = 0; cpu < CPU_SETSIZE && cpu < 256 && !warp; ++cpu) {
+      if (!CPU_ISSET(cpu, &allowed)) continue;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      if (sched_setaffinity(0, sizeof one, &one) != 0) continue;
+      const std::uint64_t t = __rdtsc();
+      if (t < last) {
+        warp = true;
+        *why = "the TSC of CPU " + std::to_string(cpu) + " reads " + std::to_string(last - t) +
+               " ticks behind CPU " + std::to_string(last_cpu) + "'s (not synchronized across CPUs)";
+      }
+      last = t, last_cpu = cpu;
     }
-    // Round to 100 kHz: calibration noise is larger than that.
-    best = (best + 50000) / 100000 * 100000;
-    return ClockInfo{ClockKind::Tsc, best ? best : 1};
+  sched_setaffinity(0, sizeof allowed, &allowed);
+  return warp;
+}
+#endif
+// ERRATUM E300: the kernel's TSC-to-sched_clock conversion from a perf_event mmap page (a software dummy
+// event of this process: no counting, no privilege beyond perf_event_paranoid 2). False where the kernel
+// offers none (cap_user_time_zero 0: a sched_clock that is not the TSC, a VM's kvm-clock).
+bool kernel_conversion(tracefile::KernelConversion* k, std::string* why) {
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_DUMMY;
+  a.disabled = 1;
+  a.exclude_kernel = 1;
+  a.exclude_hv = 1;
+  const int fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0) {
+    *why = std::string("perf_event_open: ") + std::strerror(errno);
+    return false;
+  }
+  const long page = ::sysconf(_SC_PAGESIZE);
+  void* m = ::mmap(nullptr, static_cast<std::size_t>(page), PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) {
+    *why = std::string("perf_event mmap: ") + std::strerror(errno);
+    return false;
+  }
+  const auto* pg = static_cast<const volatile perf_event_mmap_page*>(m);
+  bool ok = false;
+  for (int tries = 0; tries < 100; ++tries) {  // the page's seqlock (perf_event_open(2), "MMAP layout")
+    const std::uint32_t seq = pg->lock;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    ok = pg->cap_user_time && pg->cap_user_time_zero && !pg->cap_user_time_short;
+    k->mult = pg->time_mult;
+    k->shift = pg->time_shift;
+    k->zero = pg->time_zero;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (pg->lock == seq) break;
+  }
+  ::munmap(const_cast<perf_event_mmap_page*>(pg), static_cast<std::size_t>(page));
+  if (ok && (k->mult == 0 || k->shift > 63)) ok = false;
+  if (!ok) *why = "the kernel offers no TSC conversion (perf_event cap_user_time_zero is 0)";
+  return ok;
+}
+// No conversion from the kernel: the TSC against CLOCK_MONOTONIC_RAW over ~7 ms, best of three (the
+// recorder refines it with anchors at the start and end of each recording, E301).
+void calibrate(ClockSource& c) {
+#if defined(__x86_64__) || defined(__i386__)
+  double best = 0, best_span = 1e18, best_err = 0;
+  for (int i = 0; i < 3; ++i) {
+    const tracefile::Anchor a = take_anchor(ClockKind::Tsc);
+    std::this_thread::sleep_for(std::chrono::milliseconds(7));
+    const tracefile::Anchor b = take_anchor(ClockKind::Tsc);
+    const double span = double(b.ns - a.ns);
+    if (span > 0 && span < best_span)
+      best_span = span, best = double(b.ticks - a.ticks) * 1e9 / span, best_err = double(a.half_ns + b.half_ns) + 2;
+  }
+  c.hz = best > 0 ? std::uint64_t(best + 0.5) : 1;
+  c.uncertainty_ppm = best_span > 0 ? best_err / best_span * 1e6 : 1e6;
 #else
-    return ClockInfo{ClockKind::Monotonic, 1000000000ull};
+  (void)c;
+#endif
+}
+const ClockSource& clock_info() {
+  static const ClockSource info = [] {
+    ClockSource c;
+    if (std::getenv(kEnvNoTsc)) {
+      c.why = "KRON_NO_TSC is set";
+      return c;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    if (!cpu_has_invariant_tsc()) {
+      c.why = "the TSC is not invariant (/proc/cpuinfo lacks constant_tsc or nonstop_tsc)";
+      return c;
+    }
+    if (tsc_warps(&c.why)) return c;
+    c.kind = ClockKind::Tsc;
+    if (!std::getenv(kEnvClockAnchors) && kernel_conversion(&c.kernel, &c.why)) {
+      c.source = tracefile::TimeSource::Kernel;
+      c.hz = std::uint64_t(c.kernel.hz() + 0.5);
+      c.uncertainty_ppm = 0.5e6 / double(c.kernel.mult);  // the mult's rounding
+      c.why.clear();
+      return c;
+    }
+    if (std::getenv(kEnvClockAnchors)) c.why = "KRON_CLOCK_ANCHORS is set";
+    c.source = tracefile::TimeSource::Anchors;
+    calibrate(c);
+    return c;
+#else
+    c.why = "no TSC on this architecture";
+    return c;
 #endif
   }();
   return info;
@@ -147,6 +246,7 @@ std::string huge_pages_unavailable() {
          "as root enables them)";
 }
 
+const ClockSource& clock_source() { return clock_info(); }
 ClockKind clock_kind() { return clock_info().kind; }
 std::uint64_t clock_hz() { return clock_info().hz; }
 std::uint64_t ticks(ClockKind k) {
@@ -155,6 +255,17 @@ std::uint64_t ticks(ClockKind k) {
 #endif
   (void)k;
   return mono_ns();
+}
+tracefile::Anchor take_anchor(ClockKind k) {
+  tracefile::Anchor best;
+  std::uint64_t width = ~std::uint64_t{0};
+  for (int i = 0; i < 5; ++i) {
+    const std::uint64_t a = ticks(k), ns = raw_ns(), b = ticks(k);
+    if (b >= a && b - a < width) width = b - a, best.ticks = a + (b - a) / 2, best.ns = ns;
+  }
+  // Half the bracket, in ns (the rate is near 1 GHz or above: a tick is at most a nanosecond).
+  best.half_ns = width == ~std::uint64_t{0} ? 1000 : width / 2 + 1;
+  return best;
 }
 std::uint64_t realtime_ns() {
   timespec ts;

@@ -43,6 +43,7 @@ FileHeader make_header() {
   h.header_size = sizeof(FileHeader);
   h.lane_entry_size = sizeof(LaneEntry);
   h.filter = 0xffff;
+  h.time_source = static_cast<std::uint32_t>(TimeSource::Nominal);  // a live recording says otherwise
   return h;
 }
 
@@ -349,9 +350,15 @@ void Reader::validate(const std::string& path, const FileHeader& h, std::uint64_
     throw bad(offsetof(FileHeader, major),
               "trace format version " + std::to_string(h.major) + " is not supported (this kron reads version " +
                   std::to_string(kMajor) + ")");
-  if (h.header_size < sizeof(FileHeader) || h.header_size % 8 != 0 || h.header_size > file_size)
+  // 1.0-1.5 headers are 1024 bytes; from 1.6 on the whole FileHeader.
+  const std::size_t least = h.minor >= 6 ? sizeof(FileHeader) : kHeaderBytes15;
+  if (h.header_size < least || h.header_size % 8 != 0 || h.header_size > file_size)
     throw bad(offsetof(FileHeader, header_size), "header size " + std::to_string(h.header_size) + " is invalid");
   if (h.clock_hz == 0) throw bad(offsetof(FileHeader, clock_hz), "timestamp clock rate is 0");
+  if (h.minor >= 6) {  // the time base (ERRATUM E304: an absurd conversion is refused, naming its field)
+    std::size_t at = 0;
+    if (const char* why = time_base_problem(h, &at)) throw bad(at, why);
+  }
   if (h.flags & kFlagComplete) {
     if (h.records_bytes > file_size - h.header_size)
       throw bad(offsetof(FileHeader, records_bytes), "record area runs past the end of the file (truncated?)");
@@ -385,11 +392,15 @@ void Reader::validate(const std::string& path, const FileHeader& h, std::uint64_
 Reader::Reader(const std::string& path, ReadOptions options)
     : path_(path), file_(path, MappedFile::Require::Regular), options_(options) {
   size_ = file_.size();
-  if (size_ < sizeof(FileHeader))
+  if (size_ < kHeaderBytes15)
     throw InputError::at_offset(path, size_, "file too short for a kron trace header (" + std::to_string(size_) +
-                                                 " bytes, need " + std::to_string(sizeof(FileHeader)) + ")");
+                                                 " bytes, need " + std::to_string(kHeaderBytes15) + ")");
   map_ = file_.data();
-  std::memcpy(&header_, map_, sizeof header_);
+  // A 1.0-1.5 header is 1024 bytes: the 1.6 fields read as zero (TimeSource::Legacy). header_size is
+  // checked by validate() against the file's size and, from 1.6 on, against sizeof(FileHeader).
+  std::memset(&header_, 0, sizeof header_);
+  std::memcpy(&header_, map_, kHeaderBytes15);
+  if (header_.minor >= 6 && size_ >= sizeof header_) std::memcpy(&header_, map_, sizeof header_);
   validate(path, header_, size_);
   phased_ = header_.minor >= 4;
   if (complete()) {

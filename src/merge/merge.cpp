@@ -310,6 +310,7 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
     const auto& h = x.reader->header();
     x.map = o.align ? ClockMap::build(x.reader->clock_offsets(), h.clock_hz, rh.clock_hz, h, rh)
                     : ClockMap::identity();
+    if (o.align && &x != &in[ref] && one_tsc(*x.reader, *in[ref].reader)) x.map = ClockMap::identity();
   }
 
   std::vector<MpiEvent> events;
@@ -317,7 +318,8 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
   std::uint64_t names_lost = 0;
   const std::vector<record::NameRecord> names = merged_names(in, names_lost);
   tracefile::FileHeader h = tracefile::make_header();
-  h.clock_hz = rh.clock_hz;
+  tracefile::copy_time_base(h, rh);  // one conversion: the reference rank's (its ticks are the timeline)
+  h.clock_flags |= tracefile::kClockMerged;
   h.start_ticks = rh.start_ticks;
   h.start_realtime_ns = rh.start_realtime_ns;
   h.node = 0;

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
+#include "kron/board_ops.hpp"
 #include "kron/board_pool.hpp"
 #include "kron/core/error.hpp"
 #include "kron/core/record.hpp"
@@ -526,10 +528,47 @@ void fill_totals(tracefile::FileHeader& h, const Totals& t) {
   h.wait_ticks = t.wait_ticks;
 }
 
+namespace {
+// The time base of a recording of a board with clock `kind` (E300-E303): CLOCK_MONOTONIC ticks are the
+// kernel's ns; TSC ticks convert by the kernel's conversion where this process found it, else by anchors
+// (this one the start; close_time_base the end).
+void set_time_base(tracefile::FileHeader& f, board::ClockKind kind) {
+  const board::ClockSource& c = board::clock_source();
+  if (kind != board::ClockKind::Tsc) {
+    f.time_source = static_cast<std::uint32_t>(tracefile::TimeSource::KernelClock);
+    return;
+  }
+  const tracefile::Anchor a = board::take_anchor(kind);
+  f.anchor0_ticks = a.ticks;
+  f.anchor0_ns = a.ns;
+  f.anchor_half_ns = static_cast<std::uint32_t>(std::min<std::uint64_t>(a.half_ns, 0xffffffffu));
+  if (c.kind == board::ClockKind::Tsc && c.source == tracefile::TimeSource::Kernel) {
+    f.time_source = static_cast<std::uint32_t>(tracefile::TimeSource::Kernel);
+    f.time_mult = c.kernel.mult;
+    f.time_shift = c.kernel.shift;
+    f.time_zero = c.kernel.zero;
+    f.clock_hz = c.hz;
+    f.rate_uncertainty_ppb = static_cast<std::uint32_t>(std::ceil(c.uncertainty_ppm * 1e3 + 0.5e9 / double(c.hz)));
+    return;
+  }
+  // Anchors. Until the end anchor: the board's calibration (this process's when it calibrated, E301).
+  f.time_source = static_cast<std::uint32_t>(tracefile::TimeSource::Anchors);
+  if (c.kind == board::ClockKind::Tsc) f.clock_hz = c.hz;
+  f.rate_uncertainty_ppb = static_cast<std::uint32_t>(std::min(1e7, std::ceil(c.uncertainty_ppm * 1e3 + 1)));
+}
+
+}  // namespace
+
+void BoardReader::close_time_base(tracefile::FileHeader& h) const {
+  if (tracefile::time_source(h) != tracefile::TimeSource::Anchors) return;
+  tracefile::close_anchors(h, board::take_anchor(geo().clock_kind));
+}
+
 tracefile::FileHeader BoardReader::file_header() {
   tracefile::FileHeader f = tracefile::make_header();
   const BoardHeader& b = header();
   f.clock_hz = geo().clock_hz;
+  set_time_base(f, geo().clock_kind);
   f.start_ticks = geo().created_ticks;
   f.start_realtime_ns = geo().created_realtime_ns;
   f.node = geo().node;

@@ -87,8 +87,12 @@ class BoardReader {
   std::vector<record::NameRecord> names(std::uint64_t* lost = nullptr, std::uint64_t* bad = nullptr) const;
   // CSR as a read returns it (000 Table B1): stored bits plus the computed status bits 6-9.
   std::uint16_t csr_read();
-  // A trace file header describing this board (clock, node, counters, mode).
+  // A trace file header describing this board (clock, node, counters, mode) and its time base (1.6:
+  // the kernel's conversion, or the start anchor; kron/format/time_base.hpp).
   tracefile::FileHeader file_header();
+  // The time base's end: the end anchor and the rate from the two (anchors; nothing for another source or
+  // a header closed already). Recorder::finish calls it; a caller that converts first calls it earlier.
+  void close_time_base(tracefile::FileHeader& h) const;
   // Board 2.1's program field (BoardHeader::program): the command of the program that last ran on the
   // board, as kron record / kron run wrote it ("" when none did, or a 2.0 board). Bounded: the board is
   // untrusted memory, the text is read up to its first NUL or the field's end.

@@ -68,12 +68,6 @@ void stop_program(pid_t child, const std::string& name, const std::string& why) 
   }
 }
 
-std::uint64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -178,10 +172,8 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   std::unique_ptr<SchedRecorder> sched;
   if (o.sched) {
     ::close(gate[0]);
-    const board::ClockKind kind = reader.geo().clock_kind;
-    const std::uint64_t a = board::ticks(kind), mono = mono_ns(), b = board::ticks(kind);
     std::string why;
-    sched = SchedRecorder::open(child, o.board.node, reader.geo().clock_hz, a + (b - a) / 2, mono, &why);
+    sched = SchedRecorder::open(child, o.board.node, tracefile::time_source(fh), &why);
     if (!sched) {  // the program never ran: closing the gate ends it
       ::close(gate[1]);
       int status = 0;
@@ -206,7 +198,8 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     if (sched) {
       sched->poll();
       r.sched_lost = sched->lost();
-      const auto switches = sched->take_sorted();
+      reader.close_time_base(fh);  // the end anchor first: the switches convert between the two (E305)
+      const auto switches = sched->take_sorted(fh);
       r.sched_switches = switches.size();
       writer.append_sched(switches);
     }

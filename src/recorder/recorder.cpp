@@ -311,6 +311,7 @@ void Recorder::finish(tracefile::FileHeader h, std::span<const record::NameRecor
   std::vector<tracefile::LaneEntry> lanes = finished_;
   for (const auto& e : board_.lane_entries()) lanes.push_back(e);
   fill_totals(h, totals_);
+  board_.close_time_base(h);  // the end anchor (a caller that converted switches took it already)
   h.late = merge_.late();
   h.flags |= tracefile::kFlagTimeOrdered;  // the hold-back's promise; exceptions are counted in `late`
   std::uint64_t bad = 0;

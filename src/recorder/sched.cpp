@@ -27,13 +27,10 @@ constexpr std::size_t kDataPages = 32;  // per CPU: 128 KiB with 4 KiB pages, in
 
 }  // namespace
 
-std::unique_ptr<SchedRecorder> SchedRecorder::open(pid_t pid, std::uint32_t node, std::uint64_t clock_hz,
-                                                   std::uint64_t board_ticks0, std::uint64_t mono_ns0, std::string* why) {
+std::unique_ptr<SchedRecorder> SchedRecorder::open(pid_t pid, std::uint32_t node, tracefile::TimeSource source,
+                                                   std::string* why) {
   std::unique_ptr<SchedRecorder> s(new SchedRecorder);
   s->node_ = node;
-  s->ticks_per_ns_ = static_cast<double>(clock_hz) / 1e9;
-  s->ticks0_ = board_ticks0;
-  s->mono0_ = mono_ns0;
   const long page = ::sysconf(_SC_PAGESIZE);
   s->data_bytes_ = kDataPages * static_cast<std::size_t>(page);
   s->map_bytes_ = s->data_bytes_ + static_cast<std::size_t>(page);
@@ -49,8 +46,12 @@ std::unique_ptr<SchedRecorder> SchedRecorder::open(pid_t pid, std::uint32_t node
   a.enable_on_exec = 1;  // from the program's exec on (not kron record's code between fork and exec)
   a.exclude_kernel = 1;
   a.exclude_hv = 1;
-  a.use_clockid = 1;
-  a.clockid = CLOCK_MONOTONIC;
+  // The time base's kernel clock (sched.hpp): perf's default clock is sched_clock, the kernel's TSC
+  // conversion's own (ERRATUM E300).
+  if (source != tracefile::TimeSource::Kernel) {
+    a.use_clockid = 1;
+    a.clockid = source == tracefile::TimeSource::Anchors ? CLOCK_MONOTONIC_RAW : CLOCK_MONOTONIC;
+  }
   const long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
   int first_error = 0;
   for (long cpu = 0; cpu < cpus; ++cpu) {
@@ -127,9 +128,8 @@ void SchedRecorder::poll() {
         sr.h.cpu = static_cast<std::uint16_t>(r.cpu);
         sr.source = board::source_id(node_, pid);
         sr.thread = tid;
-        const double dt = (static_cast<double>(t) - static_cast<double>(mono0_)) * ticks_per_ns_;
-        sr.timestamp = dt >= 0 ? ticks0_ + static_cast<std::uint64_t>(dt)
-                               : ticks0_ - std::min(ticks0_, static_cast<std::uint64_t>(-dt));
+        sr.timestamp = t;  // the kernel clock's ns: take_sorted() converts
+
         out_.push_back(sr);
       } else if (h.type == PERF_RECORD_LOST && n >= sizeof h + 16) {
         std::uint64_t lost;
@@ -143,7 +143,8 @@ void SchedRecorder::poll() {
   }
 }
 
-std::vector<record::SchedRecord> SchedRecorder::take_sorted() {
+std::vector<record::SchedRecord> SchedRecorder::take_sorted(const tracefile::FileHeader& time_base) {
+  for (auto& sr : out_) sr.timestamp = tracefile::kernel_ns_to_ticks(time_base, sr.timestamp);
   std::stable_sort(out_.begin(), out_.end(),
                    [](const record::SchedRecord& x, const record::SchedRecord& y) { return x.timestamp < y.timestamp; });
   return std::move(out_);

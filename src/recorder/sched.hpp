@@ -2,12 +2,14 @@
 // (PERF_RECORD_SWITCH: perf_event_attr.context_switch on a software dummy event, one per CPU, inherited by
 // every thread and child the program makes), as record::SchedRecord in the board's clock.
 //
-// ERRATUM E146. How a switch gets its timestamp: perf stamps it with CLOCK_MONOTONIC (use_clockid); the
-// recorder reads the board clock and CLOCK_MONOTONIC side by side when it opens the events and converts
-// with the board's calibrated rate (for a CLOCK_MONOTONIC board the two are the same clock). A TSC board
-// drifts from CLOCK_MONOTONIC by the calibration's error: parts per million, well under a microsecond
-// in a second's run. Switches the kernel could not hand over (its ring full: PERF_RECORD_LOST) are
-// counted in lost(), never silently dropped.
+// ERRATUM E146, E305. How a switch gets its timestamp: perf stamps it with the clock of the recording's time
+// base (kron/format/time_base.hpp): perf's own clock, sched_clock, where the kernel gives its TSC
+// conversion (TimeSource::Kernel: the switch converts back to the very tick it was taken at);
+// CLOCK_MONOTONIC_RAW for anchors (use_clockid; converted between the start and end anchors);
+// CLOCK_MONOTONIC for a board without the TSC (the same clock). The conversion happens once, here, when
+// the switches are taken: every tool then compares them with the probes' ticks as they are. Switches the
+// kernel could not hand over (its ring full: PERF_RECORD_LOST) are counted in lost(), never silently
+// dropped.
 #pragma once
 #include <sys/types.h>
 
@@ -17,24 +19,26 @@
 #include <vector>
 
 #include "kron/core/record.hpp"
+#include "kron/format/trace_file.hpp"
 
 namespace kron::recorder {
 
 class SchedRecorder {
  public:
   // Opens the events for process `pid` (not yet exec'd: enable_on_exec starts them at its exec) on every
-  // CPU. Board clock: ticks = board_ticks0 + (CLOCK_MONOTONIC ns - mono_ns0) * clock_hz / 1e9. Returns null
-  // and says why in *why when perf_event_open or mmap is refused (perf_event_paranoid, seccomp, no perf).
-  static std::unique_ptr<SchedRecorder> open(pid_t pid, std::uint32_t node, std::uint64_t clock_hz,
-                                             std::uint64_t board_ticks0, std::uint64_t mono_ns0, std::string* why);
+  // CPU, stamped with the clock of `source`. Returns null and says why in *why when perf_event_open or mmap
+  // is refused (perf_event_paranoid, seccomp, no perf).
+  static std::unique_ptr<SchedRecorder> open(pid_t pid, std::uint32_t node, tracefile::TimeSource source,
+                                             std::string* why);
   ~SchedRecorder();
   SchedRecorder(const SchedRecorder&) = delete;
   SchedRecorder& operator=(const SchedRecorder&) = delete;
 
   // Takes what the kernel has written since the last call (cheap when nothing came).
   void poll();
-  // Every switch taken so far, sorted by timestamp (equal ones keep their order); call after a last poll().
-  std::vector<record::SchedRecord> take_sorted();
+  // Every switch taken so far, its time converted to ticks by the file's time base (its end anchor taken:
+  // tracefile::kernel_ns_to_ticks), sorted by timestamp (equal ones keep their order); after a last poll().
+  std::vector<record::SchedRecord> take_sorted(const tracefile::FileHeader& time_base);
   std::uint64_t lost() const { return lost_; }
   std::uint64_t switches() const { return out_.size(); }
 
@@ -48,8 +52,6 @@ class SchedRecorder {
   std::vector<Ring> rings_;
   std::size_t data_bytes_ = 0, map_bytes_ = 0;
   std::uint32_t node_ = 0;
-  double ticks_per_ns_ = 1;
-  std::uint64_t ticks0_ = 0, mono0_ = 0;
   std::vector<record::SchedRecord> out_;
   std::uint64_t lost_ = 0;
 };

@@ -20,6 +20,13 @@ struct Args {
   bool json = false;
   bool salvage = false;
 };
+// The time base's source, as --json names it (docs/trace-format.md "Time base").
+const char* time_source_key(const tracefile::FileHeader& h) {
+  constexpr const char* kKeys[] = {"legacy", "nominal", "kernel", "anchors", "kernel-clock"};
+  const auto s = static_cast<std::uint32_t>(tracefile::time_source(h));
+  return s < tracefile::kTimeSources ? kKeys[s] : "unknown";
+}
+
 // The walk: one kron trace file, read to its end (analysis/summary.hpp).
 analysis::FileSummary summarize(const Args& a, std::optional<analysis::Merged>& in, std::optional<analysis::Timeline>& tl) {
   analysis::InputOptions io;
@@ -39,6 +46,10 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
   j["complete"] = r.complete();
   j["origin"] = fs.origin;
   j["clock_hz"] = h.clock_hz;
+  j["clock"] = {{"rate_hz", tracefile::rate_hz(h)},
+                {"source", time_source_key(h)},
+                {"method", tracefile::time_source_text(h)},
+                {"uncertainty_ppm", tracefile::rate_uncertainty_ppm(h)}};
   j["node"] = h.node;
   j["program"] = text::utf8_safe(tracefile::program(h));
   j["mode"] = (h.flags & tracefile::kFlagCircular) ? "circular" : "simple";
@@ -100,6 +111,8 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
   const auto& h = r.header();
   fmt::print("{}: kron trace {}.{}, {}, origin {}\n", a.file, h.major, h.minor, r.complete() ? "complete" : "NOT closed (recorder died)", fs.origin);
   if (!tracefile::program(h).empty()) fmt::print("program: {}\n", tracefile::program(h));
+  fmt::print("clock {:.3f} Hz +-{:.3g} ppm: {}\n", tracefile::rate_hz(h), tracefile::rate_uncertainty_ppm(h),
+             tracefile::time_source_text(h));
   fmt::print("clock {} Hz, node {}, {} buffer, {} on overrun, Filter Register 0x{:04x}\n", h.clock_hz, h.node,
              (h.flags & tracefile::kFlagCircular) ? "circular" : "simple", (h.flags & tracefile::kFlagWait) ? "wait" : "discard",
              h.filter);

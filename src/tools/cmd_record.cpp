@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
+#include "kron/board_ops.hpp"
 #include "kron/core/error.hpp"
 #include "recorder/options.hpp"
 #include "recorder/record_session.hpp"
@@ -42,6 +44,20 @@ struct Args {
   CLI::Option* until_idle_opt = nullptr;
   CLI::Option* sched_opt = nullptr;
 };
+
+// ERRATUM E303: a recording without the TSC says why, and what a timestamp costs instead (a probe reads
+// one; measured here, as the probe reads it).
+void say_clock() {
+  const board::ClockSource& c = board::clock_source();
+  if (c.kind == board::ClockKind::Tsc) return;
+  constexpr int kReads = 20000;
+  std::uint64_t sink = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kReads; ++i) sink += board::ticks(c.kind);
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kReads;
+  fmt::print(stderr, "kron record: timestamps are CLOCK_MONOTONIC ns, not the TSC: {} (a timestamp costs {:.1f} ns "
+             "here){}\n", c.why, ns, sink ? "" : " ");
+}
 
 // Everything kron record says goes to standard error: standard output is the program's (a tracer never
 // touches the traced program's output, ERRATUM E141). With -q only errors and losses are said.
@@ -154,6 +170,7 @@ int run(const Args& a) {
   const recorder::RecordResult r = recorder::record_program(o, progress);
   if (progress) fmt::print(stderr, "\r\033[K");
   if (!a.quiet && !r.board_note.empty()) fmt::print(stderr, "kron record: {}\n", r.board_note);
+  if (!a.quiet) say_clock();
   print_summary(r, a.output, a.quiet, a.compress_opt->count() > 0);
   if (a.sched && !a.quiet)
     fmt::print(stderr, "kron record: {} context switches of the program's threads (--sched)\n", r.sched_switches);

@@ -140,7 +140,7 @@ TEST(RawStream, OpenErrors) {
             std::string::npos);
   // A kron file cut inside its record area.
   write_kron(dir / "u.kron", hand_checked());
-  fs::resize_file(dir / "u.kron", 1024 + 32 * 3 + 5);
+  fs::resize_file(dir / "u.kron", sizeof(tracefile::FileHeader) + 32 * 3 + 5);
   EXPECT_NE(error_of([&] {
               auto m = open_inputs({(dir / "u.kron").string()}, {});
               read_all(m);

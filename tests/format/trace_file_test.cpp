@@ -156,9 +156,9 @@ TEST(TraceFile, UnclosedFileDropsOnlyThePartialLastRecord) {
 TEST(TraceFile, BadRecordSizeNamesItsOffset) {
   const auto p = write_file("badrec", some_samples());
   auto b = slurp(p);
-  // Second record starts at 1024 + 32; give it an odd size.
+  // Second record starts at the header's end (1088) + 32; give it an odd size.
   std::uint16_t bad = 33;
-  std::memcpy(b.data() + 1024 + 32 + 2, &bad, 2);
+  std::memcpy(b.data() + sizeof(FileHeader) + 32 + 2, &bad, 2);
   spit(p, b);
   Reader r(p.string());
   Sample s;
@@ -167,7 +167,7 @@ TEST(TraceFile, BadRecordSizeNamesItsOffset) {
     r.next(s);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(e.offset(), 1024u + 32u);
+    EXPECT_EQ(e.offset(), sizeof(FileHeader) + 32u);
   }
 }
 
@@ -234,8 +234,8 @@ TEST(TraceFile, NextBatchYieldsWhatNextYields) {
 TEST(TraceFile, NextBatchStopsBeforeABadRecordThenThrows) {
   const auto p = write_file("batchbad", some_samples());
   auto b = slurp(p);
-  std::uint16_t bad = 33;  // the third record (1024 + 2 x 32) gets an odd size
-  std::memcpy(b.data() + 1024 + 64 + 2, &bad, 2);
+  std::uint16_t bad = 33;  // the third record (1088 + 2 x 32) gets an odd size
+  std::memcpy(b.data() + sizeof(FileHeader) + 64 + 2, &bad, 2);
   spit(p, b);
   Reader r(p.string());
   std::vector<Sample> buf(8);
@@ -245,7 +245,7 @@ TEST(TraceFile, NextBatchStopsBeforeABadRecordThenThrows) {
     r.next_batch(buf);
     FAIL() << "no error at the bad record";
   } catch (const InputError& e) {
-    EXPECT_EQ(e.offset(), 1024u + 64u);
+    EXPECT_EQ(e.offset(), sizeof(FileHeader) + 64u);
   }
 }
 
@@ -273,17 +273,17 @@ TEST(TraceFile, UnknownRecordKindOfThisMinorIsAnErrorOrSalvaged) {
   for (const std::uint16_t kind : {std::uint16_t{0}, std::uint16_t{7}}) {
     const auto p = write_file("kindflip", some_samples());
     auto b = slurp(p);
-    std::memcpy(b.data() + 1024 + 32, &kind, 2);  // the second record (a Trace record, 32 bytes)
+    std::memcpy(b.data() + sizeof(FileHeader) + 32, &kind, 2);  // the second record (a Trace record, 32 bytes)
     spit(p, b);
     Reader r(p.string());
     const std::string e = error_of([&] { read_all(r); });
-    EXPECT_NE(e.find("offset 1056: record kind " + std::to_string(kind) + " is not a Trace (1) or Resource (2)"),
+    EXPECT_NE(e.find("offset 1120: record kind " + std::to_string(kind) + " is not a Trace (1) or Resource (2)"),
               std::string::npos) << e;
     Reader s(p.string(), ReadOptions{true});
     EXPECT_EQ(read_all(s), some_samples().size() - 1);
     EXPECT_EQ(s.skipped_records(), 1u);
     ASSERT_EQ(s.warnings().size(), 2u);  // the skipped record, and the count it leaves short
-    EXPECT_NE(s.warnings()[0].find("1 records of unknown kinds skipped (the first at offset 1056) (salvaged)"),
+    EXPECT_NE(s.warnings()[0].find("1 records of unknown kinds skipped (the first at offset 1120) (salvaged)"),
               std::string::npos) << s.warnings()[0];
     EXPECT_NE(s.warnings()[1].find("the header counts 10 samples, the record area holds 9"), std::string::npos)
         << s.warnings()[1];
@@ -520,5 +520,117 @@ TEST(TraceFile, MpiAndClockOffsetRecordsAreKeptApartAndCounted) {
       EXPECT_NE(e2.find("offset 1000: the header counts 1 clock-offset records, the record area holds 2"), std::string::npos)
           << e2;
     }
+  }
+}
+
+// ---- The time base (1.6, docs/trace-format.md "Time base", ERRATA E300-E304) ----------------------------
+namespace {
+// A 1.6 file whose header `change` edits (after the writer's finish, as a damaged file would hold it).
+fs::path time_base_file(const char* name, void (*change)(FileHeader&)) {
+  const auto p = write_file(name, some_samples());
+  set_header(p, change);
+  return p;
+}
+void as_kernel(FileHeader& h) {
+  h.time_source = static_cast<std::uint32_t>(TimeSource::Kernel);
+  h.time_shift = 31;
+  h.time_mult = 1024570630;  // 2^31 x 10^9 / 2095.984 MHz, rounded down
+  h.clock_hz = static_cast<std::uint64_t>(KernelConversion{h.time_mult, h.time_shift, 0}.hz() + 0.5);
+}
+void as_anchors(FileHeader& h) {
+  h.time_source = static_cast<std::uint32_t>(TimeSource::Anchors);
+  h.anchor0_ticks = 1'000'000, h.anchor0_ns = 5'000'000'000;
+  h.anchor1_ticks = 1'000'000 + 20'959'840'000, h.anchor1_ns = 15'000'000'000;  // 10 s at 2095.984 MHz
+  h.clock_hz = 2'095'984'000;
+}
+}  // namespace
+
+TEST(TraceFile, OlderMinorReadsWithItsRoundedRateAndSaysSo) {
+  // A 1.5 file: 1024 header bytes, records right after them.
+  const auto p = write_file("v15", some_samples());
+  auto b = slurp(p);
+  FileHeader h;
+  std::memcpy(&h, b.data(), sizeof h);
+  h.minor = 5;
+  h.header_size = kHeaderBytes15;
+  h.lanes_offset -= sizeof(FileHeader) - kHeaderBytes15;
+  h.origin = Origin::Live;
+  std::vector<char> old(b.size() - (sizeof(FileHeader) - kHeaderBytes15));
+  std::memcpy(old.data(), &h, kHeaderBytes15);
+  std::memcpy(old.data() + kHeaderBytes15, b.data() + sizeof(FileHeader), b.size() - sizeof(FileHeader));
+  spit(p, old);
+  Reader r(p.string());
+  EXPECT_EQ(read_all(r), some_samples().size());
+  EXPECT_EQ(time_source(r.header()), TimeSource::Legacy);
+  EXPECT_EQ(r.header().time_mult, 0u);  // the bytes after 1024 are records, not a time base
+  EXPECT_EQ(rate_hz(r.header()), 10e6);
+  EXPECT_EQ(rate_uncertainty_ppm(r.header()), 600);  // E302
+  EXPECT_NE(time_source_text(r.header()).find("rounded to 100 kHz"), std::string::npos);
+}
+
+TEST(TraceFile, KernelConversionAndAnchorsConvertOnTheirLine) {
+  FileHeader k = make_header();
+  as_kernel(k);
+  EXPECT_NEAR(rate_hz(k), 2095.984e6, 2.0);
+  for (std::uint64_t t : {std::uint64_t{12345}, std::uint64_t{1} << 40}) {
+    const std::uint64_t ns = KernelConversion{k.time_mult, k.time_shift, k.time_zero}.to_ns(t);
+    // Back to the tick: the last of the two or three ticks of that nanosecond.
+    const std::uint64_t back = kernel_ns_to_ticks(k, ns);
+    EXPECT_LE(back > t ? back - t : t - back, 2u) << t;
+  }
+  FileHeader a = make_header();
+  as_anchors(a);
+  EXPECT_EQ(kernel_ns_to_ticks(a, a.anchor0_ns), a.anchor0_ticks);
+  EXPECT_EQ(kernel_ns_to_ticks(a, a.anchor1_ns), a.anchor1_ticks);
+  EXPECT_EQ(kernel_ns_to_ticks(a, 10'000'000'000), 1'000'000 + 10'479'920'000u);  // the middle
+  // close_anchors: the end anchor gives the rate, and the uncertainty from the anchors' half widths.
+  FileHeader c = make_header();
+  c.time_source = static_cast<std::uint32_t>(TimeSource::Anchors);
+  c.anchor0_ticks = 1000, c.anchor0_ns = 1'000'000, c.anchor_half_ns = 20;
+  c.clock_hz = 2'095'000'000;  // the board's calibration, before the end anchor
+  close_anchors(c, Anchor{1000 + 4'191'968'000, 2'001'000'000, 30});
+  EXPECT_EQ(c.clock_hz, 2'095'984'000u);
+  EXPECT_EQ(c.anchor_half_ns, 30u);
+  EXPECT_NEAR(rate_uncertainty_ppm(c), 2 * 30 / 2e9 * 1e6, 0.002);  // and clock_hz's rounding
+  // A recording of microseconds: the anchors would be worse than the board's calibration, which stays.
+  FileHeader u = make_header();
+  u.time_source = static_cast<std::uint32_t>(TimeSource::Anchors);
+  u.anchor0_ticks = 1000, u.anchor0_ns = 1'000'000, u.anchor_half_ns = 20;
+  u.clock_hz = 2'095'000'000, u.rate_uncertainty_ppb = 20'000;  // 20 ppm
+  close_anchors(u, Anchor{1000 + 4192, 1'002'000, 30});
+  EXPECT_EQ(u.clock_hz, 2'095'000'000u);
+  EXPECT_EQ(u.anchor1_ns, 0u);
+  std::size_t at = 0;
+  EXPECT_EQ(time_base_problem(u, &at), nullptr);
+}
+
+TEST(TraceFile, AbsurdTimeBaseIsRefusedNamingTheField) {
+  struct Case {
+    const char* name;
+    void (*change)(FileHeader&);
+    std::size_t offset;
+  };
+  const Case cases[] = {
+      {"source", [](FileHeader& h) { h.time_source = 9; }, offsetof(FileHeader, time_source)},
+      {"mult0", [](FileHeader& h) { as_kernel(h), h.time_mult = 0; }, offsetof(FileHeader, time_mult)},
+      {"shift", [](FileHeader& h) { as_kernel(h), h.time_shift = 64; }, offsetof(FileHeader, time_shift)},
+      {"ghz", [](FileHeader& h) { as_kernel(h), h.time_shift = 40, h.time_mult = 1; }, offsetof(FileHeader, time_mult)},
+      {"khz", [](FileHeader& h) { as_kernel(h), h.clock_hz += 5; }, offsetof(FileHeader, clock_hz)},
+      {"back", [](FileHeader& h) { as_anchors(h), h.anchor1_ticks = 5; }, offsetof(FileHeader, anchor1_ticks)},
+      {"backns", [](FileHeader& h) { as_anchors(h), h.anchor1_ns = 1; }, offsetof(FileHeader, anchor1_ns)},
+      {"slope", [](FileHeader& h) { as_anchors(h), h.clock_hz = 2'000'000'000; }, offsetof(FileHeader, clock_hz)},
+      {"mono", [](FileHeader& h) { h.time_source = 4, h.clock_hz = 999; }, offsetof(FileHeader, clock_hz)},
+      {"ppb", [](FileHeader& h) { h.rate_uncertainty_ppb = 20'000'000; }, offsetof(FileHeader, rate_uncertainty_ppb)},
+  };
+  for (const Case& c : cases) {
+    const auto p = time_base_file(c.name, c.change);
+    const std::string e = error_of([&] { Reader r(p.string()); });
+    EXPECT_NE(e.find("offset " + std::to_string(c.offset) + ":"), std::string::npos) << c.name << ": " << e;
+  }
+  // The good ones read.
+  for (auto good : {as_kernel, as_anchors}) {
+    const auto p = time_base_file("good", good);
+    Reader r(p.string());
+    EXPECT_EQ(read_all(r), some_samples().size());
   }
 }

@@ -29,7 +29,7 @@ python3 - "$("$kron" info --json "$tmp/raw.trace")" "$("$kron" info --json "$tmp
   "$("$kron" info --json "$tmp/z9.trace")" <<'PY'
 import json, sys
 raw, z, z9 = (json.loads(a) for a in sys.argv[1:])
-assert raw["format"] == "1.5" and not raw["compressed"] and "compression_ratio" not in raw, raw
+assert raw["format"] == "1.6" and not raw["compressed"] and "compression_ratio" not in raw, raw
 for j in (z, z9):
     assert j["complete"] and j["compressed"], j
     for k in ("trace_samples", "resource_samples", "overruns", "overwritten"):
@@ -63,7 +63,7 @@ b = bytearray(open(sys.argv[1], "rb").read())
 flags = struct.unpack_from("<I", b, 20)[0]
 struct.pack_into("<I", b, 20, flags & ~1)  # FileHeader::flags: not closed
 records_bytes = struct.unpack_from("<Q", b, 56)[0]  # FileHeader::records_bytes
-open(sys.argv[2], "wb").write(b[: 1024 + records_bytes // 2])
+open(sys.argv[2], "wb").write(b[: struct.unpack_from("<I", b, 16)[0] + records_bytes // 2])  # header_size + half
 PY
 cut=$("$kron" info "$tmp/cut.trace")
 grep -q "NOT closed" <<<"$cut" || fail "cut file: $cut"
@@ -75,8 +75,9 @@ n=$("$kron" expand "$tmp/cut.trace" 2>/dev/null | wc -l)
 python3 - "$tmp/z.trace" "$tmp/bad.trace" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
-stored = struct.unpack_from("<I", b, 1024)[0]
-second = 1024 + 16 + (stored + 7) // 8 * 8
+hs = struct.unpack_from("<I", b, 16)[0]  # header_size
+stored = struct.unpack_from("<I", b, hs)[0]
+second = hs + 16 + (stored + 7) // 8 * 8
 for i in range(16):
     b[second + 16 + 200 + i] ^= 0x5A
 open(sys.argv[2], "wb").write(b)

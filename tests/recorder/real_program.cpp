@@ -6,6 +6,9 @@
 //   work N        N times: a computing interval (events 10-11) and a sleeping one (events 12-13) of about
 //                 2 ms each, both ends Resource samples (on-CPU time from a task-clock counter)
 //   hold S        S seconds asleep after one Trace sample (kron status while it runs)
+//   spin N        N times: 1 ms asleep, then 50 us computing inside the named scope "spin" (on a CPU all
+//                 along: its on-CPU share from the context switches is 1 where switches and probes share
+//                 one clock; tests/recorder/clock_test.cpp)
 #include <kron/kron.hpp>
 
 #include <chrono>
@@ -71,12 +74,25 @@ int work(unsigned n) {
   return 0;
 }
 
+int spin(unsigned n) {
+  volatile std::uint64_t sink = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    KRON_SCOPE("spin");
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+    std::uint64_t x = i;
+    while (std::chrono::steady_clock::now() < until) sink = sink + next(x);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const auto arg = [&](int i) { return argc > i ? std::strtoull(argv[i], nullptr, 10) : 0ull; };
   if (mode == "bytes") return bytes(arg(2));
+  if (mode == "spin") return spin(static_cast<unsigned>(arg(2)));
   if (mode == "threads") return threads(static_cast<unsigned>(arg(2)), static_cast<unsigned>(arg(3)));
   if (mode == "work") return work(static_cast<unsigned>(arg(2)));
   if (mode == "hold") {

@@ -457,11 +457,11 @@ TEST_F(Tools, TextThatIsNotUtf8IsEscapedInJson) {
 // Rows 8 and item 6 at the tools: a damaged file is an error (exit 2), --salvage reads it with warnings.
 TEST_F(Tools, DamagedTraceIsAnErrorOrSalvaged) {
   auto b = slurp(dir / "t.kron");
-  b[1024] = 7;  // the first record's kind
+  b[sizeof(tracefile::FileHeader)] = 7;  // the first record's kind (after the 1088-byte header)
   write_text(dir / "k.kron", b);
   const auto e = kron("expand k.kron");
   EXPECT_EQ(e.status, 2);
-  EXPECT_NE(e.err.find("k.kron: offset 1024: record kind 7 is not a Trace (1) or Resource (2) record"),
+  EXPECT_NE(e.err.find("k.kron: offset 1088: record kind 7 is not a Trace (1) or Resource (2) record"),
             std::string::npos) << e.err;
   const auto s = kron("rpt --json --salvage k.kron");
   ASSERT_EQ(s.status, 0) << s.err;

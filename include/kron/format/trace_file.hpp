@@ -22,6 +22,7 @@
 #include "kron/core/record.hpp"
 #include "kron/core/sample.hpp"
 #include "kron/format/mapped_file.hpp"
+#include "kron/format/time_base.hpp"
 
 struct ZSTD_CCtx_s;  // zstd's contexts (zstd.h), kept out of this header
 struct ZSTD_DCtx_s;
@@ -31,7 +32,7 @@ namespace kron::tracefile {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 5;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
+inline constexpr std::uint16_t kMinor = 6;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
 // Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
 // 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
 // 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
@@ -48,6 +49,9 @@ inline constexpr std::uint16_t kMinor = 5;  // a reader accepts any minor; skips
 // 1.5 adds MPI recordings (libkron_mpi, kron merge): record kinds 8, MPI calls (record::MpiRecord), and 9,
 // clock-offset measurements (record::ClockOffsetRecord), after the samples and not counted in `samples`
 // (mpi_records and clock_offsets count them); NameKind::Node entries; the FileHeader fields at 984-1023.
+// 1.6 adds the time base (kron/format/time_base.hpp): the FileHeader grows to 1088 bytes (time_source ..
+// clock_flags, 1024-1087). A 1.5 reader reads a 1.6 file (it skips header_size bytes; clock_hz is the
+// exact rate to the hertz); this reader reads an older file's 1024 bytes, the rest zero (TimeSource::Legacy).
 
 enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
@@ -126,8 +130,21 @@ struct FileHeader {
   std::uint32_t violations_found; // happened-before violations after the clock alignment, before the CLC pass
   std::uint32_t violations_left;  // and after it (0 once corrected)
   std::uint64_t max_correction;   // the largest correction the CLC pass made, ticks (clock_hz)
+  // 1.6: the time base (kron/format/time_base.hpp; docs/trace-format.md "Time base"). From 1.6 on clock_hz
+  // is the rate to the hertz (before: calibrated over ~7 ms and rounded to 100 kHz, ERRATUM E302).
+  std::uint32_t time_source;           // TimeSource
+  std::uint32_t time_shift;            // Kernel: ns = time_zero + ((ticks * time_mult) >> time_shift)
+  std::uint32_t time_mult;
+  std::uint32_t rate_uncertainty_ppb;  // of the rate (its rounding to the hertz included), parts per 10^9
+  std::uint64_t time_zero;
+  std::uint64_t anchor0_ticks;         // Anchors: ticks and CLOCK_MONOTONIC_RAW ns at the start
+  std::uint64_t anchor0_ns;
+  std::uint64_t anchor1_ticks;         // and at the end (0 and 0: none, a file not closed)
+  std::uint64_t anchor1_ns;
+  std::uint32_t anchor_half_ns;        // the larger of the two anchors' uncertainties
+  std::uint32_t clock_flags;           // ClockFlag
 };
-static_assert(sizeof(FileHeader) == 1024 && offsetof(FileHeader, late) == 904 &&
+static_assert(offsetof(FileHeader, late) == 904 &&
                   offsetof(FileHeader, records_raw_bytes) == 912 && offsetof(FileHeader, names_offset) == 920 &&
                   offsetof(FileHeader, names_lost) == 936 && offsetof(FileHeader, sched_switches) == 944 &&
                   offsetof(FileHeader, snapshots) == 952 && offsetof(FileHeader, stat_lost) == 960 &&
@@ -138,6 +155,33 @@ static_assert(offsetof(FileHeader, mpi_rank) == 984 && offsetof(FileHeader, mpi_
                   offsetof(FileHeader, merge_flags) == 1004 && offsetof(FileHeader, violations_found) == 1008 &&
                   offsetof(FileHeader, violations_left) == 1012 && offsetof(FileHeader, max_correction) == 1016,
               "FileHeader is a file ABI (1.5)");
+static_assert(sizeof(FileHeader) == 1088 && offsetof(FileHeader, time_source) == 1024 &&
+                  offsetof(FileHeader, time_shift) == 1028 && offsetof(FileHeader, time_mult) == 1032 &&
+                  offsetof(FileHeader, rate_uncertainty_ppb) == 1036 && offsetof(FileHeader, time_zero) == 1040 &&
+                  offsetof(FileHeader, anchor0_ticks) == 1048 && offsetof(FileHeader, anchor0_ns) == 1056 &&
+                  offsetof(FileHeader, anchor1_ticks) == 1064 && offsetof(FileHeader, anchor1_ns) == 1072 &&
+                  offsetof(FileHeader, anchor_half_ns) == 1080 && offsetof(FileHeader, clock_flags) == 1084,
+              "FileHeader is a file ABI (1.6)");
+inline constexpr std::size_t kHeaderBytes15 = 1024;  // the FileHeader of 1.0-1.5
+enum ClockFlag : std::uint32_t {
+  kClockMerged = 1u << 0,  // kron merge: every rank's ticks mapped onto the reference rank's time base
+};
+// The time base (1.6): the rate as a real number, its uncertainty, what it came from.
+double rate_hz(const FileHeader& h);
+double rate_uncertainty_ppm(const FileHeader& h);
+TimeSource time_source(const FileHeader& h);
+// "kernel perf_event conversion (time_mult 1234, time_shift 31)", "CLOCK_MONOTONIC_RAW anchors over 5.1 s"...
+std::string time_source_text(const FileHeader& h);
+// The time of the source's kernel clock (Kernel: sched_clock, perf_event's own clock; Anchors:
+// CLOCK_MONOTONIC_RAW; KernelClock: CLOCK_MONOTONIC) as ticks of this file: the one conversion that puts
+// what the kernel stamps (context switches) on the probes' clock.
+std::uint64_t kernel_ns_to_ticks(const FileHeader& h, std::uint64_t ns);
+// Anchors: the end anchor; clock_hz and the uncertainty from the two (a no-op for another source).
+void close_anchors(FileHeader& h, const Anchor& end);
+// Copies time_source .. clock_flags and clock_hz (kron merge: the reference rank's conversion).
+void copy_time_base(FileHeader& to, const FileHeader& from);
+// The first absurd field of a 1.6 time base: nullptr when none, else what is wrong and *offset its place.
+const char* time_base_problem(const FileHeader& h, std::size_t* offset);
 inline constexpr std::uint32_t kMergedRank = 0xffffffffu;
 enum MergeFlag : std::uint32_t {
   kMergeMerged = 1u << 0,   // written by kron merge: every rank's samples on rank 0's timeline
