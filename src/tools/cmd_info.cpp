@@ -125,7 +125,7 @@ int run(const Args& a) {
     return kExitOk;
   }
   fmt::print("{}: kron trace {}.{}, {}, origin {}\n", a.file, h.major, h.minor, r.complete() ? "complete" : "NOT closed (recorder died)", origin);
-  if (!tracefile::program(h).empty()) fmt::print("program: {}\n", tracefile::program(h));
+  if (!tracefile::program(h).empty()) fmt::print("program: {}\n", text::terminal_safe(tracefile::program(h)));
   fmt::print("clock {} Hz, node {}, {} buffer, {} on overrun, Filter Register 0x{:04x}\n", h.clock_hz, h.node,
              (h.flags & tracefile::kFlagCircular) ? "circular" : "simple", (h.flags & tracefile::kFlagWait) ? "wait" : "discard",
              h.filter);
@@ -160,7 +160,7 @@ int run(const Args& a) {
       for (const auto& n : r.names())
         if (n.name_kind == record::NameKind::Node) node = std::string(n.name, strnlen(n.name, sizeof n.name));
       fmt::print("MPI: rank {} of {} on {}, {} MPI calls, {} clock-offset measurements\n", h.mpi_rank, h.mpi_world_size,
-                 text::utf8_safe(node), r.mpi_records().size(), r.clock_offsets().size());
+                 text::terminal_safe(node), r.mpi_records().size(), r.clock_offsets().size());
     }
   }
   if (r.snapshot_count())
@@ -172,7 +172,7 @@ int run(const Args& a) {
   if (r.dropped_tail_bytes())
     fmt::print("dropped {} bytes of a {} cut short\n", r.dropped_tail_bytes(), r.compressed() ? "chunk" : "record");
   for (unsigned n = 0; n < kResourceCounters; ++n)
-    if (!tracefile::counter_name(h, n).empty()) fmt::print("counter {:>2}: {}\n", n, tracefile::counter_name(h, n));
+    if (!tracefile::counter_name(h, n).empty()) fmt::print("counter {:>2}: {}\n", n, text::terminal_safe(tracefile::counter_name(h, n)));
   if (!r.lanes().empty()) {
     // The thread column only where the recording named threads (no trailing blanks otherwise).
     auto named = [&](const std::string& n) { return thread_names.empty() ? std::string() : "  " + n; };
@@ -180,7 +180,7 @@ int run(const Args& a) {
                "waits", named("thread"));
     for (const auto& l : r.lanes())
       fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", l.pid, l.tid, l.samples, l.overruns, l.overwritten,
-                 l.waits, named(text::utf8_safe(thread_name(l.tid))));
+                 l.waits, named(text::terminal_safe(thread_name(l.tid))));
     if (r.complete() && other_overruns + other_overwritten)
       fmt::print("{:>17} {:>12} {:>10} {:>11} {:>8}\n", "(no lane)", 0, other_overruns, other_overwritten, 0);
   }
