@@ -438,8 +438,8 @@ std::vector<ClockOffsetRecord> plausible_offsets(const Input& x, const tracefile
   for (std::size_t k = 0; k < all.size(); ++k) {
     const ClockOffsetRecord& c = all[k];
     if (all.size() == 1) {
-      const double by_realtime = double(rh.start_ticks) + double(std::int64_t(h.start_realtime_ns - rh.start_realtime_ns)) *
-                                                              1e-9 * hz - double(h.start_ticks) * rate;
+      const double real_diff = double(std::int64_t(h.start_realtime_ns - rh.start_realtime_ns)) * 1e-9 * hz;
+      const double by_realtime = double(rh.start_ticks) + real_diff - double(h.start_ticks) * rate;
       if (std::fabs(offset(c) - by_realtime) > 3600 * hz) {
         warn(k, "is more than an hour off the offset of the files' start times");
         continue;

@@ -153,7 +153,8 @@ std::string render_text(const Report& r, const TextOptions& opt) {
       const Stats& s = *row.stats;
       const bool n = s.count > 0;
       fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
-                     shown_name(row), wn, row.cls, shown_stream(row), ws, s.count, "ticks", s.total, n ? std::to_string(s.min) : "-",
+                     shown_name(row), wn, row.cls, shown_stream(row), ws, s.count, "ticks", s.total,
+                     n ? std::to_string(s.min) : "-",
                      n ? std::to_string(s.max) : "-", n ? fixed3(s.mean()) : "-", n ? fixed3(s.stddev()) : "-",
                      s.unmatched_starts, s.unmatched_ends);
       auto us = [&](double t) { return fixed3(ticks_to_us(t, r.clock_hz)); };

@@ -18,8 +18,9 @@
 // Settings (environment): KRON_MPI_OUT (file prefix, default "kron-mpi"), KRON_MPI_SYNC_S (seconds between
 // clock measurements, 0 = only at Init and Finalize, at most 86400), KRON_MPI_PINGS (ping-pongs per
 // measurement, 10, 1-1000): rank 0's two decide for every rank (ERRATUM E345); KRON_MPI_BOARD_MB (board
-// size, 16, 1-65536; the board is kron-mpi-PID-RANDOM, ERRATUM E343), KRON_MPI_TEST_CLOCK_FAULT (test only: "OFFSET_NS:DRIFT_PPM,..." one pair
-// per rank, added to every timestamp this rank records, ERRATUM E207).
+// size, 16, 1-65536; the board is kron-mpi-PID-RANDOM, ERRATUM E343), KRON_MPI_TEST_CLOCK_FAULT (test
+// only: "OFFSET_NS:DRIFT_PPM,..." one pair per rank, added to every timestamp this rank records, ERRATUM
+// E207).
 //
 // Uses only the MPI standard's C bindings (Open MPI and MPICH alike). Not recorded (ERRATUM E209): the
 // Fortran bindings, persistent requests, one-sided and I/O calls, MPI_Ibarrier and the other non-blocking

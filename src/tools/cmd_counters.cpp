@@ -287,7 +287,8 @@ int run(const Args& a) {
     std::string line = fmt::format("{:>7}  {:<15} {:<6} {:<11} {:<15} {}", n, regs::name(regs::mode_of(regs::field(m, n))),
                                    regs::double_precision(regs::field(m, n)) ? "double" : "single",
                                    regs::name(regs::clock_of(regs::field(c, n))), regs::name(regs::enable_of(regs::field(e, n))),
-                                   text::terminal_safe(std::string(h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name))));
+                                   text::terminal_safe(std::string(
+                                       h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name))));
     line.erase(line.find_last_not_of(' ') + 1);
     fmt::print("{}\n", line);
   }

@@ -172,7 +172,8 @@ int run(const Args& a) {
   if (r.dropped_tail_bytes())
     fmt::print("dropped {} bytes of a {} cut short\n", r.dropped_tail_bytes(), r.compressed() ? "chunk" : "record");
   for (unsigned n = 0; n < kResourceCounters; ++n)
-    if (!tracefile::counter_name(h, n).empty()) fmt::print("counter {:>2}: {}\n", n, text::terminal_safe(tracefile::counter_name(h, n)));
+    if (!tracefile::counter_name(h, n).empty())
+      fmt::print("counter {:>2}: {}\n", n, text::terminal_safe(tracefile::counter_name(h, n)));
   if (!r.lanes().empty()) {
     // The thread column only where the recording named threads (no trailing blanks otherwise).
     auto named = [&](const std::string& n) { return thread_names.empty() ? std::string() : "  " + n; };

@@ -57,7 +57,8 @@ int run(const Args& a) {
     if (m == Mode::Nop || (m == Mode::ExternalSignal && h.sources[n].signal == Signal::None && !h.sources[n].name[0])) continue;
     fmt::print("  counter {:>2}: {:<15} {:<11} {:<15} {}\n", n, regs::name(m), regs::name(clock_of(field(clk, n))),
                regs::name(enable_of(field(en, n))),
-               text::terminal_safe(std::string(h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name))));
+               text::terminal_safe(
+                   std::string(h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name))));
   }
   std::uint64_t held = 0, cap = 0, used = 0;
   for (const auto& v : lanes) held += v.held, cap += v.capacity_slots, used += v.used_slots;

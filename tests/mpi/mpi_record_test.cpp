@@ -290,8 +290,9 @@ TEST(MpiSettingsTest, RankZerosSettingsDecideAndAreBounded) {
                             "LD_PRELOAD='" KRON_MPI_LIB "' exec '" KRON_MPI_DEMO "' 10\n";
   fs::permissions(wrapper, fs::perms::owner_all);
   const std::string err = (dir / "err.txt").string();
-  const int rc = run(std::string("timeout 120 ") + KRON_MPIRUN + " --allow-run-as-root --oversubscribe -np 2 -x KRON_MPI_OUT=" +
-                     (dir / "run").string() + " " + wrapper + " >/dev/null 2>" + err);
+  const int rc = run(std::string("timeout 120 ") + KRON_MPIRUN +
+                     " --allow-run-as-root --oversubscribe -np 2 -x KRON_MPI_OUT=" + (dir / "run").string() + " " +
+                     wrapper + " >/dev/null 2>" + err);
   std::ifstream f(err);
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_EQ(rc, 0) << text;
@@ -319,7 +320,8 @@ TEST(MpiSettingsTest, JobsInSeparatePidNamespacesKeepTheirOwnBoards) {
   std::string cmd = "cd " + dir.string() + " && export KRON_SHM_DIR=" + (dir / "shm").string() + " && ";
   for (int j = 0; j < 2; ++j)
     cmd += "(timeout 120 unshare -Upf --map-root-user " + std::string(KRON_MPIRUN) +
-           " --allow-run-as-root --oversubscribe -np 1 -x LD_PRELOAD=" KRON_MPI_LIB " -x KRON_SHM_DIR -x KRON_MPI_OUT=job" +
+           " --allow-run-as-root --oversubscribe -np 1 -x LD_PRELOAD=" KRON_MPI_LIB
+           " -x KRON_SHM_DIR -x KRON_MPI_OUT=job" +
            std::to_string(j) + " " KRON_MPI_DEMO " 200 >/dev/null 2>job" + std::to_string(j) + ".err) & ";
   cmd += "wait";
   ASSERT_EQ(run(cmd), 0);
