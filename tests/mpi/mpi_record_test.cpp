@@ -305,7 +305,9 @@ TEST(MpiSettingsTest, RankZerosSettingsDecideAndAreBounded) {
     rd.read_annex();
     // Both ranks measured at the same collectives (rank 0's KRON_MPI_SYNC_S), each with 1000 ping-pongs.
     ASSERT_FALSE(rd.clock_offsets().empty());
-    if (r == 1) EXPECT_EQ(rd.clock_offsets().front().exchanges, 1000u);
+    if (r == 1) {
+      EXPECT_EQ(rd.clock_offsets().front().exchanges, 1000u);
+    }
   }
   fs::remove_all(dir);
 }
