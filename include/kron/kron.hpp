@@ -126,7 +126,9 @@ std::uint32_t register_histogram(histogram& h) noexcept;
 
 namespace detail {
 // ---- phases, histograms, virtual counters (kron/core/stats.hpp) ----
-// A thread's cache of its cells: valid while `tag` equals the thread's phase bits | the board's stat_gen.
+// A thread's cache of its cells: valid while `tag` equals stat_tag(). ERRATUM E340: the tag always has
+// board::kStatGenMark set, whatever the board's stat_gen holds (a program may write 0 there), so an entry
+// never filled (tag 0, no cell) can never match.
 struct CellRef {
   std::uint64_t tag;
   std::uint64_t* cell;
@@ -139,6 +141,10 @@ struct ThreadStats {
 extern KRON_CONSTINIT thread_local ThreadStats t_stats KRON_C_NAME("kron_t_stats") KRON_TLS_MODEL;
 // The board's stat_gen, or a word holding board::kNoBoardGen while no board is attached.
 extern const std::atomic<std::uint64_t>* g_stat_gen KRON_C_NAME("kron_g_stat_gen");
+// Relaxed: the generation only tells the cache to refill; a probe needs some recent value.
+KRON_ALWAYS_INLINE std::uint64_t stat_tag(std::uint64_t phase_bits) noexcept {
+  return phase_bits | g_stat_gen->load(std::memory_order_relaxed) | board::kStatGenMark;
+}
 void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept;
 void vcount_slow(unsigned index, std::uint64_t n) noexcept;
 
@@ -293,8 +299,7 @@ class phase_scope {
 KRON_ALWAYS_INLINE void record_latency(histogram& h, std::uint64_t ticks) noexcept {
   detail::ThreadStats& t = detail::t_stats;
   const std::uint32_t i = __atomic_load_n(&h.id_, __ATOMIC_RELAXED) - 1;  // id 0 (unregistered) wraps
-  // Relaxed: the generation only tells the cache to refill; a probe needs some recent value.
-  const std::uint64_t tag = detail::t_lane.phase | detail::g_stat_gen->load(std::memory_order_relaxed);
+  const std::uint64_t tag = detail::stat_tag(detail::t_lane.phase);
   if (i >= detail::kHistCache || t.hist[i].tag != tag) [[unlikely]] return detail::record_latency_slow(h, ticks);
   std::uint64_t* c = t.hist[i].cell;
   std::uint64_t& b = c[stats::bucket_of(ticks)];
@@ -308,8 +313,7 @@ KRON_ALWAYS_INLINE void record_latency(histogram& h, std::uint64_t ticks) noexce
 KRON_ALWAYS_INLINE void vcount(unsigned index, std::uint64_t n = 1) noexcept {
   detail::ThreadStats& t = detail::t_stats;
   const unsigned page = (index / stats::kCountersPerCell) % stats::kCounterPages;
-  // Relaxed, as in record_latency().
-  const std::uint64_t tag = detail::t_lane.phase | detail::g_stat_gen->load(std::memory_order_relaxed);
+  const std::uint64_t tag = detail::stat_tag(detail::t_lane.phase);
   if (index >= stats::kVirtualCounters || t.counters[page].tag != tag) [[unlikely]] return detail::vcount_slow(index, n);
   std::uint64_t& w = t.counters[page].cell[index % stats::kCountersPerCell];
   detail::cell_store(w, detail::cell_load(w) + n);

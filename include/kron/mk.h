@@ -84,6 +84,7 @@ uint64_t mk_now_slow(void);
 #define KRON_C_PHASE_SHIFT 48        /* record::kPhaseShift */
 #define KRON_C_HIST_CACHE 256        /* detail::kHistCache */
 #define KRON_C_COUNTER_PAGES 8       /* stats::kCounterPages */
+#define KRON_C_STAT_GEN_MARK ((uint64_t)1 << 47) /* board::kStatGenMark: no cache entry is empty (E340) */
 #define KRON_C_COUNTERS_PER_CELL 1024 /* stats::kCountersPerCell */
 #define KRON_C_VIRTUAL_COUNTERS 8192 /* stats::kVirtualCounters */
 #define KRON_C_HIST_SUM 1008         /* stats::kHistSum, kHistMin, kHistMax */
@@ -129,7 +130,7 @@ KRON_C_INLINE unsigned kron_c_bucket_(uint64_t ticks) {
 }
 KRON_C_INLINE void mk_record_latency(struct mk_histogram* h, uint64_t ticks) {
   const uint32_t i = __atomic_load_n(&h->id, __ATOMIC_RELAXED) - 1; /* id 0 (unregistered) wraps */
-  const uint64_t tag = kron_t_lane.phase | __atomic_load_n(kron_g_stat_gen, __ATOMIC_RELAXED);
+  const uint64_t tag = kron_t_lane.phase | __atomic_load_n(kron_g_stat_gen, __ATOMIC_RELAXED) | KRON_C_STAT_GEN_MARK;
   uint64_t* c;
   uint64_t* b;
   if (__builtin_expect(i >= KRON_C_HIST_CACHE || kron_t_stats.hist[i].tag != tag, 0)) {
@@ -145,7 +146,7 @@ KRON_C_INLINE void mk_record_latency(struct mk_histogram* h, uint64_t ticks) {
 }
 KRON_C_INLINE void mk_vcount(unsigned index, uint64_t n) {
   const unsigned page = (index / KRON_C_COUNTERS_PER_CELL) % KRON_C_COUNTER_PAGES;
-  const uint64_t tag = kron_t_lane.phase | __atomic_load_n(kron_g_stat_gen, __ATOMIC_RELAXED);
+  const uint64_t tag = kron_t_lane.phase | __atomic_load_n(kron_g_stat_gen, __ATOMIC_RELAXED) | KRON_C_STAT_GEN_MARK;
   uint64_t* w;
   if (__builtin_expect(index >= KRON_C_VIRTUAL_COUNTERS || kron_t_stats.counters[page].tag != tag, 0)) {
     mk_vcount_slow(index, n);

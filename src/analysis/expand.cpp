@@ -1,7 +1,9 @@
 // kron expand: see expand.hpp. Numbers are formatted by hand into the output buffer: expand prints
 // tens of millions of lines and must run close to the speed of reading the file.
 #include "analysis/expand.hpp"
+#include "kron/core/text.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <stdexcept>
@@ -212,7 +214,10 @@ char* Expander::line(const Sample& s, char* p) {
       tail += names_ ? names_->name_of(s) : "#" + std::to_string(id);
       tail += " value " + std::to_string(record::named_value_of(s.data));
       if (const tracefile::NameRecord* r = names_ ? names_->site(id) : nullptr) tail += "  " + tracefile::NameTable::location(*r);
-      for (char c : tail) *p++ = (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+      // ERRATUM E346: control characters as \xNN; escaped, at most 500 bytes (the tail is at most 269 bytes
+      // as recorded, up to 4 times that escaped), so that the line stays within kMaxLine.
+      const std::string shown = text::terminal_safe(tail);
+      p = std::copy_n(shown.data(), std::min<std::size_t>(shown.size(), 500), p);
     }
   }
   if (opt_.counters && s.is_resource())

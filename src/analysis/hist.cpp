@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -12,14 +13,25 @@
 namespace kron::analysis {
 
 // ---- merging --------------------------------------------------------------------------------------------
+// ERRATUM E349: counts read from a board or a file are untrusted: sums saturate at 2^64 - 1 and the
+// histogram is marked, never wrapped to a small number.
+namespace {
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b, bool* saturated) {
+  std::uint64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return *saturated = true, ~std::uint64_t{0};
+  return r;
+}
+}  // namespace
 std::uint64_t LatencyHistogram::count() const {
   std::uint64_t n = 0;
-  for (const auto b : buckets) n += b;
+  bool over = false;
+  for (const auto b : buckets) n = sat_add(n, b, &over);
   return n;
 }
 void LatencyHistogram::add(const LatencyHistogram& o) {
-  for (unsigned b = 0; b < stats::kHistBuckets; ++b) buckets[b] += o.buckets[b];
-  sum += o.sum;
+  saturated = saturated || o.saturated || o.count() == ~std::uint64_t{0};
+  for (unsigned b = 0; b < stats::kHistBuckets; ++b) buckets[b] = sat_add(buckets[b], o.buckets[b], &saturated);
+  sum = sat_add(sum, o.sum, &saturated);
   min = std::min(min, o.min);
   max = std::max(max, o.max);
 }
@@ -36,8 +48,9 @@ std::uint64_t percentile(const LatencyHistogram& h, double q) {
   const double r = std::ceil(q * static_cast<double>(n));
   const std::uint64_t rank = r < 1 ? 1 : r > static_cast<double>(n) ? n : static_cast<std::uint64_t>(r);
   std::uint64_t seen = 0;
+  bool over = false;
   for (unsigned b = 0; b < stats::kHistBuckets; ++b) {
-    seen += h.buckets[b];
+    seen = sat_add(seen, h.buckets[b], &over);
     if (seen >= rank) return std::clamp(stats::bucket_range(b).hi, h.min, std::max(h.min, h.max));
   }
   return h.max;
@@ -89,8 +102,19 @@ void SnapshotSum::add(std::span<const std::uint8_t> records) {
 SnapshotTotals SnapshotSum::result() const {
   SnapshotTotals m;
   for (const auto& [k, h] : hists_) m.hists[k.name.empty() ? "#" + std::to_string(k.hist) : k.name][k.phase].add(h);
-  for (const auto& [k, v] : counters_)
-    m.counters[static_cast<std::uint16_t>(k.second >> 32)][static_cast<std::uint32_t>(k.second)] += v;
+  std::set<std::string> over;
+  for (const auto& [name, phases] : m.hists) {
+    LatencyHistogram all;
+    for (const auto& [p, h] : phases) all.add(h);
+    if (all.saturated) over.insert("histogram " + name);
+  }
+  for (const auto& [k, v] : counters_) {
+    std::uint64_t& c = m.counters[static_cast<std::uint16_t>(k.second >> 32)][static_cast<std::uint32_t>(k.second)];
+    bool sat = false;
+    c = sat_add(c, v, &sat);
+    if (sat) over.insert("virtual counter " + std::to_string(static_cast<std::uint32_t>(k.second)));
+  }
+  m.saturated.assign(over.begin(), over.end());
   m.snapshots = snapshots_;
   return m;
 }
@@ -144,7 +168,7 @@ std::string render_hist_text(const SnapshotTotals& m, const HistRenderOptions& o
   std::string out;
   if (m.hists.empty() && m.counters.empty()) return "no histograms or virtual counters recorded\n";
   for (const auto& [name, phases] : m.hists) {
-    out += fmt::format("histogram {}\n", text::utf8_safe(name));
+    out += fmt::format("histogram {}\n", text::terminal_safe(name));  // ERRATUM E346
     for (const auto& [p, h] : phases) summary_text(out, fmt::format("phase {}", p), h, o);
     const LatencyHistogram t = total_of(phases);
     summary_text(out, "total", t, o);
@@ -156,7 +180,8 @@ std::string render_hist_text(const SnapshotTotals& m, const HistRenderOptions& o
     for (const auto& [p, cs] : m.counters)
       for (const auto& [i, v] : cs) {
         out += fmt::format("  counter {:>4} phase {:>5}: {}\n", i, p, v);
-        total[i] += v;
+        bool over = false;  // saturating, as the merge (ERRATUM E349)
+        total[i] = sat_add(total[i], v, &over);
       }
     for (const auto& [i, v] : total) out += fmt::format("  counter {:>4} total      : {}\n", i, v);
   }

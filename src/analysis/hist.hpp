@@ -20,7 +20,8 @@ namespace kron::analysis {
 struct LatencyHistogram {
   std::array<std::uint64_t, stats::kHistBuckets> buckets{};
   std::uint64_t sum = 0, min = ~std::uint64_t{0}, max = 0;
-  std::uint64_t count() const;
+  bool saturated = false;  // a sum passed 2^64 - 1 (forged or damaged counts: ERRATUM E349)
+  std::uint64_t count() const;  // saturating
   void add(const LatencyHistogram& o);  // exact: bucket sums, sum, min of mins, max of maxes
 };
 // One value into `h` (tests and baselines: what record_latency does in a cell).
@@ -42,6 +43,7 @@ struct SnapshotTotals {
   std::map<std::string, std::map<std::uint16_t, LatencyHistogram>> hists;  // name -> phase -> histogram
   std::map<std::uint16_t, std::map<std::uint32_t, std::uint64_t>> counters;  // phase -> index -> value
   std::uint64_t snapshots = 0;
+  std::vector<std::string> saturated;  // "histogram NAME" / "virtual counter N" whose sums passed 2^64 - 1
 };
 class SnapshotSum {
  public:

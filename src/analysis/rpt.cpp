@@ -133,6 +133,8 @@ void out_cpu_note(const Report& r, std::back_insert_iterator<std::string> it) {
 }
 
 // A name cut to `w` columns, its end shown by "~" when cut (the JSON and --wide keep it whole).
+std::string shown_name(const ReportRow& row) { return text::terminal_safe(row.name); }
+std::string shown_stream(const ReportRow& row) { return text::terminal_safe(row.shown_stream()); }
 std::string fit(const std::string& t, std::size_t w) {
   if (t.size() <= w) return t;
   std::string c = t.substr(0, w - 1);
@@ -147,9 +149,10 @@ void render_narrow(const Report& r, std::back_insert_iterator<std::string> it) {
   // The stream column takes what its names need, up to 19; the interval names the rest of 100 columns
   // (at least 22): 52 columns of figures, 7 more for on-cpu.
   std::size_t wn = 8, ws = 6;
-  for (const auto& row : r.rows) ws = std::max(ws, std::min<std::size_t>(row.shown_stream().size(), 19));
+  // Names as recorded, escaped for a terminal (ERRATUM E346).
+  for (const auto& row : r.rows) ws = std::max(ws, std::min<std::size_t>(shown_stream(row).size(), 19));
   const std::size_t name_max = 100 - 52 - (r.has_cpu ? 7 : 0) - ws;
-  for (const auto& row : r.rows) wn = std::max(wn, std::min(row.name.size(), name_max));
+  for (const auto& row : r.rows) wn = std::max(wn, std::min(shown_name(row).size(), name_max));
   const auto sec = [&](double ticks) { return ticks / static_cast<double>(r.clock_hz ? r.clock_hz : 1); };
   fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", "interval", wn, "stream", ws, "count",
                  "total", "mean", "min", "max", r.has_cpu ? fmt::format(" {:>6}", "on-cpu") : "", "unm.");
@@ -158,8 +161,8 @@ void render_narrow(const Report& r, std::back_insert_iterator<std::string> it) {
     const bool n = s.count > 0;
     std::string cpu;
     if (r.has_cpu) cpu = s.cpu_count ? fmt::format(" {:>5.0f}%", 100 * s.cpu_share()) : fmt::format(" {:>6}", "-");
-    fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", fit(row.name, name_max), wn,
-                   fit(row.shown_stream(), 19), ws, s.count, n ? human(sec(static_cast<double>(s.total))) : "-",
+    fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", fit(shown_name(row), name_max), wn,
+                   fit(shown_stream(row), 19), ws, s.count, n ? human(sec(static_cast<double>(s.total))) : "-",
                    n ? human(sec(s.mean())) : "-", n ? human(sec(static_cast<double>(s.min))) : "-",
                    n ? human(sec(static_cast<double>(s.max))) : "-", cpu, s.unmatched_starts + s.unmatched_ends);
   }
@@ -174,21 +177,22 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   fmt::format_to(it, "kron rpt: timestamp clock {} Hz; event number = low {} bits of the user data\n", r.clock_hz,
                  r.event_bits);
   if (opt.verbose)
-    for (const auto& in : r.inputs) fmt::format_to(it, "input {} ({}): {} samples\n", in.path, in.format, in.samples);
+    for (const auto& in : r.inputs) 
+      fmt::format_to(it, "input {} ({}): {} samples\n", text::terminal_safe(in.path), in.format, in.samples);
   fmt::format_to(it, "samples {} (resource {}), interval events {}, other events {}", r.samples, r.resource_samples,
                  r.matched_events, r.other_events);
   if (r.out_of_order) fmt::format_to(it, ", {} out of time order", r.out_of_order);
   if (r.sched_switches) fmt::format_to(it, "; {} context switches", r.sched_switches);
   out += "\n";
-  for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", w);
+  for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", text::terminal_safe(w));
   out += "\n";
   if (!opt.wide) {
     render_narrow(r, it);
   } else {
     std::size_t wn = 8, ws = 6;
     for (const auto& row : r.rows) {
-      wn = std::max(wn, row.name.size());
-      ws = std::max(ws, row.shown_stream().size());
+      wn = std::max(wn, shown_name(row).size());
+      ws = std::max(ws, shown_stream(row).size());
     }
     fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
                    "interval", wn, "class", "stream", ws, "count", "unit", "total", "min", "max", "mean", "stddev",
@@ -197,7 +201,8 @@ std::string render_text(const Report& r, const TextOptions& opt) {
       const Stats& s = *row.stats;
       const bool n = s.count > 0;
       fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
-                     row.name, wn, row.cls, row.shown_stream(), ws, s.count, "ticks", s.total, n ? std::to_string(s.min) : "-",
+                     shown_name(row), wn, row.cls, shown_stream(row), ws, s.count, "ticks", s.total,
+                     n ? std::to_string(s.min) : "-",
                      n ? std::to_string(s.max) : "-", n ? fixed3(s.mean()) : "-", n ? fixed3(s.stddev()) : "-",
                      s.unmatched_starts, s.unmatched_ends);
       auto us = [&](double t) { return fixed3(ticks_to_us(t, r.clock_hz)); };
@@ -214,7 +219,8 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     for (const auto& row : r.rows) {
       const Stats& s = *row.stats;
       if (!s.count || !s.hist) continue;
-      fmt::format_to(it, "\nhistogram: {} [{}], {} intervals (ticks; us)\n", row.name, row.shown_stream(), s.count);
+      fmt::format_to(it, "\nhistogram: {} [{}], {} intervals (ticks; us)\n", shown_name(row),
+                     shown_stream(row), s.count);
       std::uint64_t peak = 0;
       for (auto c : s.hist->counts) peak = std::max(peak, c);
       for (unsigned b = 0; b < Histogram::kBuckets; ++b) {

@@ -738,6 +738,10 @@ bool Reader::at_end() {
     what = "the header counts " + std::to_string(header_.mpi_records) + " MPI records, the record area holds " +
            std::to_string(mpi_seen_);
     field = offsetof(FileHeader, mpi_records);
+  } else if (header_.minor >= 4 && header_.snapshots != snapshot_count_) {  // ERRATUM E349: 1.4
+    what = "the header counts " + std::to_string(header_.snapshots) + " histogram and counter snapshots, the record "
+           "area holds " + std::to_string(snapshot_count_);
+    field = offsetof(FileHeader, snapshots);
   } else if (header_.minor >= 5 && header_.clock_offsets != clock_seen_) {
     what = "the header counts " + std::to_string(header_.clock_offsets) +
            " clock-offset records, the record area holds " + std::to_string(clock_seen_);

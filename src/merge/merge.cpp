@@ -44,8 +44,114 @@ std::string site_key(const record::NameRecord& r) {
 
 constexpr std::size_t kBatch = 1024;
 
+// ---- What a merge accepts (ERRATUM E344) ---------------------------------------------------------------
+// Every input is a rank's file of one MPI world: its world size set and the same in every file.
+void check_worlds(const std::vector<Input>& in, const std::vector<std::string>& paths) {
+  const std::size_t world_at = offsetof(tracefile::FileHeader, mpi_world_size);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::uint32_t w = in[i].reader->header().mpi_world_size;
+    if (w == 0)
+      throw InputError::at_offset(paths[i], world_at,
+                                  "is not an MPI rank's file (world size 0): kron merge merges the files libkron_mpi "
+                                  "wrote for the ranks of one MPI job");
+    const std::uint32_t w0 = in[0].reader->header().mpi_world_size;
+    if (w != w0)
+      throw InputError::at_offset(paths[i], world_at,
+                                  "world size " + std::to_string(w) + ", but " + paths[0] + " has world size " +
+                                      std::to_string(w0) + ": files of different MPI jobs");
+  }
+}
+
+// Each MPI record of input `x` is of its file's rank, and names peers inside the world.
+void check_mpi_records(const Input& x, const std::string& path) {
+  const auto& h = x.reader->header();
+  const auto recs = x.reader->mpi_records();
+  for (std::size_t k = 0; k < recs.size(); ++k) {
+    const MpiRecord& r = recs[k];
+    const std::string which = "MPI record " + std::to_string(k) + " of " + std::to_string(recs.size());
+    if (r.rank != h.mpi_rank)
+      throw InputError::at_offset(path, offsetof(tracefile::FileHeader, mpi_rank),
+                                  which + " is of rank " + std::to_string(r.rank) + ", the file of rank " +
+                                      std::to_string(h.mpi_rank));
+    if (r.peer >= 0 && std::uint32_t(r.peer) >= h.mpi_world_size)
+      throw InputError::at_offset(path, offsetof(tracefile::FileHeader, mpi_world_size),
+                                  which + " names peer rank " + std::to_string(r.peer) + ", outside the world of " +
+                                      std::to_string(h.mpi_world_size));
+  }
+  for (const auto& c : x.reader->clock_offsets())
+    if (c.rank != h.mpi_rank)
+      throw InputError::at_offset(path, offsetof(tracefile::FileHeader, mpi_rank),
+                                  "a clock-offset record of rank " + std::to_string(c.rank) + " in the file of rank " +
+                                      std::to_string(h.mpi_rank));
+}
+
+// The clock-offset measurements of a rank that are plausible: a crystal drifts by tens of ppm, so a
+// measurement that implies more than kMaxDriftPpm against the rank's consensus measurement (the one whose
+// offset is the median) is dropped with a warning naming rank and measurement; so is a lone measurement
+// whose offset is more than an hour off the one the files' CLOCK_REALTIME starts give.
+inline constexpr double kMaxDriftPpm = 1000;
+std::vector<ClockOffsetRecord> plausible_offsets(const Input& x, const tracefile::FileHeader& rh,
+                                                 std::vector<std::string>* warnings) {
+  const auto& h = x.reader->header();
+  const auto all = x.reader->clock_offsets();
+  std::vector<ClockOffsetRecord> kept(all.begin(), all.end());
+  if (kept.empty()) return kept;
+X
+  auto offset = [&](const ClockOffsetRecord& c) { return double(c.reference) - double(c.timestamp) * rate; };
+  std::vector<double> offs;
+  for (const auto& c : kept) offs.push_back(offset(c));
+  std::nth_element(offs.begin(), offs.begin() + static_cast<std::ptrdiff_t>(offs.size() / 2), offs.end());
+  const double median = offs[offs.size() / 2];
+  const auto anchor = std::min_element(kept.begin(), kept.end(), [&](const auto& a, const auto& b) {
+    return std::fabs(offset(a) - median) < std::fabs(offset(b) - median);
+  });
+  const ClockOffsetRecord a = *anchor;
+  const double hz = double(rh.clock_hz ? rh.clock_hz : 1);
+  auto warn = [&](std::size_t k, const std::string& why) {
+    warnings->push_back("rank " + std::to_string(h.mpi_rank) + ": clock-offset measurement " + std::to_string(k) +
+                        " (local tick " + std::to_string(all[k].timestamp) + ") " + why + ": dropped");
+  };
+  std::vector<ClockOffsetRecord> out;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const ClockOffsetRecord& c = all[k];
+    if (all.size() == 1) {
+      const double real_diff = double(std::int64_t(h.start_realtime_ns - rh.start_realtime_ns)) * 1e-9 * hz;
+      const double by_realtime = double(rh.start_ticks) + real_diff - double(h.start_ticks) * rate;
+      if (std::fabs(offset(c) - by_realtime) > 3600 * hz) {
+        warn(k, "is more than an hour off the offset of the files' start times");
+        continue;
+      }
+    } else if (c.timestamp != a.timestamp) {
+      // Differences first, in integers: absolute tick counts lose precision as doubles.
+      const double dt = double(std::int64_t(c.timestamp - a.timestamp)) * rate;
+      const double ppm = (double(std::int64_t(c.reference - a.reference)) / dt - 1.0) * 1e6;
+      if (!(std::fabs(ppm) <= kMaxDriftPpm)) {
+        warn(k, "implies a drift of " + std::to_string(std::llround(ppm)) + " ppm (more than " +
+                    std::to_string(int(kMaxDriftPpm)) + ")");
+        continue;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+// A file that was not closed (its rank killed, a disk full) is merged only with --salvage, and said so.
+void check_complete(std::vector<Input>& in, const std::vector<std::string>& paths, const MergeOptions& o,
+                    MergeReport& rep) {
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i].reader->complete()) continue;
+    if (!o.salvage)
+      throw InputError::at_offset(paths[i], offsetof(tracefile::FileHeader, flags),
+                                  "was not closed (its rank ended before it finished the file): --salvage merges what "
+                                  "it holds and marks the merged file so");
+    rep.salvaged.push_back(paths[i]);
+    rep.warnings.push_back(paths[i] + ": was not closed: merged what it holds (--salvage)");
+  }
+}
+
 // The ranks' files, opened, their MPI records read ahead; each rank's number checked against the others'.
-std::vector<Input> open_ranks(const std::vector<std::string>& paths, const std::string& output) {
+std::vector<Input> open_ranks(const std::vector<std::string>& paths, const std::string& output, bool salvage) {
   if (paths.empty()) throw std::runtime_error("kron merge: no input files");
   for (const auto& p : paths) {  // the writer would truncate an input it is reading
     std::error_code ec;
@@ -54,7 +160,7 @@ std::vector<Input> open_ranks(const std::vector<std::string>& paths, const std::
   }
   std::vector<Input> in(paths.size());
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    in[i].reader = std::make_unique<tracefile::Reader>(paths[i]);
+    in[i].reader = std::make_unique<tracefile::Reader>(paths[i], tracefile::ReadOptions{salvage});
     in[i].reader->read_annex();
     const auto& h = in[i].reader->header();
     in[i].rank = h.mpi_world_size ? h.mpi_rank : static_cast<std::uint32_t>(i);
@@ -298,17 +404,20 @@ void write_annex(std::vector<Input>& in, const std::vector<std::string>& paths, 
 }  // namespace
 
 MergeReport merge_files(const std::vector<std::string>& paths, const std::string& output, const MergeOptions& o) {
-  std::vector<Input> in = open_ranks(paths, output);
+  std::vector<Input> in = open_ranks(paths, output, o.salvage);
+  check_worlds(in, paths);
+  for (std::size_t i = 0; i < in.size(); ++i) check_mpi_records(in[i], paths[i]);
   // The reference: rank 0 (the clock every rank measured itself against), else the first file.
   std::size_t ref = 0;
   for (std::size_t i = 0; i < in.size(); ++i)
     if (in[i].rank == 0) ref = i;
   const tracefile::FileHeader& rh = in[ref].reader->header();
   MergeReport rep;
+  check_complete(in, paths, o, rep);
   rep.clock_hz = rh.clock_hz;
   for (auto& x : in) {
     const auto& h = x.reader->header();
-    x.map = o.align ? ClockMap::build(x.reader->clock_offsets(), h.clock_hz, rh.clock_hz, h, rh)
+    x.map = o.align ? ClockMap::build(plausible_offsets(x, rh, &rep.warnings), h.clock_hz, rh.clock_hz, h, rh)
                     : ClockMap::identity();
     if (o.align && &x != &in[ref] && one_tsc(*x.reader, *in[ref].reader)) x.map = ClockMap::identity();
   }

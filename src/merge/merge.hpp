@@ -33,6 +33,7 @@ struct MergeOptions {
   double gamma = 0.99;    // the CLC's amortization: later intervals shrink by at most this factor
   int compress_level = 0;
   std::string program;    // the merged file's program text
+  bool salvage = false;   // --salvage: merge files that were not closed (ERRATUM E344)
 };
 struct RankReport {
   std::string path, node;
@@ -56,6 +57,8 @@ struct MergeReport {
   std::uint64_t late = 0;
   std::uint64_t clock_hz = 0;
   std::uint64_t passed_filter = 0, overruns = 0, overwritten = 0;
+  std::vector<std::string> warnings;  // measurements dropped as implausible, files salvaged (ERRATUM E344)
+  std::vector<std::string> salvaged;  // inputs that were not closed, merged with --salvage
 };
 // Merges `inputs` into `output`. Throws InputError naming the file (and offset) for a bad input,
 // std::runtime_error when the output cannot be written.

@@ -16,9 +16,11 @@
 // the world's size, the name section the node's name (NameKind::Node).
 //
 // Settings (environment): KRON_MPI_OUT (file prefix, default "kron-mpi"), KRON_MPI_SYNC_S (seconds between
-// clock measurements, 0 = only at Init and Finalize), KRON_MPI_PINGS (ping-pongs per measurement, 10),
-// KRON_MPI_BOARD_MB (board size), KRON_MPI_TEST_CLOCK_FAULT (test only: "OFFSET_NS:DRIFT_PPM,..." one pair
-// per rank, added to every timestamp this rank records, ERRATUM E207).
+// clock measurements, 0 = only at Init and Finalize, at most 86400), KRON_MPI_PINGS (ping-pongs per
+// measurement, 10, 1-1000): rank 0's two decide for every rank (ERRATUM E345); KRON_MPI_BOARD_MB (board
+// size, 16, 1-65536; the board is kron-mpi-PID-RANDOM, ERRATUM E343), KRON_MPI_TEST_CLOCK_FAULT (test
+// only: "OFFSET_NS:DRIFT_PPM,..." one pair per rank, added to every timestamp this rank records, ERRATUM
+// E207).
 //
 // Uses only the MPI standard's C bindings (Open MPI and MPICH alike). Not recorded (ERRATUM E209): the
 // Fortran bindings, persistent requests, one-sided and I/O calls, MPI_Ibarrier and the other non-blocking
@@ -271,6 +273,39 @@ void maybe_sync(MPI_Comm comm) {
 }
 
 // ---- Start and end -------------------------------------------------------------------------------------
+// ERRATUM E345: a setting read from the environment, as a number within [lo, hi]; anything else is the
+// default or the nearest bound, said once on standard error.
+double bounded(const char* name, double dflt, double lo, double hi) {
+  const std::string v = env_or(name, "");
+  if (v.empty()) return dflt;
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (*end != '\0' || !(x == x)) {
+    std::fprintf(stderr, "libkron_mpi: %s=%s is not a number: using %g\n", name, v.c_str(), dflt);
+    return dflt;
+  }
+  if (x >= lo && x <= hi) return x;
+  const double b = x < lo ? lo : hi;
+  std::fprintf(stderr, "libkron_mpi: %s=%s is outside %g-%g: using %g\n", name, v.c_str(), lo, hi, b);
+  return b;
+}
+
+// ERRATUM E345: the settings every rank must agree on (the clock exchange is collective) are rank 0's,
+// broadcast at MPI_Init; a rank whose own environment differs says so and follows rank 0.
+void shared_settings() {
+  double mine[2] = {bounded("KRON_MPI_SYNC_S", 0, 0, 86400),
+                    bounded("KRON_MPI_PINGS", 10, 1, 1000)};
+  double rank0[2] = {mine[0], mine[1]};
+  PMPI_Bcast(rank0, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (g->rank != 0 && (rank0[0] != mine[0] || rank0[1] != mine[1]))
+    std::fprintf(stderr,
+                 "libkron_mpi: rank %d: KRON_MPI_SYNC_S/KRON_MPI_PINGS here (%g, %g) differ from rank 0's (%g, %g): "
+                 "rank 0's are used\n",
+                 g->rank, mine[0], mine[1], rank0[0], rank0[1]);
+  g->sync_s = rank0[0];
+  g->pings = static_cast<int>(rank0[1]);
+}
+
 void start() {
   auto r = std::make_unique<Rank>();
   g = r.get();
@@ -281,15 +316,14 @@ void start() {
   PMPI_Get_processor_name(node, &len);
   g->node.assign(node, static_cast<std::size_t>(std::max(len, 0)));
   g->out = env_or("KRON_MPI_OUT", "kron-mpi") + ".rank-" + std::to_string(g->rank) + ".kron";
-  g->sync_s = std::atof(env_or("KRON_MPI_SYNC_S", "0").c_str());
-  g->pings = std::max(1, std::atoi(env_or("KRON_MPI_PINGS", "10").c_str()));
+  shared_settings();
   PMPI_Comm_dup(MPI_COMM_WORLD, &g->sync_comm);
   try {
     board::CreateOptions o;
-    o.name = "kron-mpi-" + std::to_string(::getpid());
+    // ERRATUM E343: kron-mpi-PID-RANDOM, created O_EXCL (never replacing a board), as kron record's.
+    o.name = board::unique_name("kron-mpi");
     o.node = static_cast<std::uint32_t>(g->rank) & 1023u;  // ERRATUM E201
-    o.replace = true;
-    o.size = std::uint64_t(std::max(1, std::atoi(env_or("KRON_MPI_BOARD_MB", "16").c_str()))) << 20;
+    o.size = std::uint64_t(bounded("KRON_MPI_BOARD_MB", 16, 1, 65536)) << 20;
     o.lanes = 16;
     g->board = o.name;
     std::string err, note;

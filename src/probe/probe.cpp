@@ -909,14 +909,14 @@ void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept {
   if (id == 0) id = register_histogram(h);
   if (id == histogram::kNoHistogram || id > g_hist_slots) return lost_stat();
   ThreadStats& t = t_stats;
-  // Relaxed: a change after this load only refills the cache once more.
-  const std::uint64_t gen = g_board->stat_gen.load(std::memory_order_relaxed);
+  // A change after this load only refills the cache once more (ERRATUM E340: the tag is never 0).
+  const std::uint64_t tag = stat_tag(t_lane.phase);
   const std::uint16_t phase = static_cast<std::uint16_t>(t_lane.phase >> record::kPhaseShift);
   board::HistSlot& slot = g_hslots[id - 1];
   CellRef* ref = id <= kHistCache ? &t.hist[id - 1] : nullptr;
   // 004 4.4.1 PW, ERRATUM E186: outside its phase the histogram does not count (like a filtered probe: not a loss).
   if (!stats::watch_passes(slot.watch.load(std::memory_order_relaxed), slot.watch_phase.load(std::memory_order_relaxed), phase)) {
-    if (ref) *ref = CellRef{t_lane.phase | gen, g_discard};
+    if (ref) *ref = CellRef{tag, g_discard};
     return;
   }
   std::uint64_t* c = cell_for(stats::CellKind::Histogram, id, phase);
@@ -937,7 +937,7 @@ void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept {
       if (over < armed) return;  // not cached: the next value is checked too
     }
   }
-  if (ref) *ref = CellRef{t_lane.phase | gen, c};
+  if (ref) *ref = CellRef{tag, c};
 }
 
 void vcount_slow(unsigned index, std::uint64_t n) noexcept {
@@ -945,13 +945,13 @@ void vcount_slow(unsigned index, std::uint64_t n) noexcept {
   if (!g_stat_cells) return lost_stat();  // no statistics area: counted (ERRATUM E182)
   if (index >= stats::kVirtualCounters) return lost_stat();  // ERRATUM E183: not a counter: counted, never written
   ThreadStats& t = t_stats;
-  const std::uint64_t gen = g_board->stat_gen.load(std::memory_order_relaxed);
+  const std::uint64_t tag = stat_tag(t_lane.phase);  // ERRATUM E340
   const std::uint16_t phase = static_cast<std::uint16_t>(t_lane.phase >> record::kPhaseShift);
   const unsigned page = index / stats::kCountersPerCell;
   CellRef& ref = t.counters[page];
   if (!stats::watch_passes(g_board->counter_watch.load(std::memory_order_relaxed),
                            g_board->counter_watch_phase.load(std::memory_order_relaxed), phase)) {
-    ref = CellRef{t_lane.phase | gen, g_discard};
+    ref = CellRef{tag, g_discard};
     return;
   }
   std::uint64_t* c = cell_for(stats::CellKind::Counters, page, phase);
@@ -967,7 +967,7 @@ void vcount_slow(unsigned index, std::uint64_t n) noexcept {
     if (armed - 1 == index && before < limit && after >= limit) threshold_crossed(stats::threshold_data(false, 0, index));
     if (v < limit) return;  // not cached
   }
-  ref = CellRef{t_lane.phase | gen, c};
+  ref = CellRef{tag, c};
 }
 
 void count_slow(unsigned counter, std::uint64_t n) noexcept {
@@ -1028,7 +1028,7 @@ static_assert(sizeof(kron_c_stats_) == sizeof(ThreadStats) &&
               offsetof(kron_c_stats_, counters) == offsetof(ThreadStats, counters) &&
               sizeof(kron_c_cellref_) == sizeof(kron::detail::CellRef));
 static_assert(KRON_C_PHASE_SHIFT == kron::record::kPhaseShift && KRON_C_HIST_CACHE == kron::detail::kHistCache &&
-              KRON_C_COUNTER_PAGES == kron::stats::kCounterPages &&
+              KRON_C_COUNTER_PAGES == kron::stats::kCounterPages && KRON_C_STAT_GEN_MARK == kron::board::kStatGenMark &&
               KRON_C_COUNTERS_PER_CELL == kron::stats::kCountersPerCell &&
               KRON_C_VIRTUAL_COUNTERS == kron::stats::kVirtualCounters && KRON_C_HIST_SUM == kron::stats::kHistSum &&
               KRON_C_HIST_MIN == kron::stats::kHistMin && KRON_C_HIST_MAX == kron::stats::kHistMax);

@@ -110,6 +110,28 @@ void BoardReader::heartbeat() {
   header().drainer_beat.store(ticks(geo().clock_kind), std::memory_order_relaxed);
 }
 
+std::uint64_t BoardReader::count_in_place(std::uint32_t x, std::uint64_t a, std::uint64_t e, std::string* bad,
+                                          std::uint64_t* bad_at) const {
+  const Geometry& b = geo();
+  const std::uint64_t B = b.block_slots();
+  const std::uint8_t* data = map_.block_data(x);
+  std::uint64_t count = 0;
+  for (std::uint64_t pos = a; pos < e;) {
+    const std::uint64_t w = record::header_word_at(data + (pos % B) * kSlot);
+    const std::uint64_t n = record::valid_slots(w);  // 0: unknown kind, or a size not its kind's
+    if (!n || pos + n > e) {
+      *bad_at = b.data_offset + std::uint64_t{x} * b.block_bytes + (pos % B) * kSlot;
+      *bad = !n ? "record of kind " + std::to_string(record::kind_of(w)) + " and size " +
+                      std::to_string(record::size_of_word(w)) + " is not a Trace or Resource record"
+                : "record runs past the end of its block or the lane's head";
+      return count;
+    }
+    pos += n;
+    ++count;
+  }
+  return count;
+}
+
 BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink,
                                     bool defer) {
   const LaneHeader* L = map_.lane(i);
@@ -191,7 +213,20 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     }
     const std::uint64_t e = std::min(end, h);  // never past the head read above
     const std::uint64_t a = std::max(from, s);
-    if (a < e) {
+    if (a < e && !sink) {  // figures only: counted where they are (ERRATUM E348)
+      std::string bad;
+      std::uint64_t bad_at = 0;
+      const std::uint64_t n = count_in_place(x, a, e, &bad, &bad_at);
+      if (circ) {
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (X.gen.load(std::memory_order_relaxed) != g) break;  // recycled under the count: the chain moved
+      }
+      if (!bad.empty()) {
+        corrupt(bad_at, bad);
+        break;
+      }
+      segs.push_back({a, e, 0, x, n});
+    } else if (a < e) {
       const std::uint64_t n = (e - a) * kSlot;
       if (buf.size() < used + n) buf.resize(std::max(used + n, 2 * buf.size()));  // grows; never shrinks
       std::memcpy(buf.data() + used, map_.block_data(x) + (a - s) * kSlot, n);
@@ -244,6 +279,11 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   std::uint64_t count = 0, bytes = 0;
   for (std::size_t k = keep; k < segs.size() && !p.corrupt; ++k) {
     const Seg& sg = segs[k];
+    if (!sink) {  // counted in place already
+      count += sg.counted;
+      p.r = std::max(p.r, sg.to);
+      continue;
+    }
     std::uint64_t pos = sg.from;
     while (pos < sg.to) {
       const std::uint64_t w = record::header_word_at(buf.data() + sg.at + (pos - sg.from) * kSlot);

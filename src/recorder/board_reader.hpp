@@ -133,7 +133,13 @@ class BoardReader {
   struct Seg {
     std::uint64_t from, to, at;  // lane positions [from, to) copied to the lane's buffer at byte `at`
     std::uint32_t block;
+    std::uint64_t counted = 0;  // a pass without a sink: the records of [from, to), counted in place
   };
+  // A pass without a sink (figures: kron status, totals) counts the records of [a, e) of block x where
+  // they are, never copying them (ERRATUM E348). Returns the count; on a bad record, *bad says what and
+  // *bad_at its segment offset.
+  std::uint64_t count_in_place(std::uint32_t x, std::uint64_t a, std::uint64_t e, std::string* bad,
+                               std::uint64_t* bad_at) const;
   std::vector<Seg> segs_;
   std::vector<std::string> problems_;
   Totals freed_;  // lanes finished and freed by drain()

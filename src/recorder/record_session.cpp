@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -100,8 +102,41 @@ void finish_recording(BoardReader& reader, Recorder& rec, const tracefile::FileH
 
 }  // namespace
 
+namespace {
+// ERRATUM E341: the program is found (as execvp() will look for it) before the board is made or the
+// output touched, so that `kron record -o OLD -- typo` leaves OLD as it was.
+void find_program(const std::string& name) {
+  auto runnable = [](const std::string& p, int* err) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return *err = errno, false;
+    if (S_ISDIR(st.st_mode)) return *err = EISDIR, false;
+    if (::access(p.c_str(), X_OK) != 0) return *err = errno, false;
+    return true;
+  };
+  int err = ENOENT;
+  if (name.empty()) throw std::runtime_error("cannot run an empty program name");
+  if (name.find('/') != std::string::npos) {
+    if (!runnable(name, &err)) throw std::runtime_error("cannot run " + name + ": " + std::strerror(err));
+    return;
+  }
+  const char* env = std::getenv("PATH");
+  const std::string path = env ? env : "/usr/local/bin:/usr/bin:/bin";  // execvp's default, near enough
+  int first = 0;  // a permission problem says more than "not found" (execvp reports EACCES too)
+  for (std::size_t a = 0;;) {
+    const std::size_t b = path.find(':', a);
+    const std::string dir = path.substr(a, b == std::string::npos ? std::string::npos : b - a);
+    if (runnable((dir.empty() ? "." : dir) + "/" + name, &err)) return;
+    if (err == EACCES && !first) first = EACCES;
+    if (b == std::string::npos) break;
+    a = b + 1;
+  }
+  throw std::runtime_error("cannot run " + name + ": " + (first ? std::strerror(first) : "not found in PATH"));
+}
+}  // namespace
+
 RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   if (o.program.empty()) throw std::runtime_error("no program to record");
+  find_program(o.program[0]);
   std::string err, note;
   board::Mapping created = board::Mapping::create(o.board, &err, &note);
   if (!created) throw std::runtime_error(err);

@@ -2,6 +2,10 @@
 // as the toolkit board of 003 keeps its local memory until it is read.
 #include <dirent.h>
 #include <fmt/core.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include "kron/core/error.hpp"
 #include "kron/core/text.hpp"
@@ -54,29 +58,69 @@ int create(const CreateArgs& a) {
   return kExitOk;
 }
 
-int list() {
+// The names of the boards in the board directory.
+std::vector<std::string> board_names() {
   const std::string dir = board::shm_dir();
   DIR* d = ::opendir(dir.c_str());
   if (!d) throw std::runtime_error("cannot list " + dir);
-  int n = 0;
-  fmt::print("{:<24} {:>12} {:>6} {:>9} {:>12} {:>8}\n", "board", "bytes", "lanes", "mode", "samples", "creator");
+  std::vector<std::string> names;
   while (dirent* e = ::readdir(d)) {
     const std::string f = e->d_name;
-    if (f.rfind("kron.", 0) != 0) continue;
-    const std::string name = f.substr(5);
+    if (f.rfind("kron.", 0) == 0) names.push_back(f.substr(5));
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// ERRATUM E345: a board of a recording session (kron record's record-PID-RANDOM, libkron_mpi's
+// kron-mpi-PID-RANDOM) whose creator is dead is stale: nobody drains it or removes it any more. A board of
+// `kron board create` outlives its creator on purpose and is never stale.
+bool stale(const std::string& name, std::uint32_t creator_pid) {
+  if (name.rfind("record-", 0) != 0 && name.rfind("kron-mpi-", 0) != 0) return false;
+  return creator_pid && ::kill(static_cast<pid_t>(creator_pid), 0) != 0 && errno == ESRCH;
+}
+
+int list() {
+  int n = 0;
+  fmt::print("{:<24} {:>12} {:>6} {:>9} {:>12} {:>8}\n", "board", "bytes", "lanes", "mode", "samples", "creator");
+  for (const auto& name : board_names()) {
+    const std::string shown = text::terminal_safe(name);
     try {
       auto r = recorder::BoardReader::open(name);
       const auto t = r.totals();
-      fmt::print("{:<24} {:>12} {:>6} {:>9} {:>12} {:>8}\n", name, r.geo().segment_size, r.geo().lane_count,
-                 r.circular() ? "circular" : "simple", t.recorded, r.geo().creator_pid);
+      fmt::print("{:<24} {:>12} {:>6} {:>9} {:>12} {:>8}{}\n", shown, r.geo().segment_size, r.geo().lane_count,
+                 r.circular() ? "circular" : "simple", t.recorded, r.geo().creator_pid,
+                 stale(name, r.geo().creator_pid) ? "  stale (creator dead: kron board rm --stale)" : "");
     } catch (const std::exception& ex) {
-      fmt::print("{:<24} refused: {}\n", name, ex.what());
+      fmt::print("{:<24} refused: {}\n", shown, text::terminal_safe(ex.what()));
     }
     ++n;
   }
-  ::closedir(d);
   if (!n) fmt::print("(no boards)\n");
   return kExitOk;
+}
+
+// kron board rm --stale: every stale board (see stale()) that this user may open.
+int remove_stale() {
+  int rc = kExitOk;
+  for (const auto& name : board_names()) {
+    std::uint32_t creator = 0;
+    try {
+      creator = recorder::BoardReader::open(name).geo().creator_pid;
+    } catch (const std::exception&) {
+      continue;  // not ours, or not a board we can read: left alone
+    }
+    if (!stale(name, creator)) continue;
+    std::string err;
+    if (board::unlink(name, &err)) {
+      fmt::print("removed {} (creator pid {} is gone)\n", text::terminal_safe(name), creator);
+    } else {
+      fmt::print(stderr, "kron board rm: {}\n", err);
+      rc = kExitFailed;
+    }
+  }
+  return rc;
 }
 
 KRON_COMMAND("board", "create, list or remove boards (shared memory that outlives the program)", 31, [](CLI::App& app) {
@@ -109,12 +153,22 @@ KRON_COMMAND("board", "create, list or remove boards (shared memory that outlive
   auto* ls = app.add_subcommand("ls", "list boards");
   add_board_access_options(*ls);
   auto rm_name = std::make_shared<std::vector<std::string>>();
+  auto rm_stale = std::make_shared<bool>(false);
   auto* rm = app.add_subcommand("rm", "remove boards");
-  rm->add_option("name", *rm_name, "board names")->required();
+  auto* rm_names = rm->add_option("name", *rm_name, "board names");
+  rm->add_flag("--stale", *rm_stale,
+               "remove every stale board: a kron record or libkron_mpi board whose creator is dead (kron board ls "
+               "marks them)")
+      ->excludes(rm_names);
   add_board_access_options(*rm);
   return [=] {
     if (cr->parsed()) return create(*c);
     if (ls->parsed()) return list();
+    if (*rm_stale) return remove_stale();
+    if (rm_name->empty()) {
+      fmt::print(stderr, "kron board rm: give board names, or --stale\n");
+      return kExitBadInput;
+    }
     int rc = kExitOk;
     for (const auto& n : *rm_name) {
       std::string err;

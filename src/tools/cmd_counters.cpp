@@ -56,7 +56,7 @@ std::uint32_t hist_index(const recorder::BoardReader& r, const std::string& opt,
     const std::string name(s->name, strnlen(s->name, sizeof s->name));
     if (name == what || what == "#" + std::to_string(i + 1)) return i;
   }
-  throw InputError::at_offset(opt, 0, "board " + r.label() + " has no histogram '" + what +
+  throw InputError::at_offset(opt, 0, r.label() + " has no histogram '" + text::terminal_safe(what) +
                                           "' (a histogram is registered at its first value; #ID names one by id)");
 }
 struct StatWrite {
@@ -78,6 +78,8 @@ StatWrite target(const recorder::BoardReader& r, const std::string& opt, const s
     if (index) {
       if (t.size() < 4) throw InputError::at_offset(opt + " " + arg, 0, "a counter threshold names its counter: vc:INDEX=VALUE");
       w.index = static_cast<std::uint32_t>(number(opt + " " + arg, t.substr(3), stats::kVirtualCounters - 1));
+    } else if (t != "vc") {  // ERRATUM E349: one watch for all the counters; an index would be ignored
+      throw InputError::at_offset(opt + " " + arg, 0, "the virtual counters have one watch for all: vc=..., no index");
     }
   } else {
     w.slot = hist_index(r, opt + " " + arg, t);
@@ -131,6 +133,13 @@ void write_stats(recorder::BoardReader& r, const Args& a) {
   }
   if (!thresholds.empty() || !watches.empty()) board::stats_changed(h);
 }
+// ERRATUM E347: the bucket is read from the board: one outside 0-975 is said, never given to bucket_range().
+std::string threshold_text(std::uint32_t n, std::uint16_t bucket) {
+  if (bucket >= stats::kHistBuckets)
+    return fmt::format("{} value{} at or above bucket {} (out of range 0-{}: a damaged board; never crossed)", n,
+                       n == 1 ? "" : "s", bucket, stats::kHistBuckets - 1);
+  return fmt::format("{} value{} at or above {} ticks", n, n == 1 ? "" : "s", stats::bucket_range(bucket).lo);
+}
 void print_stats(const recorder::BoardReader& r) {
   const board::Geometry& g = r.geo();
   if (!g.stat_cells) return;
@@ -147,11 +156,10 @@ void print_stats(const recorder::BoardReader& r) {
     const board::HistSlot* s = r.mapping().hist_slot(i);
     if (s->header.load(std::memory_order_acquire) != board::kHistSlotWord) continue;
     const std::uint32_t n = s->threshold_count.load();
-    fmt::print("histogram #{} {}: watch {}, threshold {}\n", i + 1, std::string(s->name, strnlen(s->name, sizeof s->name)),
+    fmt::print("histogram #{} {}: watch {}, threshold {}\n", i + 1,
+               text::terminal_safe(std::string(s->name, strnlen(s->name, sizeof s->name))),
                watch(s->watch.load(), s->watch_phase.load()),
-               n ? fmt::format("{} value{} at or above {} ticks", n, n == 1 ? "" : "s",
-                               stats::bucket_range(s->threshold_bucket.load()).lo)
-                 : std::string("off"));
+               n ? threshold_text(n, s->threshold_bucket.load()) : std::string("off"));
   }
 }
 
@@ -271,7 +279,8 @@ int run(const Args& a) {
     std::string line = fmt::format("{:>7}  {:<15} {:<6} {:<11} {:<15} {}", n, regs::name(regs::mode_of(regs::field(m, n))),
                                    regs::double_precision(regs::field(m, n)) ? "double" : "single",
                                    regs::name(regs::clock_of(regs::field(c, n))), regs::name(regs::enable_of(regs::field(e, n))),
-                                   std::string(h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name)));
+                                   text::terminal_safe(std::string(
+                                       h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name))));
     line.erase(line.find_last_not_of(' ') + 1);
     fmt::print("{}\n", line);
   }

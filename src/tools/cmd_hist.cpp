@@ -10,6 +10,7 @@
 #include "recorder/stats_reader.hpp"
 #include "kron/format/trace_file.hpp"
 #include "recorder/board_reader.hpp"
+#include "kron/core/text.hpp"
 #include "tools/command.hpp"
 
 namespace kron::tools {
@@ -59,7 +60,10 @@ int run(const Args& a) {
                cells_lost);
   if (!a.json && crossed) fmt::print("thresholds crossed: {}\n", crossed);
   for (const auto& p : problems) fmt::print(stderr, "kron hist: board {}: {}\n", a.board, p);
-  return problems.empty() ? kExitOk : kExitFailed;
+  for (const auto& w : m.saturated)  // ERRATUM E349: never a wrapped total
+    fmt::print(stderr, "kron hist: {}: its counts pass 2^64 - 1 (damaged or forged records): shown saturated\n",
+               text::terminal_safe(w));
+  return problems.empty() && m.saturated.empty() ? kExitOk : kExitFailed;
 }
 
 KRON_COMMAND("hist", "latency histograms and virtual counters per phase, of a trace file or a live board", 36,

@@ -110,7 +110,7 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
   const tracefile::Reader& r = *fs.file;
   const auto& h = r.header();
   fmt::print("{}: kron trace {}.{}, {}, origin {}\n", a.file, h.major, h.minor, r.complete() ? "complete" : "NOT closed (recorder died)", fs.origin);
-  if (!tracefile::program(h).empty()) fmt::print("program: {}\n", tracefile::program(h));
+  if (!tracefile::program(h).empty()) fmt::print("program: {}\n", text::terminal_safe(tracefile::program(h)));
   fmt::print("clock {:.3f} Hz +-{:.3g} ppm: {}\n", tracefile::rate_hz(h), tracefile::rate_uncertainty_ppm(h),
              tracefile::time_source_text(h));
   fmt::print("clock {} Hz, node {}, {} buffer, {} on overrun, Filter Register 0x{:04x}\n", h.clock_hz, h.node,
@@ -144,7 +144,7 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
                      : std::string(" (not corrected)"));
     } else {
       fmt::print("MPI: rank {} of {} on {}, {} MPI calls, {} clock-offset measurements\n", h.mpi_rank, h.mpi_world_size,
-                 text::utf8_safe(fs.node), r.mpi_records().size(), r.clock_offsets().size());
+                 text::terminal_safe(fs.node), r.mpi_records().size(), r.clock_offsets().size());
     }
   }
   if (r.snapshot_count())
@@ -156,7 +156,8 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
   if (r.dropped_tail_bytes())
     fmt::print("dropped {} bytes of a {} cut short\n", r.dropped_tail_bytes(), r.compressed() ? "chunk" : "record");
   for (unsigned n = 0; n < kResourceCounters; ++n)
-    if (!tracefile::counter_name(h, n).empty()) fmt::print("counter {:>2}: {}\n", n, tracefile::counter_name(h, n));
+    if (!tracefile::counter_name(h, n).empty())
+      fmt::print("counter {:>2}: {}\n", n, text::terminal_safe(tracefile::counter_name(h, n)));
   if (!r.lanes().empty()) {
     // The thread column only where the recording named threads (no trailing blanks otherwise).
     auto named = [&](const std::string& n) { return fs.thread_names.empty() ? std::string() : "  " + n; };
@@ -164,7 +165,7 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
                "waits", named("thread"));
     for (const auto& l : r.lanes())
       fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", l.pid, l.tid, l.samples, l.overruns, l.overwritten,
-                 l.waits, named(text::utf8_safe(fs.thread_name(l.tid))));
+                 l.waits, named(text::terminal_safe(fs.thread_name(l.tid))));
     if (r.complete() && fs.other_overruns + fs.other_overwritten)
       fmt::print("{:>17} {:>12} {:>10} {:>11} {:>8}\n", "(no lane)", 0, fs.other_overruns, fs.other_overwritten, 0);
   }

@@ -10,6 +10,7 @@
 #include "merge/clc.hpp"
 #include "merge/merge.hpp"
 #include "kron/core/text.hpp"
+#include "tools/atomic_file.hpp"
 #include "tools/command.hpp"
 
 namespace kron::tools {
@@ -18,7 +19,7 @@ namespace {
 struct Args {
   std::vector<std::string> inputs;
   std::string output;
-  bool no_align = false, no_clc = false, json = false, quiet = false;
+  bool no_align = false, no_clc = false, json = false, quiet = false, salvage = false;
   double gamma = 0.99;
   int compress = 0;
 };
@@ -30,8 +31,16 @@ int run(const Args& a, const std::string& command) {
   o.gamma = a.gamma;
   o.compress_level = a.compress;
   o.program = command;
-  const merge::MergeReport r = merge::merge_files(a.inputs, a.output, o);
+  o.salvage = a.salvage;
+  std::error_code ec;
+  for (const auto& p : a.inputs)
+    if (std::filesystem::exists(a.output, ec) && std::filesystem::equivalent(p, a.output, ec))
+      throw std::runtime_error("kron merge: the output " + a.output + " is one of the inputs");
+  // Into a temporary file, renamed over OUT at the end: a damaged rank or a full disk leaves OUT as it was.
+  merge::MergeReport r;
+  write_named_file_atomically(a.output, [&](const std::string& tmp) { r = merge::merge_files(a.inputs, tmp, o); });
   const double ns_per_tick = r.clock_hz ? 1e9 / double(r.clock_hz) : 1.0;
+  for (const auto& w : r.warnings) fmt::print(stderr, "kron merge: warning: {}\n", text::terminal_safe(w));
   if (a.json) {
     nlohmann::json j;
     j["output"] = text::utf8_safe(a.output);
@@ -55,6 +64,10 @@ int run(const Args& a, const std::string& command) {
     j["overwritten"] = r.overwritten;
     j["aligned"] = o.align;
     j["clc"] = o.clc;
+    j["salvaged"] = nlohmann::json::array();
+    for (const auto& f : r.salvaged) j["salvaged"].push_back(text::utf8_safe(f));
+    j["warnings"] = nlohmann::json::array();
+    for (const auto& w : r.warnings) j["warnings"].push_back(text::utf8_safe(w));
     j["ranks"] = nlohmann::json::array();
     for (const auto& k : r.ranks) {
       nlohmann::json rk{{"file", text::utf8_safe(k.path)}, {"rank", k.rank}, {"node", text::utf8_safe(k.node)},
@@ -104,7 +117,15 @@ KRON_COMMAND("merge", "merge the trace files of an MPI job's ranks onto one time
                app.add_option("--gamma", a->gamma,
                               "the controlled logical clock's amortization: intervals after a corrected event shrink "
                               "by at most this factor (0-1, default 0.99)")
-                   ->check(CLI::Range(0.0, 1.0));
+                   ->check(CLI::Validator(
+                       [](std::string& v) {  // ERRATUM E349: CLI::Range lets nan through
+                         char* end = nullptr;
+                         const double g = std::strtod(v.c_str(), &end);
+                         return *end == '\0' && g >= 0.0 && g <= 1.0 ? std::string() : "not a number from 0 to 1";
+                       },
+                       "0-1"));
+               app.add_flag("--salvage", a->salvage,
+                            "merge rank files that were not closed (a rank killed): what they hold, marked salvaged");
                app.add_option("--compress", a->compress, "zstd level 1-19 for the merged file's records (0: none)")
                    ->check(CLI::Range(0, 19));
                app.add_flag("--json", a->json, "JSON output: per rank offset, drift, round trips; matching; violations");
@@ -113,6 +134,7 @@ KRON_COMMAND("merge", "merge the trace files of an MPI job's ranks onto one time
                  std::string cmd = "kron merge";
                  for (const auto& f : a->inputs) cmd += " " + f;
                  cmd += " -o " + a->output;
+                 if (a->salvage) cmd += " --salvage";  // the merged file says it was salvaged
                  return run(*a, cmd);
                };
              });

@@ -99,7 +99,8 @@ int run(const Args& a) {
     o.on_lane = [](const recorder::LaneView& v, std::uint64_t n) {
       fmt::print(stderr, "kron rdsample: lane {} (pid {} tid {}): {} samples\n", v.index, v.pid, v.tid, n);
     };
-  const recorder::SnapshotResult res = recorder::snapshot_to_file(r, a.file, o);
+  recorder::SnapshotResult res;  // into a temporary file, renamed over -f at the end (a failure leaves it as it was)
+  write_named_file_atomically(a.file, [&](const std::string& tmp) { res = recorder::snapshot_to_file(r, tmp, o); });
   for (const auto& p : res.problems) fmt::print(stderr, "kron rdsample: {}\n", p);
   const auto& t = res.totals;
   fmt::print("kron rdsample: {} of {} samples to {}; overruns {}, overwritten {}, torn {}\n", res.written, res.held, a.file,

@@ -13,6 +13,7 @@
 #include "analysis/interval_info.hpp"
 #include "analysis/rpt.hpp"
 #include "analysis/timeline.hpp"
+#include "kron/core/text.hpp"
 #include "tools/atomic_file.hpp"
 #include "tools/command.hpp"
 #include "tools/input_options.hpp"
@@ -63,8 +64,8 @@ int run(const Args& a) {
           m.info().intervals[o.interval].cls == 4 ? "all" : analysis::stream_name(m.streams()[o.stream]);
       fmt::format_to(std::back_inserter(buf), "{:>16.3f}  {:>14}  {:>14.3f}  {:<24}  {}\n",
                      analysis::ticks_to_us(static_cast<double>(o.end), clock), o.duration,
-                     analysis::ticks_to_us(static_cast<double>(o.duration), clock), stream,
-                     m.part_name(o.interval, o.part));
+                     analysis::ticks_to_us(static_cast<double>(o.duration), clock), text::terminal_safe(stream),
+                     text::terminal_safe(m.part_name(o.interval, o.part)));
       if (buf.size() >= (1 << 20)) flush();
     };
   }

@@ -10,6 +10,7 @@
 
 #include "analysis/hist.hpp"
 #include "recorder/stats_reader.hpp"
+#include "kron/core/text.hpp"
 #include "kron/core/control_regs.hpp"
 #include "recorder/board_reader.hpp"
 #include "tools/command.hpp"
@@ -41,7 +42,7 @@ int run(const Args& a) {
                    : fmt::format("{} attached since creation", h.attached.load());
   fmt::print("board {} (format {}.{}), {} bytes, created by pid {}, {} live process{} with lanes ({})\n", a.board,
              g.major, g.minor, g.segment_size, g.creator_pid, live.size(), live.size() == 1 ? "" : "es", attached);
-  if (const std::string prog = r.program(); !prog.empty()) fmt::print("program: {}\n", prog);
+  if (const std::string prog = r.program(); !prog.empty()) fmt::print("program: {}\n", text::terminal_safe(prog));
   fmt::print("Configuration Register 0x{:06x}: WRAPB={} ({} buffer)\n", g.config, (g.config & kCfgWrapB) ? 1 : 0,
              r.circular() ? "circular" : "simple");
   fmt::print("timestamp clock: {} Hz ({}), node {}\n", g.clock_hz, g.clock_kind == ClockKind::Tsc ? "TSC" : "CLOCK_MONOTONIC", g.node);
@@ -60,7 +61,9 @@ int run(const Args& a) {
     const Mode m = mode_of(field(mode, n));
     if (m == Mode::Nop || (m == Mode::ExternalSignal && h.sources[n].signal == Signal::None && !h.sources[n].name[0])) continue;
     fmt::print("  counter {:>2}: {:<15} {:<11} {:<15} {}\n", n, regs::name(m), regs::name(clock_of(field(clk, n))),
-               regs::name(enable_of(field(en, n))), h.sources[n].name);
+               regs::name(enable_of(field(en, n))),
+               text::terminal_safe(
+                   std::string(h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name))));
   }
   std::uint64_t held = 0, cap = 0, used = 0;
   for (const auto& v : lanes) held += v.held, cap += v.capacity_slots, used += v.used_slots;

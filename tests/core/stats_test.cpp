@@ -178,5 +178,16 @@ TEST(HistMergeTest, SnapshotProblemRefusesDamage) {
   EXPECT_NE(stats::snapshot_problem(rec.data(), rec.size() - 16), nullptr);  // size and count disagree
 }
 
+// ERRATUM E347: an index read from a board past the last bucket (a threshold bucket is 16 bits) never
+// reaches the shift of an undefined width: it reads as the last bucket. (Before, 4000 shifted by 249 bits.)
+TEST(BucketTest, AnIndexPastTheLastBucketReadsAsTheLast) {
+  const stats::Range last = stats::bucket_range(stats::kHistBuckets - 1);
+  for (const unsigned i : {976u, 977u, 4000u, 65535u}) {
+    const stats::Range r = stats::bucket_range(i);
+    EXPECT_EQ(r.lo, last.lo) << i;
+    EXPECT_EQ(r.hi, last.hi) << i;
+  }
+}
+
 }  // namespace
 }  // namespace kron

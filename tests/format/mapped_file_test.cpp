@@ -103,5 +103,19 @@ TEST(MappedFile, ShrinkingFileReadsZerosAndIsReported) {
   EXPECT_FALSE(g.shrunk());
 }
 
+// ERRATUM E349: a file cut inside its last page raises no SIGBUS (the page's tail reads as zeros), so
+// shrunk() cannot know; check(), which a reader calls where what it decoded looks wrong, still says that
+// the file shrank (a compressed chunk read as zeros said "zstd: Data corruption").
+TEST(MappedFile, AFileCutInsideItsLastPageIsReportedAsShrunk) {
+  const fs::path p = temp_dir() / "shrink-tail.bin";
+  std::ofstream(p, std::ios::binary) << std::string(2 * 4096 + 1000, 'x');
+  MappedFile f(p.string());
+  fs::resize_file(p, 2 * 4096 + 10);
+  EXPECT_EQ(f.data()[2 * 4096 + 500], 0);  // inside the mapped last page: zeros, no signal
+  EXPECT_EQ(error_of([&] { f.check(); }),
+            p.string() + ": offset 8202: the file shrank while it was read (9192 bytes when opened, 8202 now): "
+                         "another program truncated or rewrote it; read it again once it is whole");
+}
+
 }  // namespace
 }  // namespace kron

@@ -293,7 +293,7 @@ TEST(MpiOneMachineTest, RanksSharingOneTscHaveNoDriftAndNoOffset) {
   ASSERT_EQ(run(cmd), 0);
   std::vector<std::string> in;
   for (int r = 0; r < kRanks; ++r) in.push_back((d / ("o.rank-" + std::to_string(r) + ".kron")).string());
-  const analysis::MergeReport m = analysis::merge_files(in, (d / "all.kron").string(), analysis::MergeOptions{});
+  const merge::MergeReport m = merge::merge_files(in, (d / "all.kron").string(), merge::MergeOptions{});
   ASSERT_EQ(m.ranks.size(), static_cast<std::size_t>(kRanks));
   for (const auto& r : m.ranks) {
     if (r.rank == 0) continue;
@@ -307,6 +307,76 @@ TEST(MpiOneMachineTest, RanksSharingOneTscHaveNoDriftAndNoOffset) {
   EXPECT_EQ(rd.header().clock_hz, r0.header().clock_hz);
   EXPECT_TRUE(rd.header().clock_flags & tracefile::kClockMerged);
   fs::remove_all(d);
+}
+
+// ERRATUM E345: the settings every rank must agree on are rank 0's, and bounded. Rank 0 asks for
+// 99999999999 ping-pongs (1000 is used) and a measurement every millisecond; rank 1 for 3 and none.
+// Before, the job hung in MPI_Init (different ping counts) or at the first collective (rank 0 alone
+// measuring); the timeout ends it then.
+TEST(MpiSettingsTest, RankZerosSettingsDecideAndAreBounded) {
+  const fs::path dir = fs::temp_directory_path() / ("kron-mpi-settings-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string wrapper = (dir / "rank.sh").string();
+  std::ofstream(wrapper) << "#!/bin/sh\n"
+                            "r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n"
+                            "if [ \"$r\" = 0 ]; then export KRON_MPI_PINGS=99999999999 KRON_MPI_SYNC_S=0.001; "
+                            "else export KRON_MPI_PINGS=3; fi\n"
+                            "LD_PRELOAD='" KRON_MPI_LIB "' exec '" KRON_MPI_DEMO "' 10\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  const std::string err = (dir / "err.txt").string();
+  const int rc = run(std::string("timeout 120 ") + KRON_MPIRUN +
+                     " --allow-run-as-root --oversubscribe -np 2 -x KRON_MPI_OUT=" + (dir / "run").string() + " " +
+                     wrapper + " >/dev/null 2>" + err);
+  std::ifstream f(err);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(rc, 0) << text;
+  EXPECT_NE(text.find("KRON_MPI_PINGS=99999999999 is outside 1-1000: using 1000"), std::string::npos) << text;
+  EXPECT_NE(text.find("differ from rank 0's"), std::string::npos) << text;
+  for (int r = 0; r < 2; ++r) {
+    const std::string file = (dir / ("run.rank-" + std::to_string(r) + ".kron")).string();
+    ASSERT_TRUE(fs::exists(file));
+    tracefile::Reader rd(file);
+    rd.read_annex();
+    // Both ranks measured at the same collectives (rank 0's KRON_MPI_SYNC_S), each with 1000 ping-pongs.
+    ASSERT_FALSE(rd.clock_offsets().empty());
+    if (r == 1) {
+      EXPECT_EQ(rd.clock_offsets().front().exchanges, 1000u);
+    }
+  }
+  fs::remove_all(dir);
+}
+
+// ERRATUM E343: two jobs in separate PID namespaces (their ranks have the same pids) sharing a board
+// directory: each rank's board is kron-mpi-PID-RANDOM, created O_EXCL, so both record their program
+// whole. Before, the second replaced the first's board kron-mpi-PID.
+// DISABLED: on the 2-core VM the second concurrent mpirun in its own PID namespace writes no rank file at
+// all (Open MPI's launch fails there, with or without kron; separate TMPDIRs did not help), so this cannot
+// tell kron's behaviour apart yet. Run by hand with --gtest_also_run_disabled_tests where namespaces work.
+TEST(MpiSettingsTest, DISABLED_JobsInSeparatePidNamespacesKeepTheirOwnBoards) {
+  if (run("unshare -Upf --map-root-user true 2>/dev/null") != 0) GTEST_SKIP() << "unshare -Upf not permitted here";
+  const fs::path dir = fs::temp_directory_path() / ("kron-mpi-ns-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "shm");
+  std::string cmd = "cd " + dir.string() + " && export KRON_SHM_DIR=" + (dir / "shm").string() + " && ";
+  // Each job its own TMPDIR: Open MPI's session directory is named by pid too, and would collide first.
+  for (int j = 0; j < 2; ++j)
+    cmd += "(mkdir -p tmp" + std::to_string(j) + " && TMPDIR=$PWD/tmp" + std::to_string(j) +
+           " timeout 120 unshare -Upf --map-root-user " + std::string(KRON_MPIRUN) +
+           " --allow-run-as-root --oversubscribe -np 1 -x LD_PRELOAD=" KRON_MPI_LIB
+           " -x KRON_SHM_DIR -x KRON_MPI_OUT=job" +
+           std::to_string(j) + " " KRON_MPI_DEMO " 200 >/dev/null 2>job" + std::to_string(j) + ".err) & ";
+  cmd += "wait";
+  ASSERT_EQ(run(cmd), 0);
+  std::uint64_t samples[2] = {};
+  for (int j = 0; j < 2; ++j) {
+    const std::string file = (dir / ("job" + std::to_string(j) + ".rank-0.kron")).string();
+    ASSERT_TRUE(fs::exists(file)) << file;
+    tracefile::Reader rd(file);
+    EXPECT_TRUE(rd.complete()) << file;
+    samples[j] = rd.header().samples;
+  }
+  EXPECT_GT(samples[0], 0u);
+  EXPECT_EQ(samples[0], samples[1]) << "one job recorded into the other's board, or nothing";
+  fs::remove_all(dir);
 }
 
 }  // namespace

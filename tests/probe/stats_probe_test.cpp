@@ -280,6 +280,26 @@ TEST(HistogramProbeTest, ABoardWithoutAStatisticsAreaCountsEveryValueLost) {
   EXPECT_EQ(s.stat_lost, 7u);
 }
 
+// ERRATUM E340: any value of the board's stat_gen (offset 136), 0 included, is a generation: the thread's
+// empty cache entries (tag 0, no cell) never match it, so the first values of a phase-0 thread go to the
+// slow path and into cells, never through a null cell pointer.
+TEST(HistogramProbeTest, AnyStatGenWrittenIntoTheBoardIsHarmless) {
+  for (const std::uint64_t gen : {std::uint64_t{0}, ~std::uint64_t{0}, std::uint64_t{1} << 48}) {
+    ScratchBoard b(small());
+    b.header().stat_gen.store(gen);
+    ASSERT_EQ(in_child(b.name, [] {
+                static kron::histogram h("forged-gen");
+                for (int i = 0; i < 3; ++i) kron::record_latency(h, 7), kron::vcount(9, 2);
+                return 0;
+              }),
+              0)
+        << "stat_gen " << gen;
+    const analysis::SnapshotTotals m = merged(b);
+    EXPECT_EQ(m.hists.at("forged-gen").at(0).count(), 3u);
+    EXPECT_EQ(m.counters.at(0).at(9), 6u);
+  }
+}
+
 TEST(HistogramProbeTest, WithoutABoardProbesAreOff) {
   static kron::histogram h("none");
   kron::record_latency(h, 5);  // this test process never attached

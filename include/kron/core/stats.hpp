@@ -36,7 +36,10 @@ constexpr unsigned bucket_of(std::uint64_t ticks) {
 struct Range {
   std::uint64_t lo, hi;  // the values of the bucket, both included
 };
+// `index` is validated by whoever read it (ERRATUM E347); one past the last bucket reads as the last, so
+// that no index can make the shift below undefined.
 constexpr Range bucket_range(unsigned index) {
+  if (index >= kHistBuckets) index = kHistBuckets - 1;
   if (index < kExactBelow) return {index, index};
   const unsigned e = index / 16 - 1, m = index % 16;
   const std::uint64_t lo = std::uint64_t{16u + m} << e;

@@ -82,6 +82,36 @@ inline std::optional<std::uint64_t> parse_uint(std::string_view text, std::uint6
   return v;
 }
 
+// ERRATUM E346: text recorded by a program (scope, thread, histogram, counter and program names) printed
+// on a terminal by any text output of kron: as utf8_safe(), and also each byte of a control character
+// (C0, DEL, C1: escape sequences, newlines, carriage returns, tabs) as \xNN, so that no name can retitle or
+// clear a terminal or split a table row.
+inline std::string terminal_safe(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string o;
+  o.reserve(s.size());
+  auto escape = [&](std::size_t i, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      o += "\\x";
+      o += kHex[c >> 4];
+      o += kHex[c & 15];
+    }
+  };
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence(s, i);
+    const auto c = static_cast<unsigned char>(s[i]);
+    const bool control = n == 1 ? (c < 0x20 || c == 0x7f)
+                                : n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0;  // U+0080-9F
+    if (n && !control)
+      o.append(s.substr(i, n));
+    else
+      escape(i, n ? n : 1);
+    i += n ? n : 1;
+  }
+  return o;
+}
+
 // A command line as a POSIX shell reads it back: each word as it is when it holds only characters no
 // shell treats specially, else in single quotes (a quote inside as '\''); an empty word is ''. The
 // trace file's header quotes the recorded command this way, so `sh -c 'a > b'` reads back as typed

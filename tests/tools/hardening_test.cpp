@@ -1,0 +1,445 @@
+// Hardening, round two, through the kron command as a user (or a careless or hostile one) meets it: output
+// files that are FIFOs, devices or symlinks (ERRATUM E342, E129), outputs that survive a failed run
+// (E341, E342), kron merge's checks of its inputs (E344), recorded names shown on a terminal (E346), a
+// damaged threshold bucket (E347), stale boards (E345) and the small ones (E349). Each test fails against
+// the code before these errata. Library-level rows: tests/probe/stats_probe_test.cpp (E340),
+// tests/format/mapped_file_test.cpp (E349), tests/core/stats_test.cpp (E347).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kron/board.hpp"
+#include "kron/core/stats.hpp"
+#include "kron/core/vocabulary.hpp"
+#include "kron/format/trace_file.hpp"
+#include "support/mpi_records.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kron {
+namespace {
+
+struct Result {
+  int rc;
+  std::string out, err;
+};
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+// This tree's kron; $KRON_UNDER_TEST runs the same tests against another build (the check that each one
+// fails against the code before these errata).
+const std::string kron_bin =
+    std::getenv("KRON_UNDER_TEST") ? std::getenv("KRON_UNDER_TEST") : std::string(KRON_BINARY_DIR) + "/kron";
+
+class Hardening : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("kron-hardening-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir / "shm");
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  // `cmd` in `dir` by sh, boards in dir/shm; $KRON is the kron binary.
+  Result sh(const std::string& cmd) {
+    const std::string line = "cd '" + dir.string() + "' && export KRON='" + kron_bin + "' KRON_SHM_DIR='" +
+                             (dir / "shm").string() + "' && { " + cmd + "; } >'" + (dir / ".out").string() + "' 2>'" +
+                             (dir / ".err").string() + "'";
+    const int rc = std::system(line.c_str());
+    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(dir / ".out"), slurp(dir / ".err")};
+  }
+
+  // A small trace file: `n` samples, the first two a named scope called `scope`, the program `program`,
+  // a histogram snapshot named `hist` per count in `counts` (one thread each, bucket 5).
+  std::string trace(const std::string& name, int n, const std::string& scope = "work", const std::string& program = "prog",
+                    const std::string& hist = "", std::vector<std::uint64_t> counts = {}) {
+    const std::string p = (dir / name).string();
+    tracefile::FileHeader h = tracefile::make_header();
+    h.clock_hz = 1'000'000'000;
+    tracefile::set_program(h, program);
+    tracefile::Writer w(p, h);
+    for (int i = 0; i < n; ++i) {
+      Sample s;
+      s.source = board::source_id(0, 100);
+      s.thread = 100;
+      s.timestamp = 1000 + std::uint64_t(i) * 100;
+      s.data = i < 2 ? record::named_data(1, 0) : std::uint64_t(i);
+      s.flags = i == 0 ? (kFlagNamed | kFlagScopeBegin) : i == 1 ? (kFlagNamed | kFlagScopeEnd) : 0;
+      w.append(s);
+    }
+    std::vector<std::uint8_t> snaps;
+    std::uint32_t thread = 1;
+    for (const std::uint64_t c : counts) {
+      stats::HistSnapshotRecord r{};
+      r.h.kind = record::RecordKind::HistSnapshot;
+      r.h.size = sizeof r + sizeof(stats::HistEntry);
+      r.h.group = 0xff;
+      r.source = board::source_id(0, 100);
+      r.thread = thread++;
+      r.timestamp = 5000;
+      r.hist = 1;
+      r.entries = 1;
+      r.sum = 10, r.min = 5, r.max = 5;
+      std::memcpy(r.name, hist.data(), std::min(hist.size(), sizeof r.name - 1));
+      const stats::HistEntry e{5, c};
+      const auto* a = reinterpret_cast<const std::uint8_t*>(&r);
+      snaps.insert(snaps.end(), a, a + sizeof r);
+      const auto* b = reinterpret_cast<const std::uint8_t*>(&e);
+      snaps.insert(snaps.end(), b, b + sizeof e);
+    }
+    if (!counts.empty()) w.append_snapshots(snaps, counts.size());
+    record::NameRecord nr{};
+    nr.h.kind = record::RecordKind::Names;
+    nr.h.size = sizeof nr;
+    nr.name_kind = record::NameKind::Scope;
+    nr.id = 1;
+    std::memcpy(nr.name, scope.data(), std::min(scope.size(), sizeof nr.name - 1));
+    const record::NameRecord names[] = {nr};
+    w.finish(h, {}, names);
+    return p;
+  }
+
+  // A rank's file of an MPI job (as tests/analysis/merge_test.cpp builds them): `n` samples every 1000
+  // ticks from t0, one send to / receive from the other rank, its clock-offset measurements.
+  std::string rank_file(std::uint32_t rank, std::uint32_t world, std::vector<record::ClockOffsetRecord> offs,
+                        std::uint32_t record_rank, std::int32_t peer, int n = 50, bool close = true) {
+    const std::string p = (dir / ("r.rank-" + std::to_string(rank) + ".kron")).string();
+    tracefile::FileHeader h = tracefile::make_header();
+    h.clock_hz = 1'000'000'000;
+    h.start_ticks = 1'000'000;
+    h.node = rank;
+    h.mpi_rank = rank;
+    h.mpi_world_size = world;
+    tracefile::Writer w(p, h);
+    for (int i = 0; i < n; ++i) {
+      Sample s;
+      s.source = board::source_id(rank, 100 + rank);
+      s.thread = 100 + rank;
+      s.timestamp = 1'000'000 + std::uint64_t(i) * 1000;
+      s.data = std::uint64_t(i);
+      w.append(s);
+    }
+    const record::MpiRecord call =
+        testing::mpi_call(record_rank, rank == 0 ? record::MpiCall::Send : record::MpiCall::Recv, 0, world, peer, 7,
+                          1'010'000, 1'020'000);
+    w.append_mpi(std::span(&call, 1));
+    w.append_clock(offs);
+    if (close) w.finish(h, {});
+    return p;
+  }
+  std::vector<record::ClockOffsetRecord> good_offsets(std::uint32_t rank) {
+    return {testing::clock_offset(rank, 1'000'000, 1'000'000, 10), testing::clock_offset(rank, 1'040'000, 1'040'000, 10)};
+  }
+};
+
+bool has_control(const std::string& s) {
+  for (const char c : s)
+    if (c == '\x1b' || c == '\x07' || c == '\r') return true;
+  return false;
+}
+
+// ---- outputs (ERRATUM E342) ----------------------------------------------------------------------------
+TEST_F(Hardening, AnOutputFifoIsWrittenInPlaceNotReplaced) {
+  trace("in.trace", 10);
+  ASSERT_EQ(::mkfifo((dir / "out.fifo").c_str(), 0600), 0);
+  const Result r = sh("(timeout 20 cat out.fifo > got.csv &) ; \"$KRON\" export --format csv -o out.fifo in.trace; "
+                      "rc=$?; sleep 0.5; exit $rc");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::lstat((dir / "out.fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a regular file";
+  EXPECT_NE(slurp(dir / "got.csv").find('\n'), std::string::npos) << "the reader of the FIFO got nothing";
+  sh("(timeout 5 sh -c 'echo > out.fifo' &)");  // an old kron left the reader waiting on the FIFO: free it
+}
+
+TEST_F(Hardening, ASymlinkToStandardOutputIsFollowed) {
+  trace("in.trace", 10);
+  ASSERT_EQ(::symlink("/dev/stdout", (dir / "out.csv").c_str()), 0);
+  const Result r = sh("\"$KRON\" export --format csv -o out.csv in.trace | wc -l > lines.txt");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_GT(std::stoi(slurp(dir / "lines.txt")), 1) << "nothing came out of the pipe";
+  struct stat st {};
+  ASSERT_EQ(::lstat((dir / "out.csv").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the symlink was replaced by a regular file";
+}
+
+TEST_F(Hardening, ASymlinkToARegularFileReplacesTheFileAndKeepsTheLink) {
+  trace("in.trace", 10);
+  std::ofstream(dir / "real.csv") << "old\n";
+  ASSERT_EQ(::symlink("real.csv", (dir / "link.csv").c_str()), 0);
+  const Result r = sh("\"$KRON\" export --format csv -o link.csv in.trace");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::lstat((dir / "link.csv").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_NE(slurp(dir / "real.csv"), "old\n");
+}
+
+TEST_F(Hardening, AFullDeviceIsAnErrorNamingTheFile) {
+  trace("in.trace", 10);
+  ASSERT_EQ(::symlink("/dev/full", (dir / "full.csv").c_str()), 0);
+  const Result r = sh("\"$KRON\" export --format csv -o full.csv in.trace");
+  EXPECT_NE(r.rc, 0) << "-o /dev/full succeeded";
+  EXPECT_NE(r.err.find("full.csv: write failed: No space left on device"), std::string::npos) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::lstat((dir / "full.csv").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+}
+
+TEST_F(Hardening, LongAndEmptyOutputNames) {  // ERRATUM E349
+  trace("in.trace", 10);
+  const std::string name(250, 'n');
+  Result r = sh("\"$KRON\" export --format csv -o " + name + " in.trace");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / name));
+  r = sh("\"$KRON\" export --format csv -o '' in.trace");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find("an empty output file name"), std::string::npos) << r.err;
+}
+
+// ---- outputs that survive (ERRATUM E342, E341) --------------------------------------------------------
+TEST_F(Hardening, AMergeThatFailsLeavesTheOldOutputAsItWas) {
+  const std::string r0 = rank_file(0, 2, good_offsets(0), 0, 1);
+  const std::string r1 = rank_file(1, 2, good_offsets(1), 1, 0);
+  ASSERT_EQ(sh("\"$KRON\" merge -q r.rank-0.kron r.rank-1.kron -o all.kron").rc, 0);
+  const std::string before = slurp(dir / "all.kron");
+  // Damage a sample record in the middle of rank 1's file: found while the samples are merged.
+  {
+    std::fstream f(r1, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(sizeof(tracefile::FileHeader) + 20 * 32);
+    const char bad[8] = {0x0e, 0, 0, 0, 0, 0, 0, 0};
+    f.write(bad, sizeof bad);
+  }
+  const Result r = sh("\"$KRON\" merge -q r.rank-0.kron r.rank-1.kron -o all.kron");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_EQ(slurp(dir / "all.kron"), before) << "the failed merge changed its output: " << r.err;
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "left behind: " << e.path();
+}
+
+TEST_F(Hardening, RecordOfAProgramThatCannotRunLeavesTheOldOutput) {
+  std::ofstream(dir / "old.trace") << "an old recording";
+  const Result r = sh("\"$KRON\" record -q -o old.trace -- kron-no-such-program-here");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find("kron-no-such-program-here"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(dir / "old.trace"), "an old recording");
+}
+
+// ---- kron merge's inputs (ERRATUM E344) --------------------------------------------------------------
+TEST_F(Hardening, MergeDropsAnImplausibleClockMeasurementNamingIt) {
+  auto offs = good_offsets(1);
+  offs.push_back(testing::clock_offset(1, 1'020'000, 61'000'000'000'000'000, 10));  // 10^9 ppm from its neighbours
+  offs.push_back(testing::clock_offset(1, 1'030'000, 1'030'000, 10));
+  rank_file(0, 2, good_offsets(0), 0, 1);
+  rank_file(1, 2, offs, 1, 0);
+  const Result r = sh("\"$KRON\" merge --json r.rank-0.kron r.rank-1.kron -o all.kron");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("rank 1: clock-offset measurement 2 (local tick 1020000) implies a drift of"), std::string::npos)
+      << r.err;
+  // Both ranks aligned without drift (the three good measurements agree), not at 10^9 ppm.
+  std::size_t zero_drifts = 0;
+  for (std::size_t p = 0; (p = r.out.find("\"drift_ppm\": 0.0,", p)) != std::string::npos; ++p) ++zero_drifts;
+  EXPECT_EQ(zero_drifts, 2u) << r.out;
+}
+
+TEST_F(Hardening, MergeRefusesInconsistentWorldsNamingTheFiles) {
+  rank_file(0, 2, good_offsets(0), 0, 1);
+  rank_file(1, 3, good_offsets(1), 1, 0);
+  Result r = sh("\"$KRON\" merge -q r.rank-0.kron r.rank-1.kron -o all.kron");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("r.rank-1.kron: offset"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("world size 3, but r.rank-0.kron has world size 2"), std::string::npos) << r.err;
+  rank_file(1, 2, good_offsets(1), 0, 0);  // its MPI record says rank 0
+  r = sh("\"$KRON\" merge -q r.rank-0.kron r.rank-1.kron -o all.kron");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("MPI record 0 of 1 is of rank 0, the file of rank 1"), std::string::npos) << r.err;
+  rank_file(1, 2, good_offsets(1), 1, 5);  // a peer outside the world
+  r = sh("\"$KRON\" merge -q r.rank-0.kron r.rank-1.kron -o all.kron");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("names peer rank 5, outside the world of 2"), std::string::npos) << r.err;
+  trace("plain.trace", 10);  // not an MPI recording
+  r = sh("\"$KRON\" merge -q r.rank-0.kron plain.trace -o all.kron");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("plain.trace: offset"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not an MPI rank's file"), std::string::npos) << r.err;
+}
+
+TEST_F(Hardening, MergeTakesAFileThatWasNotClosedOnlyWithSalvage) {
+  rank_file(0, 2, good_offsets(0), 0, 1);
+  rank_file(1, 2, good_offsets(1), 1, 0, 50, false);  // its rank died: the file was never closed
+  Result r = sh("\"$KRON\" merge -q r.rank-0.kron r.rank-1.kron -o all.kron");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("r.rank-1.kron: offset"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("was not closed"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "all.kron"));
+  r = sh("\"$KRON\" merge --salvage --json r.rank-0.kron r.rank-1.kron -o all.kron");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("\"salvaged\": [\n  \"r.rank-1.kron\""), std::string::npos) << r.out;
+  EXPECT_NE(sh("\"$KRON\" info all.kron").out.find("--salvage"), std::string::npos);
+}
+
+TEST_F(Hardening, MergeGammaNanIsRefused) {  // ERRATUM E349
+  rank_file(0, 2, good_offsets(0), 0, 1);
+  rank_file(1, 2, good_offsets(1), 1, 0);
+  const Result r = sh("\"$KRON\" merge -q --gamma nan r.rank-0.kron r.rank-1.kron -o all.kron");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find("--gamma"), std::string::npos) << r.err;
+}
+
+// ---- names on a terminal (ERRATUM E346) ---------------------------------------------------------------
+TEST_F(Hardening, RecordedNamesAreEscapedInEveryTextOutput) {
+  const std::string evil = "a\x1b]0;owned\x07\x1b[2J\nrow";
+  trace("in.trace", 10, evil, "prog " + evil, evil, {3});
+  for (const std::string cmd : {"rpt in.trace", "rpt -n in.trace", "rpt --wide in.trace", "expand in.trace",
+                                "info in.trace", "hist in.trace"}) {
+    const Result r = sh("\"$KRON\" " + cmd);
+    EXPECT_EQ(r.rc, 0) << cmd << ": " << r.err;
+    EXPECT_FALSE(has_control(r.out)) << cmd << " printed a control character:\n" << r.out;
+    EXPECT_EQ(r.out.find("\nrow"), std::string::npos) << cmd << " split a line at a recorded newline:\n" << r.out;
+    EXPECT_NE(r.out.find("a\\x1b]0;owned\\x07\\x1b[2J\\x0arow"), std::string::npos) << cmd << ":\n" << r.out;
+  }
+}
+
+// A board of the test's own: its path, and its statistics area's first histogram slot.
+board::HistSlot* first_hist_slot(const fs::path& file, void** map, std::size_t* size) {
+  const int fd = ::open(file.c_str(), O_RDWR);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  ::fstat(fd, &st);
+  *size = static_cast<std::size_t>(st.st_size);
+  *map = ::mmap(nullptr, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (*map == MAP_FAILED) return nullptr;
+  const auto* h = static_cast<const board::BoardHeader*>(*map);
+  return reinterpret_cast<board::HistSlot*>(static_cast<char*>(*map) + h->stats_offset);
+}
+
+TEST_F(Hardening, BoardNamesAndProgramAreEscapedAndABadThresholdBucketIsSaid) {  // E346, E347
+  ASSERT_EQ(sh("\"$KRON\" board create hb --buffer 1M --lanes 4").rc, 0);
+  ASSERT_EQ(sh("\"$KRON\" run --board hb -- true $(printf 'x\\033]0;owned\\007')").rc, 0);
+  void* map = nullptr;
+  std::size_t size = 0;
+  board::HistSlot* s = first_hist_slot(dir / "shm" / "kron.hb", &map, &size);
+  ASSERT_NE(s, nullptr);
+  std::memcpy(s->name, "h\x1b[2J\nrow", 9);
+  s->threshold_bucket.store(4000);
+  s->threshold_count.store(1);
+  s->header.store(board::kHistSlotWord);
+  ::munmap(map, size);
+  Result r = sh("\"$KRON\" status --board hb");
+  EXPECT_FALSE(has_control(r.out)) << r.out;
+  EXPECT_NE(r.out.find("x\\x1b]0;owned\\x07"), std::string::npos) << r.out;
+  r = sh("\"$KRON\" counters --board hb");
+  EXPECT_FALSE(has_control(r.out)) << r.out;
+  EXPECT_NE(r.out.find("histogram #1 h\\x1b[2J\\x0arow: watch off, threshold 1 value at or above bucket 4000 (out of "
+                       "range 0-975: a damaged board; never crossed)"),
+            std::string::npos)
+      << r.out;
+}
+
+// ---- the small ones (ERRATUM E349) --------------------------------------------------------------------
+TEST_F(Hardening, HistogramTotalsSaturateAndSaySoNeverWrap) {
+  trace("in.trace", 4, "w", "p", "big", {std::uint64_t{1} << 63, std::uint64_t{1} << 63, 5});
+  const Result r = sh("\"$KRON\" hist in.trace");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find("histogram big: its counts pass 2^64 - 1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("count 5 "), std::string::npos) << r.out;
+}
+
+TEST_F(Hardening, TheHeadersSnapshotCountIsChecked) {
+  const std::string p = trace("in.trace", 4, "w", "p", "h", {3});
+  {
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(offsetof(tracefile::FileHeader, snapshots));
+    const std::uint64_t forged = 7;
+    f.write(reinterpret_cast<const char*>(&forged), sizeof forged);
+  }
+  const Result r = sh("\"$KRON\" hist in.trace");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("offset 952: the header counts 7 histogram and counter snapshots, the record area holds 1"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(Hardening, CounterWatchWithAnIndexIsRefusedAndErrorsSayBoardOnce) {
+  ASSERT_EQ(sh("\"$KRON\" board create wb --buffer 1M --lanes 4").rc, 0);
+  Result r = sh("\"$KRON\" counters --board wb --watch vc:3=only:1");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("no index"), std::string::npos) << r.err;
+  r = sh("\"$KRON\" counters --board wb --watch nosuch=off");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err.find("board board"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("board wb has no histogram 'nosuch'"), std::string::npos) << r.err;
+}
+
+// ---- memory (ERRATUM E348) ---------------------------------------------------------------------------
+// kron status counts the records a board holds where they are: its peak memory is the board it maps (every
+// page populated, E34) and little more, not a second copy of every record.
+TEST_F(Hardening, StatusOfAFullBoardDoesNotCopyItsRecords) {
+  constexpr long kBoardMiB = 64;
+  ASSERT_EQ(sh("\"$KRON\" board create full --buffer " + std::to_string(kBoardMiB) + "M --lanes 4").rc, 0);
+  const Result fill = sh("\"$KRON\" run --board full -- '" + std::string(KRON_SAMPLE1) + "' 400000 >/dev/null");
+  ASSERT_EQ(fill.rc, 0) << fill.err;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("KRON_SHM_DIR", (dir / "shm").c_str(), 1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::execl(kron_bin.c_str(), "kron", "status", "--board", "full", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage ru {};
+  ASSERT_EQ(::wait4(pid, &status, 0, &ru), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const long peak_mib = ru.ru_maxrss / 1024;
+  std::printf("kron status of a full %ld MiB board: peak RSS %ld MiB\n", kBoardMiB, peak_mib);  // docs/performance.md
+  EXPECT_LT(peak_mib, kBoardMiB + kBoardMiB / 2) << "kron status of a full " << kBoardMiB << " MiB board peaked at "
+                                                  << peak_mib << " MiB";
+}
+
+// ---- stale boards (ERRATUM E345) ----------------------------------------------------------------------
+TEST_F(Hardening, BoardsOfDeadSessionsAreStaleAndRemovable) {
+  // Made by `kron board create`, which has ended: a session's name makes them stale, any other name not.
+  ASSERT_EQ(sh("\"$KRON\" board create record-1-00000000 --buffer 1M --lanes 4 && "
+               "\"$KRON\" board create kron-mpi-1-00000000 --buffer 1M --lanes 4 && "
+               "\"$KRON\" board create kept --buffer 1M --lanes 4").rc,
+            0);
+  Result r = sh("\"$KRON\" board ls");
+  EXPECT_NE(r.out.find("stale"), std::string::npos) << r.out;
+  std::istringstream lines(r.out);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("kept ", 0) == 0) {
+      EXPECT_EQ(l.find("stale"), std::string::npos) << l;
+    }
+  }
+  r = sh("\"$KRON\" board rm --stale");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "shm" / "kron.record-1-00000000"));
+  EXPECT_FALSE(fs::exists(dir / "shm" / "kron.kron-mpi-1-00000000"));
+  EXPECT_TRUE(fs::exists(dir / "shm" / "kron.kept"));
+}
+
+}  // namespace
+}  // namespace kron
