@@ -2,7 +2,9 @@
 """Every output of the trace side is byte-identical to what the code before the timeline restructuring
 wrote (docs/architecture.md "One timeline, many sinks"): outputs.sh runs the kron under test over the
 recordings beside it, and each file is compared with expected.tar.xz, which the same script made with the
-earlier code. A text output that differs is shown as a unified diff; a binary one by its first differing
+earlier code. Since then expected.tar.xz has been rewritten only where an output changed on purpose, with
+the change said in the commit (the first: kron info's time-base line of trace format 1.6); rewrite it with
+`bash outputs.sh KRON DIR` and `tar cJf expected.tar.xz -C DIR .`. A text output that differs is shown as a unified diff; a binary one by its first differing
 offset. OTF2's anchor file (traces.otf2) holds a random 64-bit trace identifier at bytes 64-71
 (OTF2_Archive_Open draws one per archive): those eight bytes are not compared.
 
