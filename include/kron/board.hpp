@@ -49,22 +49,22 @@ inline constexpr std::uint16_t kMinor = 3;  // and accepts any minor (fields onl
 // the attaches ever (what `attached` counted until 2.2; a 2.2 board's arrivals read 0); a circular board
 // keeps every lane's newest block (ERRATUM E320; no field changes); no process maps a board's memory when it
 // opens it (ERRATUM E321).
-inline constexpr std::uint32_t kLine = 64;  // cache line: hot and cold fields never share one
+inline constexpr std::uint32_t kLine = 64;                  // cache line: hot and cold fields never share one
 inline constexpr std::uint32_t kSlot = record::kSlotBytes;  // ring unit = one Trace record (32 bytes)
 inline constexpr std::uint32_t kResourceSlots = record::kResourceSlots;  // a Resource record (160 bytes)
-inline constexpr std::uint32_t kCounters = 16;      // resource counters per board (000 "RESOURCE COUNTERS")
+inline constexpr std::uint32_t kCounters = 16;  // resource counters per board (000 "RESOURCE COUNTERS")
 
 inline constexpr std::uint64_t kDefaultSize = 16ull << 20;  // 003: "16 megabytes" of local memory
 // Lane headers carry no memory of their own (192 bytes each): 4096 threads at once by default.
 inline constexpr std::uint32_t kDefaultLanes = 4096;
 inline constexpr std::uint32_t kMaxLanes = 65536;
-inline constexpr std::uint64_t kMinBlockBytes = 4096;     // 128 slots
+inline constexpr std::uint64_t kMinBlockBytes = 4096;  // 128 slots
 inline constexpr std::uint64_t kMaxBlockBytes = 1u << 20;
 inline constexpr std::uint64_t kMaxAutoBlockBytes = 64u << 10;  // the default's upper bound (see CreateOptions)
 // ERRATUM E22. Write Wait on Overrun with a live drainer: a thread runs at most this far ahead of what the
 // drain has given back before its probe waits (the drain then copies records still in the cache).
 inline constexpr std::uint64_t kWaitLagBytes = 1u << 20;
-inline constexpr std::uint32_t kNoBlock = 0xffffffffu;    // "no block" in a block index field
+inline constexpr std::uint32_t kNoBlock = 0xffffffffu;  // "no block" in a block index field
 inline constexpr std::uint64_t kMaxSegment = 1ull << 40;
 // ERRATUM E156. The name table (2.1): named probes' sites and thread names, 256 bytes a slot, on top of the
 // sample memory.
@@ -74,7 +74,7 @@ inline constexpr std::uint32_t kMaxNameSlots = 65534;  // ids 1-65534 (65535 is 
 // thread's histogram or page of 1024 virtual counters in one phase, taken as threads first record.
 inline constexpr std::uint32_t kDefaultHistSlots = 256;
 inline constexpr std::uint32_t kMaxHistSlots = 4096;
-inline constexpr std::uint32_t kDefaultStatCells = 256;   // 2 MiB of cells, on top of the sample memory
+inline constexpr std::uint32_t kDefaultStatCells = 256;  // 2 MiB of cells, on top of the sample memory
 inline constexpr std::uint32_t kMaxStatCells = 1u << 20;
 // stat_gen: bit 47 marks a board's value (a probe's cache entry made from it never matches the value a
 // probe sees without a board, kNoBoardGen); bits 0-46 count the watch writes.
@@ -104,10 +104,13 @@ inline constexpr std::uint16_t kCsrReadOnlyMask = regs::csr::kReadOnly;
 // The stored (writable) status bits; 6-9 are computed from the lanes when read.
 inline constexpr std::uint16_t kCsrStoredMask = regs::csr::kControl;
 // Every bit a board's CSR read can show (kron status prints these).
-inline constexpr std::uint16_t kCsrReadMask = kCsrStoredMask | kCsrFifoFull | kCsrShadowFull | kCsrFifoOverrun | kCsrShadowOverrun;
+inline constexpr std::uint16_t kCsrReadMask =
+    kCsrStoredMask | kCsrFifoFull | kCsrShadowFull | kCsrFifoOverrun | kCsrShadowOverrun;
 
 // Applies a CSR write (000 Table B1, ERRATUM E13) to the stored status bits.
-constexpr std::uint16_t csr_write(std::uint16_t status, std::uint16_t written) { return regs::csr::write(status, written); }
+constexpr std::uint16_t csr_write(std::uint16_t status, std::uint16_t written) {
+  return regs::csr::write(status, written);
+}
 
 // The control word every probe reads: Filter Register in bits 0-15, CSR status in bits 16-31.
 constexpr std::uint32_t control_word(std::uint16_t filter, std::uint16_t csr) {
@@ -122,14 +125,14 @@ inline constexpr std::uint32_t kCfgWrapB = regs::toolkit::cfg::kWrapB;  // 1 = s
 // ---- Resource counter control, 000 Tables B5-B7 (include/kron/core/control_regs.hpp) -------------------
 // Sixteen 4-bit fields, field n = counter n. ERRATUM E26: NodeClk is the TSC; TSclk, the timestamp clock,
 // is the same TSC; counters are 64 bits.
-using regs::ClockSel;
-using regs::Enable;
-using regs::Mode;
 using regs::all_fields;
 using regs::clock_of;
+using regs::ClockSel;
+using regs::Enable;
 using regs::enable_of;
 using regs::field;
 using regs::kModeDouble;
+using regs::Mode;
 using regs::mode_of;
 // Reset values of one field (the "**" defaults of Tables B5-B7): External Signal, TSclk, Disabled.
 inline constexpr std::uint8_t kModeReset = regs::kModeResetField, kClockReset = regs::kClockResetField,
@@ -157,27 +160,27 @@ struct alignas(kLine) BoardHeader {
   char magic[8];
   std::uint32_t byte_order;
   std::uint16_t major, minor;
-  std::uint32_t header_size;       // sizeof(BoardHeader) of the creator
-  std::uint32_t line_size;         // kLine
-  std::uint64_t segment_size;      // bytes of the whole segment
-  std::uint64_t lanes_offset;      // LaneHeader table
+  std::uint32_t header_size;   // sizeof(BoardHeader) of the creator
+  std::uint32_t line_size;     // kLine
+  std::uint64_t segment_size;  // bytes of the whole segment
+  std::uint64_t lanes_offset;  // LaneHeader table
   std::uint32_t lane_count;
   std::uint32_t lane_header_size;  // sizeof(LaneHeader) of the creator
   std::uint64_t data_offset;       // block 0's memory (page aligned)
   std::uint64_t block_bytes;       // per block: a power of two, kMinBlockBytes-kMaxBlockBytes
   // line 1
-  std::uint64_t clock_hz;          // timestamp ticks per second, calibrated once at creation
-  ClockKind clock_kind;            // Tsc: rdtsc; Monotonic: clock_gettime(CLOCK_MONOTONIC) ns
-  std::uint32_t node;              // node number of "node.process"
-  std::uint64_t created_ticks;     // timestamp at creation
+  std::uint64_t clock_hz;       // timestamp ticks per second, calibrated once at creation
+  ClockKind clock_kind;         // Tsc: rdtsc; Monotonic: clock_gettime(CLOCK_MONOTONIC) ns
+  std::uint32_t node;           // node number of "node.process"
+  std::uint64_t created_ticks;  // timestamp at creation
   std::uint64_t created_realtime_ns;
   std::uint32_t creator_pid;
-  std::uint32_t config;            // Configuration Register (003 Table 2): kCfgWrapB; fixed at creation
-  char name[24];                   // the board's name, for tools
+  std::uint32_t config;  // Configuration Register (003 Table 2): kCfgWrapB; fixed at creation
+  char name[24];         // the board's name, for tools
 
   // Line 2: the registers every probe reads. Written only by tools and control calls (kron filter, csr).
   alignas(kLine) std::atomic<std::uint32_t> control;  // Filter Register | CSR << 16 (relaxed loads)
-  std::atomic<std::uint32_t> counter_gen;  // bumped after every counter control write (threads re-plan)
+  std::atomic<std::uint32_t> counter_gen;             // bumped after every counter control write (threads re-plan)
   // 2.2: kStatGenMark | watch writes. Read by every record_latency/vcount (relaxed): a change empties the
   // threads' cell caches, so that a new phase watch takes effect (0 in a 2.1 board: no statistics).
   std::atomic<std::uint64_t> stat_gen;
@@ -188,10 +191,10 @@ struct alignas(kLine) BoardHeader {
   // 2.3: processes attached now (+1 at attach or a forked child's first lane, -1 at its normal exit; a
   // process killed or exec'd stays counted: ERRATUM E322). Until 2.2 the attaches ever (now `arrivals`).
   std::atomic<std::uint32_t> attached;
-  std::atomic<std::uint64_t> drainer_beat;            // drainer's last heartbeat, in ticks
-  std::atomic<std::uint32_t> ctl_lock;                // serialises counter-control writers (tools, API)
-  std::atomic<std::uint32_t> trace_overrun;           // CSR bit 8 (sticky): some Trace sample dropped
-  std::atomic<std::uint32_t> resource_overrun;        // CSR bit 9 (sticky): some Resource sample dropped
+  std::atomic<std::uint64_t> drainer_beat;      // drainer's last heartbeat, in ticks
+  std::atomic<std::uint32_t> ctl_lock;          // serialises counter-control writers (tools, API)
+  std::atomic<std::uint32_t> trace_overrun;     // CSR bit 8 (sticky): some Trace sample dropped
+  std::atomic<std::uint32_t> resource_overrun;  // CSR bit 9 (sticky): some Resource sample dropped
   // 2.0: one past the highest lane ever claimed (raised by a claim before it publishes the lane Active).
   // Readers look at lanes below it only: thousands of lane headers cost a drain pass nothing unused.
   std::atomic<std::uint32_t> lane_hwm;
@@ -201,7 +204,7 @@ struct alignas(kLine) BoardHeader {
   alignas(kLine) std::atomic<std::uint64_t> enable_reg;  // Enable Register, fields as written (Table B7, E13)
   std::atomic<std::uint64_t> mode_reg;                   // Mode Register
   std::atomic<std::uint64_t> clock_reg;                  // Clock Select Register
-  std::atomic<std::uint64_t> ctr_seq;  // seqlock over stopwatch state below: odd while being written
+  std::atomic<std::uint64_t> ctr_seq;                    // seqlock over stopwatch state below: odd while being written
   // Per counter: stopwatch accumulated ticks while enabled, enable time (0 = disabled), reset generation.
   std::atomic<std::uint64_t> sw_acc[kCounters];
   std::atomic<std::uint64_t> sw_since[kCounters];
@@ -211,8 +214,8 @@ struct alignas(kLine) BoardHeader {
   // The block pool (2.0). Geometry: written once by the creator.
   alignas(kLine) std::uint64_t blocks_offset;  // BlockHeader table
   std::uint32_t block_count;
-  std::uint32_t block_header_size;    // sizeof(BlockHeader) of the creator
-  std::uint64_t sealed_offset;        // SealedCell x block_count: the circular board's sealed-block queue
+  std::uint32_t block_header_size;  // sizeof(BlockHeader) of the creator
+  std::uint64_t sealed_offset;      // SealedCell x block_count: the circular board's sealed-block queue
   // The free-block stack (Treiber): ABA tag << 32 | top block index (kNoBlock: empty). Popped by writers
   // when they cross into a new block, pushed by the drainer when it gives a drained block back.
   alignas(kLine) std::atomic<std::uint64_t> free_top;
@@ -223,8 +226,8 @@ struct alignas(kLine) BoardHeader {
   alignas(kLine) std::atomic<std::uint64_t> sealed_deq;
   std::atomic<std::uint32_t> pool_lock;  // circular boards: pid of the process recycling or detaching; 0 free
   std::uint32_t reserved_pool;
-  std::atomic<std::uint64_t> recycled;   // blocks recycled (statistics)
-  std::atomic<std::uint64_t> pool_waits; // probes that waited for a free block (statistics)
+  std::atomic<std::uint64_t> recycled;    // blocks recycled (statistics)
+  std::atomic<std::uint64_t> pool_waits;  // probes that waited for a free block (statistics)
 
   // 2.1: the name table. Geometry written once by the creator (names_offset 0: none, a 2.0 board).
   alignas(kLine) std::uint64_t names_offset;  // NameSlot table
@@ -243,10 +246,10 @@ struct alignas(kLine) BoardHeader {
   alignas(kLine) std::uint64_t stats_offset;  // HistSlot x hist_slots, then CellDesc x stat_cells
   std::uint32_t hist_slots;
   std::uint32_t stat_cells;
-  std::uint64_t cells_offset;                 // stat_cells cells of kCellBytes (page aligned)
-  std::uint32_t hist_slot_size;               // sizeof(HistSlot) of the creator
-  std::uint32_t cell_desc_size;               // sizeof(CellDesc)
-  std::uint32_t cell_bytes;                   // stats::kCellBytes
+  std::uint64_t cells_offset;    // stat_cells cells of kCellBytes (page aligned)
+  std::uint32_t hist_slot_size;  // sizeof(HistSlot) of the creator
+  std::uint32_t cell_desc_size;  // sizeof(CellDesc)
+  std::uint32_t cell_bytes;      // stats::kCellBytes
   // The phase watch of the virtual counters (stats::Watch, a phase); written by tools, bumps stat_gen.
   std::atomic<std::uint32_t> counter_watch;
   std::atomic<std::uint32_t> counter_watch_phase;
@@ -272,15 +275,14 @@ static_assert(offsetof(BoardHeader, names_offset) == 1664 && offsetof(BoardHeade
 static_assert(offsetof(BoardHeader, program) == 1728);
 static_assert(offsetof(BoardHeader, stat_gen) == 136 && offsetof(BoardHeader, stats_offset) == 2048 &&
               offsetof(BoardHeader, counter_watch) == 2084 && offsetof(BoardHeader, counter_threshold) == 2096 &&
-              offsetof(BoardHeader, hists_used) == 2112 &&
-              offsetof(BoardHeader, thresholds_crossed) == 2136);
+              offsetof(BoardHeader, hists_used) == 2112 && offsetof(BoardHeader, thresholds_crossed) == 2136);
 
 // ---- A lane: one writer (a thread), a chain of blocks --------------------------------------------------
 struct alignas(kLine) LaneHeader {
   // Line 0: owner. Written when a thread claims or retires the lane, or crosses into a block (slow path).
   std::atomic<LaneState> state;  // claimed by CAS Free -> Claiming; published Active with release
   std::uint32_t pid, tid;
-  std::uint32_t source;          // "node.process" Source Address of the owner
+  std::uint32_t source;  // "node.process" Source Address of the owner
   std::uint64_t claim_ticks;
   std::atomic<std::uint32_t> occupancy;  // bumped at every claim: tells tools a lane was reused
   // The chain: `first` is the oldest block not given back (or recycled), `cur` the newest (being written,
@@ -291,22 +293,22 @@ struct alignas(kLine) LaneHeader {
 
   // Line 1: writer-hot. Only the owning thread stores (plain relaxed stores, never an atomic RMW).
   alignas(kLine) std::atomic<std::uint64_t> head;  // slots published; release store, acquire load
-  std::atomic<std::uint64_t> passed;     // probes past filter+enable; stored before the record is written
-  std::atomic<std::uint64_t> overruns;   // samples dropped for a full lane (000 Overrun Error Counter)
-  std::atomic<std::uint64_t> waits;      // probes held for room
-  std::atomic<std::uint64_t> wait_ticks; // time held, ticks (000 Wait Error Counter counts clocks)
+  std::atomic<std::uint64_t> passed;               // probes past filter+enable; stored before the record is written
+  std::atomic<std::uint64_t> overruns;             // samples dropped for a full lane (000 Overrun Error Counter)
+  std::atomic<std::uint64_t> waits;                // probes held for room
+  std::atomic<std::uint64_t> wait_ticks;           // time held, ticks (000 Wait Error Counter counts clocks)
   // Circular boards: written by whichever writer recycles one of this lane's blocks, under pool_lock.
-  std::atomic<std::uint64_t> tail_seq;   // circular: seqlock over (tail, evicted), odd while written
-  std::atomic<std::uint64_t> tail;       // circular: end of the newest recycled block (a block bound)
-  std::atomic<std::uint64_t> evicted;    // circular: records before tail (ever recycled)
+  std::atomic<std::uint64_t> tail_seq;  // circular: seqlock over (tail, evicted), odd while written
+  std::atomic<std::uint64_t> tail;      // circular: end of the newest recycled block (a block bound)
+  std::atomic<std::uint64_t> evicted;   // circular: records before tail (ever recycled)
 
   // Line 2: reader-owned. Only the drainer stores; the writer loads `read` when its lane looks full.
-  alignas(kLine) std::atomic<std::uint64_t> read;   // slots drained; release store after the copy
-  std::atomic<std::uint64_t> read_records;          // records before `read` (drained + overwritten)
-  std::atomic<std::uint64_t> drained;               // records copied out
-  std::atomic<std::uint64_t> overwritten;           // circular: records overwritten before drained
-  std::atomic<std::uint64_t> torn;                  // a record cut by the owner's death (0 or 1)
-  std::atomic<std::uint64_t> returned;  // simple boards: positions below it are given back (release store)
+  alignas(kLine) std::atomic<std::uint64_t> read;  // slots drained; release store after the copy
+  std::atomic<std::uint64_t> read_records;         // records before `read` (drained + overwritten)
+  std::atomic<std::uint64_t> drained;              // records copied out
+  std::atomic<std::uint64_t> overwritten;          // circular: records overwritten before drained
+  std::atomic<std::uint64_t> torn;                 // a record cut by the owner's death (0 or 1)
+  std::atomic<std::uint64_t> returned;             // simple boards: positions below it are given back (release store)
   std::uint64_t reserved2[2];
 };
 static_assert(sizeof(LaneHeader) == 192 && offsetof(LaneHeader, head) == 64 && offsetof(LaneHeader, read) == 128);
@@ -316,9 +318,9 @@ static_assert(sizeof(LaneHeader) == 192 && offsetof(LaneHeader, head) == 64 && o
 // (it then sees `gen` changed and discards what it read).
 struct alignas(kLine) BlockHeader {
   std::atomic<BlockState> state;
-  std::atomic<std::uint32_t> gen;        // circular boards, a seqlock: +1 (odd) when the block is recycled,
-                                        // +1 (even) once its new header is written; readers check it
-  std::atomic<std::uint32_t> lane;       // the lane it belongs to (kNoBlock: detached from a freed lane)
+  std::atomic<std::uint32_t> gen;   // circular boards, a seqlock: +1 (odd) when the block is recycled,
+                                    // +1 (even) once its new header is written; readers check it
+  std::atomic<std::uint32_t> lane;  // the lane it belongs to (kNoBlock: detached from a freed lane)
   std::uint32_t reserved0;
   std::atomic<std::uint64_t> start;      // first lane position it covers (a multiple of B)
   std::atomic<std::uint64_t> end;        // where writing stopped; set when sealed (<= start + B)
@@ -368,9 +370,9 @@ inline constexpr std::uint64_t kHistSlotWord = 0x4849535431ull;  // "1TSIH": a p
 // initialised) and its owner.
 struct alignas(32) CellDesc {
   std::atomic<std::uint64_t> key;
-  std::uint32_t source;      // "node.process" of the owner
-  std::uint32_t thread;      // its thread id
-  std::uint64_t first_ticks; // when the cell was taken
+  std::uint32_t source;       // "node.process" of the owner
+  std::uint32_t thread;       // its thread id
+  std::uint64_t first_ticks;  // when the cell was taken
   std::uint64_t reserved;
 };
 static_assert(sizeof(CellDesc) == 32);

@@ -13,21 +13,21 @@ namespace kron::board {
 enum class BufferMode : std::uint8_t { Simple, Circular };
 
 struct CreateOptions {
-  std::string name;                        // board name; segment "/kron.NAME"
-  std::uint64_t size = kDefaultSize;       // sample memory (the block pool), bytes
-  std::uint32_t lanes = kDefaultLanes;     // lane headers: threads writing at once
+  std::string name;                     // board name; segment "/kron.NAME"
+  std::uint64_t size = kDefaultSize;    // sample memory (the block pool), bytes
+  std::uint32_t lanes = kDefaultLanes;  // lane headers: threads writing at once
   // Bytes per block, a power of two (kMinBlockBytes-kMaxBlockBytes); 0 chooses: the largest power of two
   // up to kMaxAutoBlockBytes that gives every lane header four blocks (size / (4 * lanes)), at least 4 KiB.
   std::uint64_t block_bytes = 0;
   BufferMode mode = BufferMode::Simple;
-  std::uint16_t filter = 0xffff;           // Filter Register at creation
-  std::uint16_t csr = kCsrSamplingEnabled; // CSR status at creation (003's initialisation enables sampling)
+  std::uint16_t filter = 0xffff;            // Filter Register at creation
+  std::uint16_t csr = kCsrSamplingEnabled;  // CSR status at creation (003's initialisation enables sampling)
   std::uint32_t node = 0;
   unsigned perms = 0600;
-  bool replace = false;                    // unlink an existing board of that name first
-  CounterSource sources[kCounters]{};      // External Signal wiring
+  bool replace = false;                                   // unlink an existing board of that name first
+  CounterSource sources[kCounters]{};                     // External Signal wiring
   std::uint64_t enable = 0, mode_reg = 0, clock_reg = 0;  // counter control written at creation
-  bool huge_pages = false;                 // back the board with 2 MiB pages where the kernel allows (--huge-pages)
+  bool huge_pages = false;  // back the board with 2 MiB pages where the kernel allows (--huge-pages)
   std::uint32_t name_slots = kDefaultNameSlots;  // name table entries (0: none), 256 bytes each, on top of `size`
   // 2.2 statistics area (ERRATUM E182), on top of `size`: histogram names (64 bytes each) and cells of 8 KiB
   // (one thread's histogram or 1024 virtual counters, in one phase). stat_cells 0: none.
@@ -118,7 +118,9 @@ class Mapping {
     return reinterpret_cast<std::uint64_t*>(bytes() + geo_.cells_offset + std::uint64_t{i} * stats::kCellBytes);
   }
   // Block b's memory (b < geometry().block_count: the caller checks).
-  std::uint8_t* block_data(std::uint32_t b) const { return bytes() + geo_.data_offset + std::uint64_t{b} * geo_.block_bytes; }
+  std::uint8_t* block_data(std::uint32_t b) const {
+    return bytes() + geo_.data_offset + std::uint64_t{b} * geo_.block_bytes;
+  }
   // The lanes a reader needs to look at: below the claims' high-water mark, bounded by the validated count.
   std::uint32_t lanes_in_use() const;
 

@@ -44,7 +44,8 @@ inline void push_free(std::atomic<std::uint64_t>& top, BlockHeader* blocks, std:
 
 // The sealed-block queue: a bounded MPMC ring of `count` cells (Vyukov), oldest first. Each block is in
 // it at most once, so with count == block_count it is never full. Cells start with seq = their index.
-inline bool enqueue_sealed(std::atomic<std::uint64_t>& enq, SealedCell* cells, std::uint64_t count, std::uint32_t block) {
+inline bool enqueue_sealed(std::atomic<std::uint64_t>& enq, SealedCell* cells, std::uint64_t count,
+                           std::uint32_t block) {
   std::uint64_t pos = enq.load(std::memory_order_relaxed);
   for (unsigned retry = 0; retry < kMaxRetries; ++retry) {
     SealedCell& c = cells[pos % count];

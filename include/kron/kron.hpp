@@ -149,18 +149,22 @@ void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept;
 void vcount_slow(unsigned index, std::uint64_t n) noexcept;
 
 // One thread writes a cell; readers (other processes) load its words: relaxed atomics, plain moves.
-KRON_ALWAYS_INLINE std::uint64_t cell_load(const std::uint64_t& w) noexcept { return __atomic_load_n(&w, __ATOMIC_RELAXED); }
-KRON_ALWAYS_INLINE void cell_store(std::uint64_t& w, std::uint64_t v) noexcept { __atomic_store_n(&w, v, __ATOMIC_RELAXED); }
+KRON_ALWAYS_INLINE std::uint64_t cell_load(const std::uint64_t& w) noexcept {
+  return __atomic_load_n(&w, __ATOMIC_RELAXED);
+}
+KRON_ALWAYS_INLINE void cell_store(std::uint64_t& w, std::uint64_t v) noexcept {
+  __atomic_store_n(&w, v, __ATOMIC_RELAXED);
+}
 
 // Per-thread probe state: trivially destructible so that access is a plain %fs-relative load.
 struct ThreadLane {
-  std::uint64_t* ring;           // the lane's ring as 64-bit words (4 per slot)
-  std::uint64_t mask;            // slots - 1
-  std::uint64_t head;            // this thread's copy of the lane's head
-  std::uint64_t limit;           // the fast path may fill slots below this (0: no lane yet)
-  std::uint64_t passed;          // this thread's copy of the lane's passed count
-  std::uint64_t ids;             // record word 1: record::ids_word(source, thread)
-  std::uint64_t hdr;             // record word 0 without group and cpu: kind, size, pending flags
+  std::uint64_t* ring;                // the lane's ring as 64-bit words (4 per slot)
+  std::uint64_t mask;                 // slots - 1
+  std::uint64_t head;                 // this thread's copy of the lane's head
+  std::uint64_t limit;                // the fast path may fill slots below this (0: no lane yet)
+  std::uint64_t passed;               // this thread's copy of the lane's passed count
+  std::uint64_t ids;                  // record word 1: record::ids_word(source, thread)
+  std::uint64_t hdr;                  // record word 0 without group and cpu: kind, size, pending flags
   const volatile std::uint32_t* cpu;  // rseq cpu_id (kept current by the kernel), or nullptr
   board::LaneHeader* lane;
   // record::phase_bits(the thread's phase): or'ed into every sample's header word (ERRATUM E180). Here, beside
@@ -172,8 +176,8 @@ extern KRON_CONSTINIT thread_local ThreadLane t_lane KRON_C_NAME("kron_t_lane") 
 extern const std::atomic<std::uint32_t>* g_control;
 extern bool g_tsc KRON_C_NAME("kron_g_tsc");  // timestamps from rdtsc (else clock_gettime)
 
-std::uint64_t now_slow() noexcept;       // clock_gettime(CLOCK_MONOTONIC) in ns
-std::uint32_t cpu_slow() noexcept;       // sched_getcpu()
+std::uint64_t now_slow() noexcept;  // clock_gettime(CLOCK_MONOTONIC) in ns
+std::uint32_t cpu_slow() noexcept;  // sched_getcpu()
 // `flags`: record::flag_bits() of per-record flags (named probes), 0 for trace().
 void trace_slow(unsigned group, std::uint64_t data, std::uint64_t flags) noexcept;
 void resource_slow(unsigned group, std::uint64_t data) noexcept;
@@ -185,7 +189,8 @@ void count_slow(unsigned counter, std::uint64_t n) noexcept;
 // otherwise CLOCK_MONOTONIC nanoseconds.
 KRON_ALWAYS_INLINE std::uint64_t now() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
-  if (g_tsc) [[likely]] return __rdtsc();
+  if (g_tsc) [[likely]]
+    return __rdtsc();
 #endif
   return now_slow();
 }
@@ -200,7 +205,8 @@ inline namespace probes_on {
 KRON_ALWAYS_INLINE void put_trace_(unsigned group, std::uint64_t data, std::uint64_t flags) noexcept {
   detail::ThreadLane& t = detail::t_lane;
   const std::uint64_t h = t.head;
-  if (h >= t.limit) [[unlikely]] return detail::trace_slow(group, data, flags);  // no lane, or lane full
+  if (h >= t.limit) [[unlikely]]
+    return detail::trace_slow(group, data, flags);  // no lane, or lane full
   const std::uint64_t ts = detail::now();
   const std::uint64_t cpu = t.cpu ? *t.cpu : detail::cpu_slow();
   // Relaxed: `passed` is published by the release store of head below; stored first so that a record
@@ -228,7 +234,11 @@ KRON_ALWAYS_INLINE void trace(unsigned group, std::uint64_t data) noexcept {
 }
 
 // What a named probe's sample is: the header word's flags (kron/core/vocabulary.hpp).
-enum class Named : std::uint8_t { Event = kFlagNamed, Begin = kFlagNamed | kFlagScopeBegin, End = kFlagNamed | kFlagScopeEnd };
+enum class Named : std::uint8_t {
+  Event = kFlagNamed,
+  Begin = kFlagNamed | kFlagScopeBegin,
+  End = kFlagNamed | kFlagScopeEnd
+};
 
 // A named probe's sample: trace() with the site's id beside the value, its flags saying event, begin or
 // end. The id is registered the first time the probe passes the filter (slow path).
@@ -239,7 +249,8 @@ KRON_ALWAYS_INLINE void named(kron_site& site, unsigned group, std::uint64_t val
   // Relaxed: the id is a value of this process's own making; the entry it names was published (release)
   // on the board before the registering thread stored it here.
   std::uint32_t id = __atomic_load_n(&site.id, __ATOMIC_RELAXED);
-  if (id == 0) [[unlikely]] id = kron_site_register(&site);
+  if (id == 0) [[unlikely]]
+    id = kron_site_register(&site);
   put_trace_(group, record::named_data(id, value), record::flag_bits(static_cast<std::uint8_t>(what)));
 }
 
@@ -300,7 +311,8 @@ KRON_ALWAYS_INLINE void record_latency(histogram& h, std::uint64_t ticks) noexce
   detail::ThreadStats& t = detail::t_stats;
   const std::uint32_t i = __atomic_load_n(&h.id_, __ATOMIC_RELAXED) - 1;  // id 0 (unregistered) wraps
   const std::uint64_t tag = detail::stat_tag(detail::t_lane.phase);
-  if (i >= detail::kHistCache || t.hist[i].tag != tag) [[unlikely]] return detail::record_latency_slow(h, ticks);
+  if (i >= detail::kHistCache || t.hist[i].tag != tag) [[unlikely]]
+    return detail::record_latency_slow(h, ticks);
   std::uint64_t* c = t.hist[i].cell;
   std::uint64_t& b = c[stats::bucket_of(ticks)];
   detail::cell_store(b, detail::cell_load(b) + 1);
@@ -314,7 +326,8 @@ KRON_ALWAYS_INLINE void vcount(unsigned index, std::uint64_t n = 1) noexcept {
   detail::ThreadStats& t = detail::t_stats;
   const unsigned page = (index / stats::kCountersPerCell) % stats::kCounterPages;
   const std::uint64_t tag = detail::stat_tag(detail::t_lane.phase);
-  if (index >= stats::kVirtualCounters || t.counters[page].tag != tag) [[unlikely]] return detail::vcount_slow(index, n);
+  if (index >= stats::kVirtualCounters || t.counters[page].tag != tag) [[unlikely]]
+    return detail::vcount_slow(index, n);
   std::uint64_t& w = t.counters[page].cell[index % stats::kCountersPerCell];
   detail::cell_store(w, detail::cell_load(w) + n);
 }
@@ -352,7 +365,11 @@ class Scope {
 inline namespace probes_off {
 
 inline void trace(unsigned, std::uint64_t) noexcept {}
-enum class Named : std::uint8_t { Event = kFlagNamed, Begin = kFlagNamed | kFlagScopeBegin, End = kFlagNamed | kFlagScopeEnd };
+enum class Named : std::uint8_t {
+  Event = kFlagNamed,
+  Begin = kFlagNamed | kFlagScopeBegin,
+  End = kFlagNamed | kFlagScopeEnd
+};
 inline void named(kron_site&, unsigned, std::uint64_t, Named) noexcept {}
 inline void resource(unsigned, std::uint64_t) noexcept {}
 inline void count(unsigned, std::uint64_t = 1) noexcept {}
@@ -397,15 +414,15 @@ class NamedScope {
   static ::kron_site var { (name), __FILE__, __func__, __LINE__, (kind), 0, 0 }
 #ifndef KRON_DISABLE_PROBES
 // A named scope until the end of the enclosing block; KRON_SCOPE_V carries a value (48 bits).
-#define KRON_SCOPE_V(name, value)                                              \
-  KRON_SITE_(KRON_CAT_(kron_site_, __LINE__), KRON_SITE_SCOPE, name);          \
+#define KRON_SCOPE_V(name, value)                                                      \
+  KRON_SITE_(KRON_CAT_(kron_site_, __LINE__), KRON_SITE_SCOPE, name);                  \
   ::kron::NamedScope KRON_CAT_(kron_scope_, __LINE__)(KRON_CAT_(kron_site_, __LINE__), \
                                                       static_cast<std::uint64_t>(value))
 #define KRON_SCOPE(name) KRON_SCOPE_V(name, 0)
 // A named event carrying a value (48 bits).
-#define KRON_EVENT(name, value)                                                          \
-  do {                                                                                   \
-    KRON_SITE_(kron_site_event_, KRON_SITE_EVENT, name);                                 \
+#define KRON_EVENT(name, value)                                                                                 \
+  do {                                                                                                          \
+    KRON_SITE_(kron_site_event_, KRON_SITE_EVENT, name);                                                        \
     ::kron::named(kron_site_event_, KRON_NAMED_GROUP, static_cast<std::uint64_t>(value), ::kron::Named::Event); \
   } while (0)
 #else

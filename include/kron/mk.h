@@ -31,13 +31,13 @@
 extern "C" {
 #endif
 
-int mk_map(const char* board_name);        /* 0 when attached, -1 otherwise */
-int mk_map_default(void);                  /* the board named by $KRON_BOARD */
+int mk_map(const char* board_name); /* 0 when attached, -1 otherwise */
+int mk_map_default(void);           /* the board named by $KRON_BOARD */
 void mk_trace_fn(unsigned group, uint64_t data);
 void mk_resource_fn(unsigned group, uint64_t data);
 void mk_count_fn(unsigned counter, uint64_t n);
-void mk_set_filter(uint16_t filter);       /* writes the Filter Register */
-void mk_write_csr(uint16_t written);       /* writes the CSR (000 Table B1: write 1 to act) */
+void mk_set_filter(uint16_t filter); /* writes the Filter Register */
+void mk_write_csr(uint16_t written); /* writes the CSR (000 Table B1: write 1 to act) */
 void mk_counter_control(uint64_t enable, uint64_t mode, uint64_t clock_select); /* 000 Tables B5-B7 */
 /* Named probes (kron/site.h): a sample of `site` carrying `value` (48 bits); `what`: KRON_NAMED_EVENT,
  * KRON_NAMED_BEGIN or KRON_NAMED_END (a scope's two ends). */
@@ -45,8 +45,8 @@ enum { KRON_NAMED_EVENT = 0, KRON_NAMED_BEGIN = 1, KRON_NAMED_END = 2 };
 void mk_named_fn(struct kron_site* site, unsigned group, uint64_t value, int what);
 /* Names the calling thread (pthread_setname_np and the board's name table). */
 void mk_thread_name(const char* name);
-int mk_attached(void);                     /* 1 when probes record into a board */
-void mk_release_lane(void);                /* detaches this thread from its lane (done at thread exit) */
+int mk_attached(void);      /* 1 when probes record into a board */
+void mk_release_lane(void); /* detaches this thread from its lane (done at thread exit) */
 
 /* ---- Phases, latency histograms, virtual counters (kron.hpp's; kron/core/stats.hpp) ------------------
  * A histogram declared by name (a string literal, at most 39 bytes kept): `static MK_HISTOGRAM(h, "get");`
@@ -69,7 +69,7 @@ void mk_phase_fn(uint16_t id);
 uint16_t mk_current_phase_fn(void);
 void mk_record_latency_fn(struct mk_histogram* h, uint64_t ticks);
 void mk_vcount_fn(unsigned index, uint64_t n);
-uint64_t mk_now_fn(void);                  /* the probes' clock: TSC ticks, or CLOCK_MONOTONIC ns */
+uint64_t mk_now_fn(void); /* the probes' clock: TSC ticks, or CLOCK_MONOTONIC ns */
 /* The slow paths the inline probes call for anything unusual (first record of a thread, no board). */
 void mk_record_latency_slow(struct mk_histogram* h, uint64_t ticks);
 void mk_vcount_slow(unsigned index, uint64_t n);
@@ -81,13 +81,13 @@ uint64_t mk_now_slow(void);
  * src/probe/probe.cpp keep the two the same), under the assembler names kron.hpp gives the C++ variables
  * (kron_t_lane, kron_t_stats, kron_g_stat_gen, kron_g_tsc). Each C probe below is the C++ probe of the same
  * name written in C, line for line. */
-#define KRON_C_PHASE_SHIFT 48        /* record::kPhaseShift */
-#define KRON_C_HIST_CACHE 256        /* detail::kHistCache */
-#define KRON_C_COUNTER_PAGES 8       /* stats::kCounterPages */
+#define KRON_C_PHASE_SHIFT 48                    /* record::kPhaseShift */
+#define KRON_C_HIST_CACHE 256                    /* detail::kHistCache */
+#define KRON_C_COUNTER_PAGES 8                   /* stats::kCounterPages */
 #define KRON_C_STAT_GEN_MARK ((uint64_t)1 << 47) /* board::kStatGenMark: no cache entry is empty (E340) */
-#define KRON_C_COUNTERS_PER_CELL 1024 /* stats::kCountersPerCell */
-#define KRON_C_VIRTUAL_COUNTERS 8192 /* stats::kVirtualCounters */
-#define KRON_C_HIST_SUM 1008         /* stats::kHistSum, kHistMin, kHistMax */
+#define KRON_C_COUNTERS_PER_CELL 1024            /* stats::kCountersPerCell */
+#define KRON_C_VIRTUAL_COUNTERS 8192             /* stats::kVirtualCounters */
+#define KRON_C_HIST_SUM 1008                     /* stats::kHistSum, kHistMin, kHistMax */
 #define KRON_C_HIST_MIN 1009
 #define KRON_C_HIST_MAX 1010
 struct kron_c_lane_ {
@@ -178,7 +178,6 @@ KRON_C_INLINE void mk_vcount(unsigned index, uint64_t n) {
 #define MK_LATENCY_END(h, t0) ((void)(h), (void)(t0))
 #endif
 
-
 #ifndef KRON_DISABLE_PROBES
 #define MK_DEFAULT_MAP() mk_map_default()
 #define mk_trace(group, data) mk_trace_fn((group), (uint64_t)(data))
@@ -221,9 +220,9 @@ static __inline__ KRON_C_UNUSED_ uint64_t kron_c_named_begin_(struct kron_site* 
   const uint64_t ctx##_kron_value = kron_c_named_begin_(&ctx##_kron_site, (uint64_t)(value))
 #define KRON_SCOPE_BEGIN(ctx, name) KRON_SCOPE_BEGIN_V(ctx, name, 0)
 #define KRON_SCOPE_END(ctx) mk_named_fn(&ctx##_kron_site, KRON_NAMED_GROUP, ctx##_kron_value, KRON_NAMED_END)
-#define KRON_EVENT_C(name, value)                                                           \
-  do {                                                                                      \
-    KRON_C_SITE_(kron_site_event_, KRON_SITE_EVENT, name);                                  \
+#define KRON_EVENT_C(name, value)                                                          \
+  do {                                                                                     \
+    KRON_C_SITE_(kron_site_event_, KRON_SITE_EVENT, name);                                 \
     mk_named_fn(&kron_site_event_, KRON_NAMED_GROUP, (uint64_t)(value), KRON_NAMED_EVENT); \
   } while (0)
 #if defined(__GNUC__)
@@ -234,11 +233,10 @@ struct kron_scope_c {
 static __inline__ void kron_scope_c_end(struct kron_scope_c* s) {
   mk_named_fn(s->site, KRON_NAMED_GROUP, s->value, KRON_NAMED_END);
 }
-#define KRON_SCOPE_AUTO_V(name, value)                                                               \
-  KRON_C_SITE_(KRON_C_CAT_(kron_site_, __LINE__), KRON_SITE_SCOPE, name);                           \
+#define KRON_SCOPE_AUTO_V(name, value)                                                                          \
+  KRON_C_SITE_(KRON_C_CAT_(kron_site_, __LINE__), KRON_SITE_SCOPE, name);                                       \
   __attribute__((cleanup(kron_scope_c_end), unused)) struct kron_scope_c KRON_C_CAT_(kron_scope_, __LINE__) = { \
-      &KRON_C_CAT_(kron_site_, __LINE__),                                                           \
-      kron_c_named_begin_(&KRON_C_CAT_(kron_site_, __LINE__), (uint64_t)(value))}
+      &KRON_C_CAT_(kron_site_, __LINE__), kron_c_named_begin_(&KRON_C_CAT_(kron_site_, __LINE__), (uint64_t)(value))}
 #define KRON_SCOPE_AUTO(name) KRON_SCOPE_AUTO_V(name, 0)
 /* GNU C: the rest of the block's duration into histogram `h` (a struct mk_histogram*). */
 struct kron_latency_c {
@@ -246,7 +244,7 @@ struct kron_latency_c {
   uint64_t t0;
 };
 static __inline__ void kron_latency_c_end(struct kron_latency_c* t) { mk_record_latency(t->h, mk_now() - t->t0); }
-#define MK_LATENCY_AUTO(h) \
+#define MK_LATENCY_AUTO(h)                                                                                            \
   __attribute__((cleanup(kron_latency_c_end), unused)) struct kron_latency_c KRON_C_CAT_(kron_latency_, __LINE__) = { \
       (h), mk_now()}
 #endif

@@ -19,12 +19,12 @@ enum { KRON_SITE_SCOPE = 1, KRON_SITE_EVENT = 2 };
 #define KRON_NAME_NONE 0xffffu
 
 struct kron_site {
-  const char* name;      /* static string: the scope or event name */
-  const char* file;      /* __FILE__ */
-  const char* function;  /* __func__ */
-  uint32_t line;         /* __LINE__ */
-  uint32_t kind;         /* KRON_SITE_SCOPE or KRON_SITE_EVENT */
-  uint32_t id;           /* 0: not registered yet; 1-65534: the board's id; KRON_NAME_NONE: none to be had.
+  const char* name;     /* static string: the scope or event name */
+  const char* file;     /* __FILE__ */
+  const char* function; /* __func__ */
+  uint32_t line;        /* __LINE__ */
+  uint32_t kind;        /* KRON_SITE_SCOPE or KRON_SITE_EVENT */
+  uint32_t id;          /* 0: not registered yet; 1-65534: the board's id; KRON_NAME_NONE: none to be had.
                             Accessed with __atomic builtins (relaxed). */
   uint32_t reserved;
 };

@@ -65,7 +65,7 @@ inline void hex16(char* p, std::uint64_t v) {
 }
 
 constexpr char kBlanks[24] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
-                               ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+                              ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 // "00" to "99": decimal digits two at a time.
 constexpr auto kDigitPairs = [] {
@@ -213,7 +213,8 @@ char* Expander::line(const Sample& s, char* p) {
       std::string tail = what;
       tail += names_ ? names_->name_of(s) : "#" + std::to_string(id);
       tail += " value " + std::to_string(record::named_value_of(s.data));
-      if (const tracefile::NameRecord* r = names_ ? names_->site(id) : nullptr) tail += "  " + tracefile::NameTable::location(*r);
+      if (const tracefile::NameRecord* r = names_ ? names_->site(id) : nullptr)
+        tail += "  " + tracefile::NameTable::location(*r);
       // ERRATUM E346: control characters as \xNN; escaped, at most 500 bytes (the tail is at most 269 bytes
       // as recorded, up to 4 times that escaped), so that the line stays within kMaxLine.
       const std::string shown = text::terminal_safe(tail);

@@ -188,7 +188,8 @@ std::string render_hist_text(const SnapshotTotals& m, const HistRenderOptions& o
   return out;
 }
 
-std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o, std::uint64_t stat_lost, std::uint64_t cells_lost) {
+std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o, std::uint64_t stat_lost,
+                             std::uint64_t cells_lost) {
   using nlohmann::ordered_json;
   auto summary = [&](const LatencyHistogram& h) {
     const LatencySummary s = summarize(h);
@@ -201,7 +202,8 @@ std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o
     j["sum"] = h.sum;
     ordered_json b = ordered_json::array();
     for (unsigned k = 0; k < stats::kHistBuckets; ++k)
-      if (h.buckets[k]) b.push_back(ordered_json::array({stats::bucket_range(k).lo, stats::bucket_range(k).hi, h.buckets[k]}));
+      if (h.buckets[k])
+        b.push_back(ordered_json::array({stats::bucket_range(k).lo, stats::bucket_range(k).hi, h.buckets[k]}));
     j["buckets"] = std::move(b);
     return j;
   };

@@ -20,8 +20,8 @@ namespace kron::analysis {
 struct LatencyHistogram {
   std::array<std::uint64_t, stats::kHistBuckets> buckets{};
   std::uint64_t sum = 0, min = ~std::uint64_t{0}, max = 0;
-  bool saturated = false;  // a sum passed 2^64 - 1 (forged or damaged counts: ERRATUM E349)
-  std::uint64_t count() const;  // saturating
+  bool saturated = false;               // a sum passed 2^64 - 1 (forged or damaged counts: ERRATUM E349)
+  std::uint64_t count() const;          // saturating
   void add(const LatencyHistogram& o);  // exact: bucket sums, sum, min of mins, max of maxes
 };
 // One value into `h` (tests and baselines: what record_latency does in a cell).
@@ -40,7 +40,7 @@ LatencySummary summarize(const LatencyHistogram& h);
 // (source, thread, phase, counter) (snapshots are cumulative), then summed across threads and processes
 // (histograms by name: ids are a board's).
 struct SnapshotTotals {
-  std::map<std::string, std::map<std::uint16_t, LatencyHistogram>> hists;  // name -> phase -> histogram
+  std::map<std::string, std::map<std::uint16_t, LatencyHistogram>> hists;    // name -> phase -> histogram
   std::map<std::uint16_t, std::map<std::uint32_t, std::uint64_t>> counters;  // phase -> index -> value
   std::uint64_t snapshots = 0;
   std::vector<std::string> saturated;  // "histogram NAME" / "virtual counter N" whose sums passed 2^64 - 1
@@ -70,6 +70,7 @@ struct HistRenderOptions {
 };
 std::string render_hist_text(const SnapshotTotals& m, const HistRenderOptions& o);
 // docs/hist-json.md
-std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o, std::uint64_t stat_lost, std::uint64_t cells_lost);
+std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o, std::uint64_t stat_lost,
+                             std::uint64_t cells_lost);
 
 }  // namespace kron::analysis

@@ -123,13 +123,16 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
 <body>
 )";
   fmt::format_to(it, "<h1>{}</h1>\n", esc(title));
-  fmt::format_to(it, "<p>Timestamp clock {} Hz; event number = low {} bits of the user data. Samples {} (resource {}), "
+  fmt::format_to(it,
+                 "<p>Timestamp clock {} Hz; event number = low {} bits of the user data. Samples {} (resource {}), "
                  "interval events {}, other events {}{}.</p>\n",
                  r.clock_hz, r.event_bits, r.samples, r.resource_samples, r.matched_events, r.other_events,
                  r.out_of_order ? fmt::format(", {} out of time order", r.out_of_order) : std::string());
-  for (const auto& w : r.warnings) fmt::format_to(it, "<p class=\"warning\"><strong>Warning:</strong> {}</p>\n", esc(w));
+  for (const auto& w : r.warnings)
+    fmt::format_to(it, "<p class=\"warning\"><strong>Warning:</strong> {}</p>\n", esc(w));
   o += "<p>Inputs:";
-  for (const auto& in : r.inputs) fmt::format_to(it, " <code>{}</code> ({}, {} samples)", esc(in.path), in.format, in.samples);
+  for (const auto& in : r.inputs)
+    fmt::format_to(it, " <code>{}</code> ({}, {} samples)", esc(in.path), in.format, in.samples);
   o += "</p>\n<table id=\"report\">\n<thead><tr><th>interval</th><th>class</th><th>stream</th><th>count</th>"
        "<th>total (ticks)</th><th>min</th><th>max</th><th>mean</th><th>stddev</th>"
        "<th>total (us)</th><th>min (us)</th><th>max (us)</th><th>mean (us)</th><th>stddev (us)</th>"
@@ -144,11 +147,11 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                    "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
-                   row.stream == "all" ? " class=\"all\"" : "", esc(row.name), row.cls, esc(row.shown_stream()), s.count,
-                   s.total, opt(n, std::to_string(s.min)), opt(n, std::to_string(s.max)), opt(n, num(s.mean())),
-                   opt(n, num(s.stddev())), us(static_cast<double>(s.total)),
-                   opt(n, us(static_cast<double>(s.min))), opt(n, us(static_cast<double>(s.max))),
-                   opt(n, us(s.mean())), opt(n, us(s.stddev())), s.unmatched_starts, s.unmatched_ends);
+                   row.stream == "all" ? " class=\"all\"" : "", esc(row.name), row.cls, esc(row.shown_stream()),
+                   s.count, s.total, opt(n, std::to_string(s.min)), opt(n, std::to_string(s.max)),
+                   opt(n, num(s.mean())), opt(n, num(s.stddev())), us(static_cast<double>(s.total)),
+                   opt(n, us(static_cast<double>(s.min))), opt(n, us(static_cast<double>(s.max))), opt(n, us(s.mean())),
+                   opt(n, us(s.stddev())), s.unmatched_starts, s.unmatched_ends);
   }
   o += "</tbody>\n</table>\n<h2>Histograms</h2>\n";
   unsigned charts = 0;
@@ -164,15 +167,18 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
   if (latency && !latency->hists.empty()) {  // issue 12: kron::histogram, per phase
     o += "<h2>Latency histograms (kron::histogram)</h2>\n";
     for (const auto& [hname, phases] : latency->hists) {
-      const std::string& name = hname;  // (a lambda below uses it: structured bindings are not captured before C++20's P1091 in clang)
+      const std::string& name =
+          hname;  // (a lambda below uses it: structured bindings are not captured before C++20's P1091 in clang)
       analysis::LatencyHistogram total;
-      o += "<section class=\"chart\">\n<table class=\"phases\"><thead><tr><th>histogram</th><th>phase</th><th>count</th>"
-           "<th>p50 (us)</th><th>p99 (us)</th><th>max (us)</th><th>mean (us)</th></tr></thead><tbody>\n";
+      o +=
+          "<section class=\"chart\">\n<table class=\"phases\"><thead><tr><th>histogram</th><th>phase</th><th>count</th>"
+          "<th>p50 (us)</th><th>p99 (us)</th><th>max (us)</th><th>mean (us)</th></tr></thead><tbody>\n";
       auto row = [&](const std::string& phase, const analysis::LatencyHistogram& h) {
         const analysis::LatencySummary s = analysis::summarize(h);
         auto us = [&](double t) { return num(ticks_to_us(t, r.clock_hz)); };
-        fmt::format_to(it, "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                           "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+        fmt::format_to(it,
+                       "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                       "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
                        esc(name), phase, s.count, us(static_cast<double>(s.p50)), us(static_cast<double>(s.p99)),
                        us(static_cast<double>(s.max)), us(s.mean));
       };

@@ -66,11 +66,12 @@ bool ClassicStream::next(Sample& out) {
   }
   const std::uint8_t h = bytes_[pos_];
   if (r.status == classic::DecodeStatus::BadHeader)
-    throw InputError::at_offset(path_, offset(),
-                                fmt::format("byte 0x{:02x} does not start a {} sample: its sample type bits are {:02b}, "
-                                            "neither 10 (Trace) nor 11 (Resource) (000 Table B2, 001 Table 5); "
-                                            "wrong --input-format, or a corrupted stream",
-                                            h, classic::name(chip_), (h >> 3) & 3));
+    throw InputError::at_offset(
+        path_, offset(),
+        fmt::format("byte 0x{:02x} does not start a {} sample: its sample type bits are {:02b}, "
+                    "neither 10 (Trace) nor 11 (Resource) (000 Table B2, 001 Table 5); "
+                    "wrong --input-format, or a corrupted stream",
+                    h, classic::name(chip_), (h >> 3) & 3));
   throw InputError::at_offset(path_, offset(),
                               fmt::format("{} sample cut short: it needs {} bytes, the stream ends after {} "
                                           "(truncated file?)",
@@ -150,18 +151,21 @@ class KronFile final : public Input {
     std::vector<std::string> w;
     const auto& h = r_.header();
     if (!r_.complete())
-      w.push_back(fmt::format("{}: the recording was not closed (recorder killed?): read to the last whole record, "
-                              "{} trailing bytes of a cut record dropped",
-                              path_, r_.dropped_tail_bytes()));
+      w.push_back(
+          fmt::format("{}: the recording was not closed (recorder killed?): read to the last whole record, "
+                      "{} trailing bytes of a cut record dropped",
+                      path_, r_.dropped_tail_bytes()));
     else if (h.overruns || h.overwritten)
-      w.push_back(fmt::format("{}: the recorder lost {} samples before they reached the file ({} overruns, {} "
-                              "overwritten in circular mode)",
-                              path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
+      w.push_back(
+          fmt::format("{}: the recorder lost {} samples before they reached the file ({} overruns, {} "
+                      "overwritten in circular mode)",
+                      path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
     for (auto& x : r_.warnings()) w.push_back(std::move(x));  // skipped records, a salvaged count (E128)
-    if (h.late)  // trace format 1.1 (E33)
-      w.push_back(fmt::format("{}: the recorder wrote {} samples late, after a sample with a later timestamp "
-                              "(their probe was held longer than the recorder's hold-back)",
-                              path_, h.late));
+    if (h.late)                                               // trace format 1.1 (E33)
+      w.push_back(
+          fmt::format("{}: the recorder wrote {} samples late, after a sample with a later timestamp "
+                      "(their probe was held longer than the recorder's hold-back)",
+                      path_, h.late));
     return w;
   }
   std::string counter_name(unsigned i) const override {
@@ -184,15 +188,16 @@ class KronFile final : public Input {
     tracefile::Reader r(path_, tracefile::ReadOptions{salvage_});  // --salvage reads ahead as it reads the samples
     if (r.header().sched_switches == 0) return {};
     std::vector<Sample> batch(4096);
-    while (r.next_batch(batch) != 0) {
-    }
+    while (r.next_batch(batch) != 0) {}
     return r.sched_switches();
   }
   const tracefile::Reader* trace_file() const override { return &r_; }
   std::span<const std::uint8_t> snapshots() const override { return r_.snapshots(); }
   std::span<const record::MpiRecord> mpi_records() const override { return r_.mpi_records(); }
   std::span<const record::ClockOffsetRecord> clock_offsets() const override { return r_.clock_offsets(); }
-  bool mpi_merged() const override { return r_.header().minor >= 5 && (r_.header().merge_flags & tracefile::kMergeMerged); }
+  bool mpi_merged() const override {
+    return r_.header().minor >= 5 && (r_.header().merge_flags & tracefile::kMergeMerged);
+  }
 
  private:
   tracefile::Reader r_;
@@ -392,14 +397,14 @@ std::vector<std::string> Merged::warnings() const {
   for (const auto& in : inputs_)
     for (auto& x : in->warnings()) w.push_back(std::move(x));
   if (reordered())
-    w.push_back(fmt::format("{} samples arrived after a later sample and were put back in time order (reorder "
-                            "window of {} samples)",
-                            reordered(), window_->capacity()));
+    w.push_back(
+        fmt::format("{} samples arrived after a later sample and were put back in time order (reorder "
+                    "window of {} samples)",
+                    reordered(), window_->capacity()));
   if (out_of_order_)
-    w.push_back(fmt::format("{} samples were earlier than the sample merged before them (an input not in time order{})",
-                            out_of_order_,
-                            window_ ? fmt::format(", by more than the reorder window of {} samples", window_->capacity())
-                                    : std::string()));
+    w.push_back(fmt::format(
+        "{} samples were earlier than the sample merged before them (an input not in time order{})", out_of_order_,
+        window_ ? fmt::format(", by more than the reorder window of {} samples", window_->capacity()) : std::string()));
   return w;
 }
 

@@ -64,8 +64,7 @@ class LineParser {
     }
     if (digits == 0 || (pos_ < s_.size() && !is_separator(s_[pos_]))) {
       pos_ = start;
-      throw error(std::string("expected ") + what + " (a decimal or 0x-prefixed hexadecimal number), found " +
-                  found());
+      throw error(std::string("expected ") + what + " (a decimal or 0x-prefixed hexadecimal number), found " + found());
     }
     return v;
   }
@@ -127,8 +126,8 @@ IntervalInfo parse_interval_info(std::string_view text, const std::string& path)
     iv.line = lineno;
     const std::size_t class_pos = p.pos();
     const std::uint64_t cls = p.number("an interval class (1, 2, 3 or 4)");
-    if (cls < 1 || cls > 4) throw p.error_at(class_pos, "expected an interval class 1, 2, 3 or 4, found " +
-                                                            std::to_string(cls));
+    if (cls < 1 || cls > 4)
+      throw p.error_at(class_pos, "expected an interval class 1, 2, 3 or 4, found " + std::to_string(cls));
     iv.cls = static_cast<unsigned>(cls);
     iv.n_events = (cls == 2 || cls == 3) ? 3 : 2;
     iv.n_names = (cls == 2 || cls == 3) ? 2 : 1;
@@ -144,9 +143,9 @@ IntervalInfo parse_interval_info(std::string_view text, const std::string& path)
       iv.events[e] = p.number(kEventWhat[cls - 1][e]);
       for (unsigned k = 0; k < e; ++k)
         if (iv.events[k] == iv.events[e])
-          throw InputError::at_line(path, lineno, iv.event_column[e],
-                                    "event " + std::to_string(iv.events[e]) +
-                                        " appears twice in one interval: its events must differ");
+          throw InputError::at_line(
+              path, lineno, iv.event_column[e],
+              "event " + std::to_string(iv.events[e]) + " appears twice in one interval: its events must differ");
     }
     static const char* const kNameWhat[4][2] = {
         {"the interval's description", ""},

@@ -21,12 +21,12 @@
 namespace kron::analysis {
 
 struct Interval {
-  unsigned cls = 0;                     // 1-4
-  unsigned n_events = 0;                // 2 (classes 1, 4) or 3 (classes 2, 3)
+  unsigned cls = 0;       // 1-4
+  unsigned n_events = 0;  // 2 (classes 1, 4) or 3 (classes 2, 3)
   std::array<std::uint64_t, 3> events{};
-  unsigned n_names = 0;                 // 1 (classes 1, 4) or 2 (classes 2, 3)
+  unsigned n_names = 0;  // 1 (classes 1, 4) or 2 (classes 2, 3)
   std::array<std::string, 2> names;
-  unsigned line = 0;                    // where it was defined, for messages
+  unsigned line = 0;  // where it was defined, for messages
   std::array<unsigned, 3> event_column{};
   // A named scope's interval (class 1, no event numbers): made by the matcher from a recording's names,
   // never read from interval.info. `location` is its site's "file:line function".

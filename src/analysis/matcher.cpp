@@ -79,7 +79,8 @@ Matcher::Matcher(const IntervalInfo& info_in, const RptOptions& opt, std::uint64
         if (!r) continue;
         if (r->name_kind != record::NameKind::Scope) continue;
         if (named_of_id_.size() <= id) named_of_id_.resize(id + 1, kAll);
-        named_of_id_[id] = add(std::string(r->name, strnlen(r->name, sizeof r->name)), tracefile::NameTable::location(*r));
+        named_of_id_[id] =
+            add(std::string(r->name, strnlen(r->name, sizeof r->name)), tracefile::NameTable::location(*r));
       }
     unnamed_interval_ = add("#unnamed", "");
   }
@@ -106,7 +107,8 @@ Matcher::Matcher(const IntervalInfo& info_in, const RptOptions& opt, std::uint64
     part_count_.push_back(parts);
     total_parts_ += parts;
     if (iv.named) continue;  // paired by feed_named(), not by event numbers
-    auto machine = [&](std::uint64_t start, unsigned start_part, std::initializer_list<std::pair<std::uint64_t, unsigned>> ends) {
+    auto machine = [&](std::uint64_t start, unsigned start_part,
+                       std::initializer_list<std::pair<std::uint64_t, unsigned>> ends) {
       Machine m{i, iv.cls == 4, start_part, 0, {0, 0}};
       const auto idx = static_cast<std::uint32_t>(machines_.size());
       add_role(start, Role{idx, -1});
@@ -200,14 +202,15 @@ std::string Matcher::part_name(unsigned interval, unsigned part) const {
 }
 
 inline void Matcher::record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
-                     std::uint64_t start, std::uint64_t end, std::uint64_t cpu0, std::uint64_t cpu1) {
+                            std::uint64_t start, std::uint64_t end, std::uint64_t cpu0, std::uint64_t cpu1) {
   // ERRATUM E43: modulo the timestamp field's width, so a counter that wrapped gives the right interval.
   const std::uint64_t d = (end - start) & ts_mask_;
   // Classes 1-3 per stream (the row "all" is merged in finish()); class 4 across all streams only.
   Stats& st = slot(m.interval, part, m.global ? kAll : stream);
   st.add(d, opt_.histograms);
   // ERRATUM E140: a counter that went back (reset or re-enabled between the two) gives no on-CPU time.
-  if (cpu0 != kNoCpu && cpu1 != kNoCpu && cpu1 >= cpu0) st.add_cpu(static_cast<double>(cpu1 - cpu0) * opt_.cpu_scale, d);
+  if (cpu0 != kNoCpu && cpu1 != kNoCpu && cpu1 >= cpu0)
+    st.add_cpu(static_cast<double>(cpu1 - cpu0) * opt_.cpu_scale, d);
   if (on_interval) on_interval(Occurrence{m.interval, part, stream, start_stream, start, end, d});
 }
 
@@ -258,7 +261,8 @@ bool Matcher::feed_named(const Sample& s) {
 inline bool Matcher::feed_one(const Sample& s) {
   ++samples_;
   if (s.is_resource()) ++resource_samples_;  // 003: counters discarded, treated as a Trace sample
-  if (s.flags & kFlagNamed) [[unlikely]] return feed_named(s);
+  if (s.flags & kFlagNamed) [[unlikely]]
+    return feed_named(s);
   const auto rs = roles(s.data & event_mask_);
   if (rs.empty()) return false;
   ++matched_events_;
@@ -325,8 +329,8 @@ void Matcher::finish() {
 }
 
 OnCpuTimeline::OnCpuTimeline(std::span<const record::SchedRecord> switches) {
-  for (const auto& sw : switches) threads_[thread_key(sw.source, sw.thread)].push_back(
-      Point{sw.timestamp, 0, !(sw.h.flags & record::kSchedOut)});
+  for (const auto& sw : switches)
+    threads_[thread_key(sw.source, sw.thread)].push_back(Point{sw.timestamp, 0, !(sw.h.flags & record::kSchedOut)});
   constexpr std::uint64_t kBias = std::uint64_t{1} << 62;  // room for running time before the first switch
   for (auto& [key, v] : threads_) {
     std::stable_sort(v.begin(), v.end(), [](const Point& a, const Point& b) { return a.t < b.t; });

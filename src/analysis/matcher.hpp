@@ -140,13 +140,13 @@ class OnCpuTimeline {
 
 // One completed interval occurrence (for -n and the Perfetto export).
 struct Occurrence {
-  unsigned interval;      // index in IntervalInfo::intervals
-  unsigned part;          // 0; class 2: outcome 0/1; class 3: 0 first, 1 second sub-interval, 2 the whole
-  std::uint32_t stream;   // the stream of the ending event (index into Matcher::streams())
+  unsigned interval;           // index in IntervalInfo::intervals
+  unsigned part;               // 0; class 2: outcome 0/1; class 3: 0 first, 1 second sub-interval, 2 the whole
+  std::uint32_t stream;        // the stream of the ending event (index into Matcher::streams())
   std::uint32_t start_stream;  // class 4: the stream of the start event; otherwise == stream
   std::uint64_t start, end, duration;
-  std::uint64_t value = 0;     // a named scope: the value its probe carried (48 bits)
-  std::uint16_t name_id = 0;   // a named scope: its site's id (0: an interval of interval.info)
+  std::uint64_t value = 0;    // a named scope: the value its probe carried (48 bits)
+  std::uint16_t name_id = 0;  // a named scope: its site's id (0: an interval of interval.info)
 };
 
 // ERRATUM E48: a classic sample's stream is (source identification, CPU); a live recorder's sample
@@ -211,8 +211,8 @@ class Matcher {
   // A matching machine: one start event, one or two end events each closing a part.
   struct Machine {
     unsigned interval;
-    bool global;                 // class 4
-    unsigned start_part;         // where unmatched starts are counted (E44)
+    bool global;          // class 4
+    unsigned start_part;  // where unmatched starts are counted (E44)
     unsigned n_ends;
     std::array<unsigned, 2> end_part;
   };
@@ -242,15 +242,16 @@ class Matcher {
     std::uint64_t t, value;
     std::uint64_t cpu;  // cpu_of() at the begin
   };
-  std::vector<std::uint32_t> named_of_id_;  // id -> interval (kAll: none)
-  unsigned unnamed_interval_ = 0;           // "#unnamed": scopes whose id the names do not hold
+  std::vector<std::uint32_t> named_of_id_;          // id -> interval (kAll: none)
+  unsigned unnamed_interval_ = 0;                   // "#unnamed": scopes whose id the names do not hold
   std::vector<std::vector<NamedOpen>> named_open_;  // per stream: the open named scopes, innermost last
   [[gnu::always_inline]] inline std::span<const Role> roles(std::uint64_t event) const;
   std::uint32_t new_stream(const StreamKey& sk, std::uint64_t key);
   [[gnu::always_inline]] inline std::uint32_t stream_one(const Sample& s);
   Stats& slot(unsigned interval, unsigned part, std::uint32_t stream);
-  [[gnu::always_inline]] inline void record(const Machine& m, unsigned part, std::uint32_t stream, std::uint32_t start_stream,
-              std::uint64_t start, std::uint64_t end, std::uint64_t cpu0 = kNoCpu, std::uint64_t cpu1 = kNoCpu);
+  [[gnu::always_inline]] inline void record(const Machine& m, unsigned part, std::uint32_t stream,
+                                            std::uint32_t start_stream, std::uint64_t start, std::uint64_t end,
+                                            std::uint64_t cpu0 = kNoCpu, std::uint64_t cpu1 = kNoCpu);
 
   IntervalInfo info_;  // interval.info's intervals, then the named scopes'
   RptOptions opt_;
@@ -274,10 +275,10 @@ class Matcher {
   };
   static constexpr unsigned kStreamCacheBits = 6;
   std::array<StreamCache, 1u << kStreamCacheBits> stream_cache_{};
-  std::vector<Open> open_;                        // [stream * machines + machine], classes 1-3
+  std::vector<Open> open_;  // [stream * machines + machine], classes 1-3
   std::vector<std::deque<std::pair<std::uint64_t, std::uint32_t>>> queues_;  // per machine, class 4
-  std::vector<Stats> stats_;                      // [stream * total_parts + slot]
-  std::vector<Stats> all_;                        // [slot]
+  std::vector<Stats> stats_;                                                 // [stream * total_parts + slot]
+  std::vector<Stats> all_;                                                   // [slot]
 
   std::uint64_t samples_ = 0, resource_samples_ = 0, matched_events_ = 0;
 };

@@ -19,20 +19,15 @@ using Key = std::tuple<std::uint32_t, std::int32_t, std::uint32_t, std::int32_t>
 MpiRole collective_role(MpiCall c, bool root) {
   switch (c) {
     case MpiCall::Bcast:
-    case MpiCall::Scatter:
-      return root ? MpiRole::Both : MpiRole::Receiver;
+    case MpiCall::Scatter: return root ? MpiRole::Both : MpiRole::Receiver;
     case MpiCall::Reduce:
-    case MpiCall::Gather:
-      return root ? MpiRole::Both : MpiRole::Sender;
-    default:
-      return MpiRole::Both;  // Barrier, Allreduce, Allgather, Alltoall: everyone's data reaches everyone
+    case MpiCall::Gather: return root ? MpiRole::Both : MpiRole::Sender;
+    default: return MpiRole::Both;  // Barrier, Allreduce, Allgather, Alltoall: everyone's data reaches everyone
   }
 }
 }  // namespace
 
-MpiRole mpi_role(const MpiRecord& r) {
-  return collective_role(r.call, r.peer >= 0 && std::uint32_t(r.peer) == r.rank);
-}
+MpiRole mpi_role(const MpiRecord& r) { return collective_role(r.call, r.peer >= 0 && std::uint32_t(r.peer) == r.rank); }
 
 Matching match_messages(std::span<const MpiEvent> events) {
   Matching m;
@@ -67,7 +62,8 @@ Matching match_messages(std::span<const MpiEvent> events) {
   for (auto& [key, members] : coll) {
     // One record per member: a communicator id shared by two communicators of the same members
     // (E203) is told apart only by the sequence numbers, so a duplicate member ends the instance.
-    std::sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) { return events[a].rec.rank < events[b].rec.rank; });
+    std::sort(members.begin(), members.end(),
+              [&](std::size_t a, std::size_t b) { return events[a].rec.rank < events[b].rec.rank; });
     const bool dup = std::adjacent_find(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
                        return events[a].rec.rank == events[b].rec.rank;
                      }) != members.end();

@@ -15,8 +15,8 @@ namespace kron::analysis {
 
 // One MPI call of the merged job, with its times on the common timeline.
 struct MpiEvent {
-  record::MpiRecord rec;      // timestamp, end: aligned (then corrected) times
-  std::uint32_t input = 0;    // which input file
+  record::MpiRecord rec;    // timestamp, end: aligned (then corrected) times
+  std::uint32_t input = 0;  // which input file
 };
 
 struct Matching {

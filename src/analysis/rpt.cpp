@@ -95,8 +95,8 @@ Report make_report(Timeline& tl, const ReportOptions& o) {
   // MPI recordings (trace format 1.5): every matched message a class-4 interval across ranks (E210), from
   // the MPI records the inputs read ahead when they were opened.
   const MpiCalls& mpi = tl.mpi();
-  auto messages = std::make_shared<std::vector<MessageRow>>(
-      message_rows(mpi.events, mpi.matching, tl.options().rpt.histograms));
+  auto messages =
+      std::make_shared<std::vector<MessageRow>>(message_rows(mpi.events, mpi.matching, tl.options().rpt.histograms));
   for (const auto& row : *messages) r.rows.push_back(ReportRow{row.name, 4, 0, 0, "all", &row.stats, "", ""});
   r.messages = std::move(messages);
   const Merged& in = tl.in();
@@ -177,7 +177,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   fmt::format_to(it, "kron rpt: timestamp clock {} Hz; event number = low {} bits of the user data\n", r.clock_hz,
                  r.event_bits);
   if (opt.verbose)
-    for (const auto& in : r.inputs) 
+    for (const auto& in : r.inputs)
       fmt::format_to(it, "input {} ({}): {} samples\n", text::terminal_safe(in.path), in.format, in.samples);
   fmt::format_to(it, "samples {} (resource {}), interval events {}, other events {}", r.samples, r.resource_samples,
                  r.matched_events, r.other_events);
@@ -202,16 +202,15 @@ std::string render_text(const Report& r, const TextOptions& opt) {
       const bool n = s.count > 0;
       fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
                      shown_name(row), wn, row.cls, shown_stream(row), ws, s.count, "ticks", s.total,
-                     n ? std::to_string(s.min) : "-",
-                     n ? std::to_string(s.max) : "-", n ? fixed3(s.mean()) : "-", n ? fixed3(s.stddev()) : "-",
-                     s.unmatched_starts, s.unmatched_ends);
+                     n ? std::to_string(s.min) : "-", n ? std::to_string(s.max) : "-", n ? fixed3(s.mean()) : "-",
+                     n ? fixed3(s.stddev()) : "-", s.unmatched_starts, s.unmatched_ends);
       auto us = [&](double t) { return fixed3(ticks_to_us(t, r.clock_hz)); };
-      fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}\n", "", wn, "", "",
-                     ws, "", "us", us(static_cast<double>(s.total)), n ? us(static_cast<double>(s.min)) : "-",
+      fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}\n", "", wn, "",
+                     "", ws, "", "us", us(static_cast<double>(s.total)), n ? us(static_cast<double>(s.min)) : "-",
                      n ? us(static_cast<double>(s.max)) : "-", n ? us(s.mean()) : "-", n ? us(s.stddev()) : "-");
       if (s.cpu_count)
-        fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}\n", "", wn, "", "", ws,
-                       s.cpu_count, "cpu", us(s.cpu_total), us(s.cpu_min), us(s.cpu_max),
+        fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}\n", "", wn, "",
+                       "", ws, s.cpu_count, "cpu", us(s.cpu_total), us(s.cpu_min), us(s.cpu_max),
                        us(s.cpu_total / static_cast<double>(s.cpu_count)), fmt::format("{:.1f}%", 100 * s.cpu_share()));
     }
   }
@@ -219,8 +218,8 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     for (const auto& row : r.rows) {
       const Stats& s = *row.stats;
       if (!s.count || !s.hist) continue;
-      fmt::format_to(it, "\nhistogram: {} [{}], {} intervals (ticks; us)\n", shown_name(row),
-                     shown_stream(row), s.count);
+      fmt::format_to(it, "\nhistogram: {} [{}], {} intervals (ticks; us)\n", shown_name(row), shown_stream(row),
+                     s.count);
       std::uint64_t peak = 0;
       for (auto c : s.hist->counts) peak = std::max(peak, c);
       for (unsigned b = 0; b < Histogram::kBuckets; ++b) {
@@ -246,7 +245,8 @@ std::string render_json(const Report& r, bool histograms) {
   j["clock_hz"] = r.clock_hz;
   j["event_bits"] = r.event_bits;
   ordered_json inputs = ordered_json::array();
-  for (const auto& in : r.inputs) inputs.push_back({{"file", text::utf8_safe(in.path)}, {"format", in.format}, {"samples", in.samples}});
+  for (const auto& in : r.inputs)
+    inputs.push_back({{"file", text::utf8_safe(in.path)}, {"format", in.format}, {"samples", in.samples}});
   j["inputs"] = inputs;
   j["samples"] = r.samples;
   j["resource_samples"] = r.resource_samples;

@@ -35,7 +35,7 @@ struct ReportRow {
   unsigned interval, part;
   std::string stream;  // "SOURCE/cpuN" or "all"
   const Stats* stats;
-  std::string location;  // a named scope's site, "file:line function" ("" otherwise)
+  std::string location;     // a named scope's site, "file:line function" ("" otherwise)
   std::string thread_name;  // the stream's thread's name when the recording has it (kron::thread_name, comm)
   // What the text and HTML reports show for the stream: "NAME/tidN" for a named thread, else `stream`.
   std::string shown_stream() const;
@@ -52,9 +52,9 @@ struct Report {
   std::vector<InputSummary> inputs;
   std::uint64_t samples = 0, resource_samples = 0, matched_events = 0, other_events = 0, out_of_order = 0;
   std::vector<ReportRow> rows;
-  bool has_cpu = false;  // some row has on-CPU time (RptOptions::cpu_counter, or the switches: cpu_from_sched)
-  bool cpu_from_sched = false;       // on-CPU time from the scheduling switches (ERRATUM E157)
-  std::uint64_t sched_switches = 0;  // context switches in the inputs (kron record --sched)
+  bool has_cpu = false;         // some row has on-CPU time (RptOptions::cpu_counter, or the switches: cpu_from_sched)
+  bool cpu_from_sched = false;  // on-CPU time from the scheduling switches (ERRATUM E157)
+  std::uint64_t sched_switches = 0;   // context switches in the inputs (kron record --sched)
   std::vector<std::string> warnings;  // Merged::warnings()
   // What the rows of an MPI recording's messages point into (E210); shared, so a copy keeps them.
   std::shared_ptr<const std::vector<MessageRow>> messages;

@@ -13,10 +13,10 @@
 namespace kron::analysis {
 
 struct FileSummary {
-  const tracefile::Reader* file = nullptr;  // the walked input's reader: header, lanes, names, warnings
-  std::uint64_t trace = 0, resource = 0;    // samples read
-  std::uint64_t first = 0, last = 0;        // their earliest and latest timestamps
-  double span_s = 0;                        // last - first, in seconds of the file's clock
+  const tracefile::Reader* file = nullptr;         // the walked input's reader: header, lanes, names, warnings
+  std::uint64_t trace = 0, resource = 0;           // samples read
+  std::uint64_t first = 0, last = 0;               // their earliest and latest timestamps
+  double span_s = 0;                               // last - first, in seconds of the file's clock
   std::uint64_t sched_threads = 0, preempted = 0;  // threads with switches; switches out while runnable
   // Compression (1.2): the record area on disk against the records' own length (complete files only).
   bool sized = false;
@@ -26,7 +26,7 @@ struct FileSummary {
   // recorder did not see to their end. Shown as a row of their own, so that the rows add up to the header.
   std::uint64_t other_overruns = 0, other_overwritten = 0;
   std::unordered_map<std::uint32_t, std::string> thread_names;  // name section (1.3), by thread id
-  std::string node;  // an MPI rank's node name (1.5), "" when none
+  std::string node;                                             // an MPI rank's node name (1.5), "" when none
   const char* origin = "unknown";
   std::string thread_name(std::uint32_t tid) const {
     const auto f = thread_names.find(tid);

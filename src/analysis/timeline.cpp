@@ -171,9 +171,7 @@ void Timeline::walk_part(TimelineSink::Part p, TimelineSink& sink) {
     case Part::Switches:
       for (const auto* r : by_time(in_, [](const Input& i) { return i.sched_switches(); })) sink.sched_switch(*r);
       return;
-    case Part::Snapshots:
-      for_each_snapshot_series(in_, [&](const SnapshotSeries& x) { sink.snapshot(x); });
-      return;
+    case Part::Snapshots: for_each_snapshot_series(in_, [&](const SnapshotSeries& x) { sink.snapshot(x); }); return;
     case Part::SnapshotRecords:
       for (const auto& input : in_.inputs()) sink.snapshot_records(*input, input->snapshots());
       return;

@@ -81,8 +81,8 @@ bool tsc_warps(std::string* why) {
       const std::uint64_t t = __rdtsc();
       if (t < last) {
         warp = true;
-        *why = "the TSC of CPU " + std::to_string(cpu) + " reads " + std::to_string(last - t) +
-               " ticks behind CPU " + std::to_string(last_cpu) + "'s (not synchronized across CPUs)";
+        *why = "the TSC of CPU " + std::to_string(cpu) + " reads " + std::to_string(last - t) + " ticks behind CPU " +
+               std::to_string(last_cpu) + "'s (not synchronized across CPUs)";
       }
       last = t, last_cpu = cpu;
     }
@@ -201,8 +201,10 @@ std::uint64_t huge_mapped_bytes(const void* base) {
   std::string line;
   bool in = false;
   while (std::getline(f, line)) {
-    if (line.rfind(head, 0) == 0) in = true;
-    else if (in && line.rfind("ShmemPmdMapped:", 0) == 0) return std::stoull(line.substr(15)) << 10;
+    if (line.rfind(head, 0) == 0)
+      in = true;
+    else if (in && line.rfind("ShmemPmdMapped:", 0) == 0)
+      return std::stoull(line.substr(15)) << 10;
   }
   return 0;
 }
@@ -372,8 +374,10 @@ Problem validate(const Geometry& g, std::uint64_t size) noexcept {
   if (g.header_size < sizeof(BoardHeader) || g.header_size % kLine || g.header_size > size)
     return bad(offsetof(BoardHeader, header_size), "header size is invalid");
   if (g.line_size != kLine) return bad(offsetof(BoardHeader, line_size), "cache line size is not 64");
-  if (g.segment_size != size) return bad(offsetof(BoardHeader, segment_size), "segment size does not match the segment");
-  if (g.lane_count == 0 || g.lane_count > kMaxLanes) return bad(offsetof(BoardHeader, lane_count), "lane count is invalid");
+  if (g.segment_size != size)
+    return bad(offsetof(BoardHeader, segment_size), "segment size does not match the segment");
+  if (g.lane_count == 0 || g.lane_count > kMaxLanes)
+    return bad(offsetof(BoardHeader, lane_count), "lane count is invalid");
   if (g.lane_header_size < sizeof(LaneHeader) || g.lane_header_size % kLine || g.lane_header_size > 65536)
     return bad(offsetof(BoardHeader, lane_header_size), "lane header size is invalid");
   if (g.lanes_offset < g.header_size || g.lanes_offset % kLine || g.lanes_offset > size ||
@@ -406,11 +410,15 @@ Problem validate(const Geometry& g, std::uint64_t size) noexcept {
   }
   std::uint64_t stats_end = names_end;
   if (g.stats_offset) {  // 2.2: histogram slots, cell descriptors, cells, between the name table and the blocks
-    if (g.hist_slot_size != sizeof(HistSlot) || g.cell_desc_size != sizeof(CellDesc) || g.cell_bytes != stats::kCellBytes)
+    if (g.hist_slot_size != sizeof(HistSlot) || g.cell_desc_size != sizeof(CellDesc) ||
+        g.cell_bytes != stats::kCellBytes)
       return bad(offsetof(BoardHeader, hist_slot_size), "statistics area entry sizes are not 64, 32 and 8192");
-    if (g.hist_slots > kMaxHistSlots) return bad(offsetof(BoardHeader, hist_slots), "histogram slot count is above 4096");
-    if (g.stat_cells > kMaxStatCells) return bad(offsetof(BoardHeader, stat_cells), "statistics cell count is above 2^20");
-    const std::uint64_t table = std::uint64_t{g.hist_slots} * sizeof(HistSlot) + std::uint64_t{g.stat_cells} * sizeof(CellDesc);
+    if (g.hist_slots > kMaxHistSlots)
+      return bad(offsetof(BoardHeader, hist_slots), "histogram slot count is above 4096");
+    if (g.stat_cells > kMaxStatCells)
+      return bad(offsetof(BoardHeader, stat_cells), "statistics cell count is above 2^20");
+    const std::uint64_t table =
+        std::uint64_t{g.hist_slots} * sizeof(HistSlot) + std::uint64_t{g.stat_cells} * sizeof(CellDesc);
     if (g.stats_offset < names_end || g.stats_offset % kLine || g.stats_offset > size || table > size - g.stats_offset)
       return bad(offsetof(BoardHeader, stats_offset), "statistics tables run past the end of the segment");
     if (g.cells_offset < g.stats_offset + table || g.cells_offset % kLine || g.cells_offset > size ||
@@ -493,12 +501,14 @@ std::string untrusted_owner(int fd, const std::string& name) {
   if (trust_boards()) return "";
   if (st.st_uid != ::geteuid())
     return "board '" + name + "' belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
-           std::to_string(::geteuid()) + "): another user can rewrite it under this process (--trust-board to use it anyway)";
+           std::to_string(::geteuid()) +
+           "): another user can rewrite it under this process (--trust-board to use it anyway)";
   if (st.st_mode & (S_IWGRP | S_IWOTH)) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
     return "board '" + name + "' has mode " + mode +
-           ": others can rewrite it under this process (--trust-board to use it anyway, or recreate it with --perms 0600)";
+           ": others can rewrite it under this process (--trust-board to use it anyway, or recreate it with --perms "
+           "0600)";
   }
   return "";
 }
@@ -506,7 +516,9 @@ std::string untrusted_owner(int fd, const std::string& name) {
 Mapping::~Mapping() {
   if (base_ && owned_) ::munmap(base_, size_);
 }
-Mapping::Mapping(Mapping&& o) noexcept : base_(o.base_), size_(o.size_), owned_(o.owned_), geo_(o.geo_) { o.base_ = nullptr; }
+Mapping::Mapping(Mapping&& o) noexcept : base_(o.base_), size_(o.size_), owned_(o.owned_), geo_(o.geo_) {
+  o.base_ = nullptr;
+}
 Mapping& Mapping::operator=(Mapping&& o) noexcept {
   if (this != &o) {
     if (base_ && owned_) ::munmap(base_, size_);
@@ -524,6 +536,30 @@ Mapping Mapping::view(void* base, std::uint64_t size, Problem* problem) {
   return m;
 }
 
+namespace {
+// A new board's lane table (every lane without a block) and pool: every block free, in the free stack in
+// index order (block 0 on top); the sealed queue empty.
+void init_tables(std::uint8_t* m, std::uint64_t lanes_off, std::uint32_t lanes, std::uint64_t blocks_off,
+                 std::uint64_t sealed_off, std::uint32_t blocks) {
+  for (std::uint32_t i = 0; i < lanes; ++i) {
+    auto* L = new (m + lanes_off + i * sizeof(LaneHeader)) LaneHeader;
+    L->first.store(kNoBlock, std::memory_order_relaxed);
+    L->cur.store(kNoBlock, std::memory_order_relaxed);
+  }
+  auto* bh = reinterpret_cast<BlockHeader*>(m + blocks_off);
+  auto* cells = reinterpret_cast<SealedCell*>(m + sealed_off);
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    new (bh + b) BlockHeader;
+    bh[b].lane.store(kNoBlock, std::memory_order_relaxed);
+    bh[b].next.store(kNoBlock, std::memory_order_relaxed);
+    bh[b].next_free.store(b + 1 < blocks ? b + 1 : kNoBlock, std::memory_order_relaxed);
+    new (cells + b) SealedCell;
+    cells[b].seq.store(b, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+
 Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* note) {
   auto fail = [&](const std::string& why) {
     *err = why;
@@ -538,20 +574,24 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   // The sample memory is `size` bytes in blocks shared by every lane (the header, lane and block tables
   // come on top, as the board's registers sit beside its 16 MB local memory, 003 Table 1).
   if (o.size / block == 0 || o.size / block >= kNoBlock)
-    return fail("board memory " + std::to_string(o.size) + " does not hold 1 to 2^32-2 blocks of " + std::to_string(block) +
-                " bytes");
+    return fail("board memory " + std::to_string(o.size) + " does not hold 1 to 2^32-2 blocks of " +
+                std::to_string(block) + " bytes");
   const std::uint32_t blocks = static_cast<std::uint32_t>(o.size / block);
   const std::uint64_t lanes_off = sizeof(BoardHeader);
   const std::uint64_t blocks_off = lanes_off + std::uint64_t{o.lanes} * sizeof(LaneHeader);
   const std::uint64_t sealed_off = blocks_off + std::uint64_t{blocks} * sizeof(BlockHeader);
   if (o.name_slots > kMaxNameSlots) return fail("name table size must be 0-" + std::to_string(kMaxNameSlots));
-  const std::uint64_t names_off = (sealed_off + std::uint64_t{blocks} * sizeof(SealedCell) + kLine - 1) & ~std::uint64_t{kLine - 1};
+  const std::uint64_t names_off =
+      (sealed_off + std::uint64_t{blocks} * sizeof(SealedCell) + kLine - 1) & ~std::uint64_t{kLine - 1};
   if (o.hist_slots > kMaxHistSlots) return fail("histogram table size must be 0-" + std::to_string(kMaxHistSlots));
   if (o.stat_cells > kMaxStatCells) return fail("statistics cells must be 0-" + std::to_string(kMaxStatCells));
-  const std::uint64_t stats_off = (names_off + std::uint64_t{o.name_slots} * sizeof(NameSlot) + kLine - 1) & ~std::uint64_t{kLine - 1};
+  const std::uint64_t stats_off =
+      (names_off + std::uint64_t{o.name_slots} * sizeof(NameSlot) + kLine - 1) & ~std::uint64_t{kLine - 1};
   const std::uint64_t cells_off = (stats_off + std::uint64_t{o.hist_slots} * sizeof(HistSlot) +
-                                   std::uint64_t{o.stat_cells} * sizeof(CellDesc) + 4095) & ~std::uint64_t{4095};
-  const std::uint64_t data_off = (cells_off + std::uint64_t{o.stat_cells} * stats::kCellBytes + 4095) & ~std::uint64_t{4095};
+                                   std::uint64_t{o.stat_cells} * sizeof(CellDesc) + 4095) &
+                                  ~std::uint64_t{4095};
+  const std::uint64_t data_off =
+      (cells_off + std::uint64_t{o.stat_cells} * stats::kCellBytes + 4095) & ~std::uint64_t{4095};
   const std::uint64_t size = data_off + std::uint64_t{blocks} * block;
   const std::string path = board_path(o.name), dir = shm_dir();
   // ERRATUM E122. The board must fit where it is made: a segment larger than the free space of its tmpfs
@@ -562,7 +602,8 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
     const std::uint64_t avail = std::uint64_t{fs.f_bavail} * fs.f_frsize;
     if (size > avail)
       return fail("board '" + o.name + "' needs " + std::to_string((size + (1u << 20) - 1) >> 20) + " MiB but " + dir +
-                  " has " + std::to_string(avail >> 20) + " MiB free (a smaller --buffer, or --shm-dir DIR on a larger "
+                  " has " + std::to_string(avail >> 20) +
+                  " MiB free (a smaller --buffer, or --shm-dir DIR on a larger "
                   "tmpfs)");
   }
   if (o.replace) ::unlink(path.c_str());
@@ -577,8 +618,9 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   };
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
     const int e = errno;  // EFBIG: the file-size limit (ulimit -f) is below the board's size
-    return undo("cannot size board '" + o.name + "' (" + path + ") to " + std::to_string((size + (1u << 20) - 1) >> 20) +
-                " MiB: " + std::strerror(e) + (e == EFBIG ? " (the file-size limit, ulimit -f, is lower)" : ""));
+    return undo("cannot size board '" + o.name + "' (" + path + ") to " +
+                std::to_string((size + (1u << 20) - 1) >> 20) + " MiB: " + std::strerror(e) +
+                (e == EFBIG ? " (the file-size limit, ulimit -f, is lower)" : ""));
   }
   // Commit every page in the file system now (tmpfs allocates them): a full /dev/shm is a clear error
   // here, never a SIGBUS later. A file system without fallocate keeps the free-space check above, and the
@@ -593,7 +635,8 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   std::string huge_why;
   if (o.huge_pages) {
     huge_why = huge_pages_unavailable();
-    if (huge_why.empty() && ::madvise(m, size, MADV_HUGEPAGE) != 0) huge_why = std::string("madvise: ") + std::strerror(errno);
+    if (huge_why.empty() && ::madvise(m, size, MADV_HUGEPAGE) != 0)
+      huge_why = std::string("madvise: ") + std::strerror(errno);
   }
   // ERRATUM E321. The memory is committed once, by posix_fallocate above; no process maps all of it into
   // its page tables (a 1 GiB board cost every process that opened it 0.3 s): a probe maps each block it
@@ -603,8 +646,9 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   if (o.huge_pages && huge_why.empty() && size >= (2u << 20) && huge_mapped_bytes(m) == 0)
     huge_why = "the kernel allowed them but gave 4 KiB pages (no free 2 MiB page?)";
   if (o.huge_pages && note)
-    *note = huge_why.empty() ? "huge pages: " + std::to_string(huge_mapped_bytes(m) >> 20) + " MiB of the board on 2 MiB pages"
-                             : "huge pages not used: " + huge_why + "; the board uses 4 KiB pages";
+    *note = huge_why.empty()
+                ? "huge pages: " + std::to_string(huge_mapped_bytes(m) >> 20) + " MiB of the board on 2 MiB pages"
+                : "huge pages not used: " + huge_why + "; the board uses 4 KiB pages";
   auto* h = new (m) BoardHeader;  // the segment is zero-filled: every counter and lane starts at 0
   std::memcpy(h->magic, kMagic, sizeof kMagic);
   h->byte_order = kByteOrderMark;
@@ -646,24 +690,10 @@ Mapping Mapping::create(const CreateOptions& o, std::string* err, std::string* n
   h->enable_reg.store(regs::kEnableReset, std::memory_order_relaxed);
   h->mode_reg.store(regs::kModeReset, std::memory_order_relaxed);
   h->clock_reg.store(regs::kClockReset, std::memory_order_relaxed);
-  for (std::uint32_t i = 0; i < o.lanes; ++i) {
-    auto* L = new (static_cast<std::uint8_t*>(m) + lanes_off + i * sizeof(LaneHeader)) LaneHeader;
-    L->first.store(kNoBlock, std::memory_order_relaxed);
-    L->cur.store(kNoBlock, std::memory_order_relaxed);
-  }
-  // Every block free, in the free stack in index order (block 0 on top); the sealed queue empty.
-  auto* bh = reinterpret_cast<BlockHeader*>(static_cast<std::uint8_t*>(m) + blocks_off);
-  auto* cells = reinterpret_cast<SealedCell*>(static_cast<std::uint8_t*>(m) + sealed_off);
-  for (std::uint32_t b = 0; b < blocks; ++b) {
-    new (bh + b) BlockHeader;
-    bh[b].lane.store(kNoBlock, std::memory_order_relaxed);
-    bh[b].next.store(kNoBlock, std::memory_order_relaxed);
-    bh[b].next_free.store(b + 1 < blocks ? b + 1 : kNoBlock, std::memory_order_relaxed);
-    new (cells + b) SealedCell;
-    cells[b].seq.store(b, std::memory_order_relaxed);
-  }
+  init_tables(static_cast<std::uint8_t*>(m), lanes_off, o.lanes, blocks_off, sealed_off, blocks);
   h->free_top.store(0, std::memory_order_relaxed);
-  h->control.store(control_word(o.filter, static_cast<std::uint16_t>(o.csr & kCsrStoredMask)), std::memory_order_relaxed);
+  h->control.store(control_word(o.filter, static_cast<std::uint16_t>(o.csr & kCsrStoredMask)),
+                   std::memory_order_relaxed);
   Mapping out;
   out.base_ = m, out.size_ = size, out.owned_ = true;
   out.geo_ = read_geometry(m);  // written just above by this process: valid
@@ -728,23 +758,23 @@ bool unlink(const std::string& name, std::string* err) {
 
 // ---- registers ----------------------------------------------------------------------------------------
 
-std::uint16_t filter_of(const BoardHeader& b) { return static_cast<std::uint16_t>(b.control.load(std::memory_order_relaxed)); }
+std::uint16_t filter_of(const BoardHeader& b) {
+  return static_cast<std::uint16_t>(b.control.load(std::memory_order_relaxed));
+}
 std::uint16_t csr_stored(const BoardHeader& b) {
   return static_cast<std::uint16_t>(b.control.load(std::memory_order_relaxed) >> 16);
 }
 void write_filter(BoardHeader& b, std::uint16_t filter) {
   std::uint32_t c = b.control.load(std::memory_order_relaxed);
   // CAS: `kron csr` may write the other half at the same time; probes only load this word.
-  while (!b.control.compare_exchange_weak(c, (c & 0xffff0000u) | filter, std::memory_order_relaxed)) {
-  }
+  while (!b.control.compare_exchange_weak(c, (c & 0xffff0000u) | filter, std::memory_order_relaxed)) {}
 }
 void write_csr(BoardHeader& b, std::uint16_t written) {
   std::uint32_t c = b.control.load(std::memory_order_relaxed);
   // CAS, as in write_filter.
   while (!b.control.compare_exchange_weak(
       c, (c & 0xffffu) | (std::uint32_t{csr_write(static_cast<std::uint16_t>(c >> 16), written)} << 16),
-      std::memory_order_relaxed)) {
-  }
+      std::memory_order_relaxed)) {}
 }
 
 namespace {
@@ -779,7 +809,8 @@ bool write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t m
   // holder that keeps it for a second (stopped, or a scribbled word naming a live process) makes this
   // write fail (false) rather than hang every control call. By this process's own clock.
   auto now_ns = [] { return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()); };
-  if (!pool::lock(b.ctl_lock, static_cast<std::uint32_t>(::getpid()), 1'000'000'000ull, now_ns, holder_gone)) return false;
+  if (!pool::lock(b.ctl_lock, static_cast<std::uint32_t>(::getpid()), 1'000'000'000ull, now_ns, holder_gone))
+    return false;
   // 000 Tables B5-B7, ERRATUM E13: regs::write_mode / write_clock / write_enable decide which fields change.
   b.mode_reg.store(regs::write_mode(b.mode_reg.load(std::memory_order_relaxed), mode), std::memory_order_relaxed);
   b.clock_reg.store(regs::write_clock(b.clock_reg.load(std::memory_order_relaxed), clock), std::memory_order_relaxed);
@@ -796,7 +827,8 @@ bool write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t m
     switch (enable_of(f)) {
       case Enable::Nop: break;
       case Enable::Disable:  // Table B7 xx01
-        if (since) b.sw_acc[n].store(b.sw_acc[n].load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
+        if (since)
+          b.sw_acc[n].store(b.sw_acc[n].load(std::memory_order_relaxed) + (now - since), std::memory_order_relaxed);
         b.sw_since[n].store(0, std::memory_order_relaxed);
         break;
       case Enable::Enable:  // Table B7 xx10: previous contents intact
@@ -809,7 +841,8 @@ bool write_counter_control(BoardHeader& b, std::uint64_t enable, std::uint64_t m
         break;
     }
   }
-  b.enable_reg.store(regs::write_enable(b.enable_reg.load(std::memory_order_relaxed), enable), std::memory_order_relaxed);
+  b.enable_reg.store(regs::write_enable(b.enable_reg.load(std::memory_order_relaxed), enable),
+                     std::memory_order_relaxed);
   b.ctr_seq.store(seq + 2, std::memory_order_release);  // even: consistent again
   // Release: a thread that sees the new generation re-reads the registers written above.
   b.counter_gen.store(b.counter_gen.load(std::memory_order_relaxed) + 1, std::memory_order_release);

@@ -55,9 +55,7 @@ constexpr std::uint32_t kSchedTrack = 0x40000000u;
 class ChromeJson final : public analysis::TimelineSink {
  public:
   ChromeJson(std::FILE* f, ExportStats& st) : out_(f), b_(out_.buf()), st_(st) {}
-  Needs needs() const override {
-    return Needs().matched().then({Part::Stretches, Part::Snapshots, Part::Messages});
-  }
+  Needs needs() const override { return Needs().matched().then({Part::Stretches, Part::Snapshots, Part::Messages}); }
   void begin(analysis::Timeline& tl) override;
   void stream(std::uint32_t, const StreamKey& k, const Sample&) override;
   void interval(const Occurrence& o) override;
@@ -98,7 +96,8 @@ void ChromeJson::begin(analysis::Timeline& tl) {
   b_ += "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"kron export\",";
   fmt::format_to(it_, "\"clock_hz\":{},\"inputs\":[", tl.clock_hz());
   const auto& inputs = tl.in().inputs();
-  for (std::size_t i = 0; i < inputs.size(); ++i) fmt::format_to(it_, "{}{}", i ? "," : "", json_string(inputs[i]->path()));
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    fmt::format_to(it_, "{}{}", i ? "," : "", json_string(inputs[i]->path()));
   b_ += "]},\n\"traceEvents\":[\n";
 }
 
@@ -185,7 +184,8 @@ void ChromeJson::sample(const Sample& s, std::uint32_t stream, bool interval_eve
 // or "waiting" up to the next switch in; times as the slices'.
 void ChromeJson::sched_thread(std::uint32_t source, std::uint32_t thread) {
   sep();
-  fmt::format_to(it_, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"thread {}: scheduling"}}}})",
+  fmt::format_to(it_,
+                 R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"thread {}: scheduling"}}}})",
                  source, kSchedTrack | (thread & (kSchedTrack - 1)), thread);
 }
 

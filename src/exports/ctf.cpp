@@ -80,7 +80,7 @@ struct CtfStream {
   bool sched = false;  // the scheduling switches' stream (kron:sched_switch), lane 0
   bool mpi = false;    // the MPI records' stream (kron:mpi), lane 0
   std::string path;
-  std::string packet;  // events of the packet being filled
+  std::string packet;                 // events of the packet being filled
   std::uint64_t first = 0, last = 0;  // clock values of its first and last event
   std::uint64_t discarded = 0;        // events_discarded: cumulative, per the spec (section 5)
   bool any = false;
@@ -170,7 +170,8 @@ void Sink::begin(analysis::Timeline& tl) {
       if (ticks_ns <= start_rt) {
         const std::uint64_t base_ns = start_rt - static_cast<std::uint64_t>(ticks_ns);
         offset_s = static_cast<std::int64_t>(base_ns / 1'000'000'000u);
-        offset_cycles = static_cast<std::uint64_t>(static_cast<u128>(base_ns % 1'000'000'000u) * clock / 1'000'000'000u);
+        offset_cycles =
+            static_cast<std::uint64_t>(static_cast<u128>(base_ns % 1'000'000'000u) * clock / 1'000'000'000u);
       }
       break;
     }

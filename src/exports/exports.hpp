@@ -30,7 +30,8 @@ struct ExportStats {
   std::uint64_t closed_at_end = 0;  // OTF2: scopes still open at the end, left there (E167)
   std::uint64_t mpi_flows = 0;  // Perfetto, chrome-json: matched MPI messages drawn as flows; OTF2, CTF: MPI records
   std::uint64_t clock_offsets = 0;  // OTF2: ClockOffset definitions written (a rank's file, unmerged)
-  std::uint64_t sched_slices = 0;  // thread states drawn from scheduling switches (kron record --sched); CTF: the switches
+  std::uint64_t sched_slices =
+      0;  // thread states drawn from scheduling switches (kron record --sched); CTF: the switches
 };
 
 // The timeline's options give the intervals (TimelineOptions::info, may be null: named scopes only) and the

@@ -83,7 +83,8 @@ OTF2_MemoryCallbacks kMemory = {chunk_allocate, chunk_free_all};
 
 void check(OTF2_ErrorCode e, const char* what) {
   if (e != OTF2_SUCCESS)
-    throw std::runtime_error(fmt::format("OTF2: {}: {} ({})", what, OTF2_Error_GetName(e), OTF2_Error_GetDescription(e)));
+    throw std::runtime_error(
+        fmt::format("OTF2: {}: {} ({})", what, OTF2_Error_GetName(e), OTF2_Error_GetDescription(e)));
 }
 
 // One OTF2 event of an MPI record (trace format 1.5), on its thread's location: `end` false at the call's
@@ -163,8 +164,8 @@ class Sink final : public analysis::TimelineSink {
   std::unordered_map<std::uint32_t, std::uint32_t> group_of_;
   std::vector<std::uint16_t> regions_;  // name id of each region
   std::unordered_map<std::uint16_t, OTF2_RegionRef> region_of_;
-  std::map<std::uint32_t, std::uint32_t> rank_loc_;  // world rank -> the location of its first MPI call
-  std::map<std::uint32_t, std::vector<std::uint32_t>> comm_ranks_;  // comm id -> world ranks, sorted
+  std::map<std::uint32_t, std::uint32_t> rank_loc_;                  // world rank -> the location of its first MPI call
+  std::map<std::uint32_t, std::vector<std::uint32_t> > comm_ranks_;  // comm id -> world ranks, sorted
   std::map<std::uint32_t, OTF2_CommRef> comm_ref_;
   std::uint64_t t0_ = 0, t_last_ = 0, t_first_ = ~std::uint64_t{0};
   static constexpr OTF2_MetricRef kCounters = 0, kData = 1;
@@ -205,7 +206,8 @@ Loc& Sink::loc_for(const StreamKey& k, std::size_t input) {
 
 std::uint32_t Sink::loc_of_call(std::size_t i) {
   const record::MpiRecord& r = mpi_->events[i].rec;
-  return static_cast<std::uint32_t>(&loc_for(StreamKey{r.source, r.thread, true}, mpi_->events[i].input) - locs_.data());
+  return static_cast<std::uint32_t>(&loc_for(StreamKey{r.source, r.thread, true}, mpi_->events[i].input) -
+                                    locs_.data());
 }
 
 void Sink::begin(analysis::Timeline& tl) {
@@ -428,7 +430,8 @@ void Sink::write_global_defs() {
   for (std::uint32_t src : groups_)
     group_names.push_back(src == kAbsentSource ? std::string("MPI ranks not in these files") : tl_->process_label(src));
   for (const Loc& l : locs_)
-    loc_names.push_back(l.absent ? fmt::format("MPI rank {} (not in these files)", l.key.lane) : tl_->stream_label(l.key));
+    loc_names.push_back(l.absent ? fmt::format("MPI rank {} (not in these files)", l.key.lane)
+                                 : tl_->stream_label(l.key));
   for (std::uint16_t id : regions_) {
     Sample probe{};
     probe.flags = kFlagNamed;
@@ -448,7 +451,8 @@ void Sink::write_global_defs() {
       realtime = start_rt + static_cast<std::uint64_t>(since);
       break;
     }
-  check(OTF2_GlobalDefWriter_WriteClockProperties(g, tl_->clock_hz(), t0_, t_last_ - t0_ + 1, realtime), "clock properties");
+  check(OTF2_GlobalDefWriter_WriteClockProperties(g, tl_->clock_hz(), t0_, t_last_ - t0_ + 1, realtime),
+        "clock properties");
   for (std::size_t i = 0; i < strings_.size(); ++i)
     check(OTF2_GlobalDefWriter_WriteString(g, static_cast<OTF2_StringRef>(i), strings_[i].c_str()), "string");
   check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_node, OTF2_UNDEFINED_SYSTEM_TREE_NODE), "node");
@@ -457,8 +461,8 @@ void Sink::write_global_defs() {
                                                   OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP),
           "location group");
   for (std::size_t i = 0; i < locs_.size(); ++i)
-    check(OTF2_GlobalDefWriter_WriteLocation(g, i, str(loc_names[i]), OTF2_LOCATION_TYPE_CPU_THREAD,
-                                             locs_[i].events, locs_[i].group),
+    check(OTF2_GlobalDefWriter_WriteLocation(g, i, str(loc_names[i]), OTF2_LOCATION_TYPE_CPU_THREAD, locs_[i].events,
+                                             locs_[i].group),
           "location");
   for (std::size_t i = 0; i < regions_.size(); ++i) {
     const OTF2_StringRef n = str(region_names[i]);
@@ -496,7 +500,9 @@ void Sink::write_mpi_defs(OTF2_GlobalDefWriter* g) {
       check(OTF2_GlobalDefWriter_WriteGroup(g, c + 1, s_none, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
                                             OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(m.size()), m.data()),
             "MPI communicator group");
-      check(OTF2_GlobalDefWriter_WriteComm(g, c, str(id == 0 ? std::string("MPI_COMM_WORLD") : fmt::format("MPI communicator {}", id)), c + 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
+      check(OTF2_GlobalDefWriter_WriteComm(
+                g, c, str(id == 0 ? std::string("MPI_COMM_WORLD") : fmt::format("MPI communicator {}", id)), c + 1,
+                OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
             "MPI communicator");
     }
   }
@@ -507,14 +513,15 @@ void Sink::write_metric_defs(OTF2_GlobalDefWriter* g) {
   OTF2_MetricMemberRef members[kResourceCounters];
   for (unsigned c = 0; c < kResourceCounters; ++c) {
     members[c] = c;
-    check(OTF2_GlobalDefWriter_WriteMetricMember(g, c, str(tl_->counter_label(c)), s_counters,
-                                                 OTF2_METRIC_TYPE_OTHER, OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_UINT64,
-                                                 OTF2_BASE_DECIMAL, 0, s_unit),
+    check(OTF2_GlobalDefWriter_WriteMetricMember(g, c, str(tl_->counter_label(c)), s_counters, OTF2_METRIC_TYPE_OTHER,
+                                                 OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0,
+                                                 s_unit),
           "metric member");
   }
   const OTF2_MetricMemberRef data_member = kResourceCounters;
   check(OTF2_GlobalDefWriter_WriteMetricMember(g, data_member, s_data, s_data, OTF2_METRIC_TYPE_OTHER,
-                                               OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0, s_unit),
+                                               OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0,
+                                               s_unit),
         "metric member");
   check(OTF2_GlobalDefWriter_WriteMetricClass(g, kCounters, kResourceCounters, members, OTF2_METRIC_SYNCHRONOUS_STRICT,
                                               OTF2_RECORDER_KIND_ABSTRACT),

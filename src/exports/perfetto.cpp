@@ -46,9 +46,7 @@ constexpr std::uint64_t kMpiFlowBase = std::uint64_t{1} << 62;
 class Sink final : public analysis::TimelineSink, Packets {
  public:
   Sink(std::FILE* f, const PerfettoOptions& po, ExportStats& st) : Packets(f, po), st_(st) {}
-  Needs needs() const override {
-    return Needs().matched().then({Part::Stretches, Part::Messages, Part::Snapshots});
-  }
+  Needs needs() const override { return Needs().matched().then({Part::Stretches, Part::Messages, Part::Snapshots}); }
   void begin(analysis::Timeline& tl) override { tl_ = &tl; }
   void stream(std::uint32_t index, const StreamKey& k, const Sample& first) override;
   void before_match(const Sample& s, std::uint32_t stream) override;
@@ -267,7 +265,7 @@ void Sink::instant(Sequence& s, const Sample& smp) {
   } else {
     const std::uint64_t ev = smp.data & tl_->matcher()->event_mask();
     std::uint32_t& slot = s.event_iid.slot(ev);  // stays 0 when the table is full (intern() leaves it)
-    if (!slot) {  // "event N", as the JSON export names it
+    if (!slot) {                                 // "event N", as the JSON export names it
       char text[32] = "event ";
       nm.assign(text, static_cast<std::size_t>(std::to_chars(text + 6, text + sizeof text, ev).ptr - text));
     }
@@ -383,8 +381,8 @@ void Sink::series_value(const analysis::SnapshotSeries& x, std::string_view metr
     snap_.seq = static_cast<std::uint32_t>(streams_.size()) + 3;  // after the switches' and MPI's
     sequence_start(snap_, kSeqIncrementalStateCleared);
   }
-  auto [trk, fresh] =
-      series_track_.try_emplace(fmt::format("{}/{}/{}", x.source, x.series, metric), kSeriesUuidBase + series_track_.size());
+  auto [trk, fresh] = series_track_.try_emplace(fmt::format("{}/{}/{}", x.source, x.series, metric),
+                                                kSeriesUuidBase + series_track_.size());
   if (fresh) {
     const std::uint64_t process = process_track(snap_, x.source, *tl_);
     child_track(snap_, trk->second, process, metric.empty() ? x.series : x.series + " " + std::string(metric), "");

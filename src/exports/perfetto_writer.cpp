@@ -51,11 +51,12 @@ void PerfettoWriter::flush() {
 void PerfettoWriter::write(const char* p, std::size_t n) {
   // ERRATUM E161: a trace larger than max_bytes is refused, not split or written unopenable.
   if (written_ + n > max_bytes_)
-    throw std::runtime_error(fmt::format(
-        "the Perfetto trace would be larger than {} bytes, the most the Perfetto UI opens in a browser "
-        "(refused after {} bytes); export part of the recording, or use --format ctf",
-        max_bytes_, written_ + n));
-  if (n && std::fwrite(p, 1, n, f_) != n) throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
+    throw std::runtime_error(
+        fmt::format("the Perfetto trace would be larger than {} bytes, the most the Perfetto UI opens in a browser "
+                    "(refused after {} bytes); export part of the recording, or use --format ctf",
+                    max_bytes_, written_ + n));
+  if (n && std::fwrite(p, 1, n, f_) != n)
+    throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
   written_ += n;
 }
 void PerfettoWriter::run() {

@@ -38,7 +38,9 @@ constexpr unsigned varint_size(std::uint64_t v) {
   b.append(tmp, n);
 }
 
-[[gnu::always_inline]] inline void tag(std::string& b, std::uint32_t field, WireType wt) { varint(b, std::uint64_t{field} << 3 | wt); }
+[[gnu::always_inline]] inline void tag(std::string& b, std::uint32_t field, WireType wt) {
+  varint(b, std::uint64_t{field} << 3 | wt);
+}
 
 [[gnu::always_inline]] inline void uint_field(std::string& b, std::uint32_t field, std::uint64_t v) {
   tag(b, field, kVarint);

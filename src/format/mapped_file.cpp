@@ -160,9 +160,7 @@ void MappedFile::discard(std::uint64_t from, std::uint64_t to) const {
   ::madvise(const_cast<std::uint8_t*>(data_) + from, to - from, MADV_DONTNEED);
 }
 
-bool MappedFile::shrunk() const {
-  return slot_ >= 0 && g_guard[slot_].shrunk.load(std::memory_order_acquire);
-}
+bool MappedFile::shrunk() const { return slot_ >= 0 && g_guard[slot_].shrunk.load(std::memory_order_acquire); }
 
 void MappedFile::check() const {
   struct stat st;
@@ -172,8 +170,8 @@ void MappedFile::check() const {
   // zeros): its size now tells. A file that is gone by its name is still whole under the mapping.
   if (!shrunk() && !(have && S_ISREG(st.st_mode) && now < size_)) return;
   throw InputError::at_offset(path_, now,
-                              "the file shrank while it was read (" + std::to_string(size_) +
-                                  " bytes when opened, " + std::to_string(now) +
+                              "the file shrank while it was read (" + std::to_string(size_) + " bytes when opened, " +
+                                  std::to_string(now) +
                                   " now): another program truncated or rewrote it; read it again once it is whole");
 }
 

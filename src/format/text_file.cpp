@@ -11,8 +11,8 @@ namespace kron {
 namespace {
 
 // Appends `piece` to `text`, checking the limits; `line_start` is where the current line began in text.
-void take(std::string& text, std::string_view piece, std::size_t& line_start, unsigned& line,
-          const std::string& name, const TextLimits& l) {
+void take(std::string& text, std::string_view piece, std::size_t& line_start, unsigned& line, const std::string& name,
+          const TextLimits& l) {
   if (text.size() + piece.size() > l.max_bytes)
     throw InputError::at_offset(name, l.max_bytes,
                                 "more than " + std::to_string(l.max_bytes) + " bytes (the limit for a " + l.what + ")");
@@ -20,9 +20,9 @@ void take(std::string& text, std::string_view piece, std::size_t& line_start, un
     const void* nl = std::memchr(piece.data() + i, '\n', piece.size() - i);
     const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - piece.data()) : piece.size();
     if (text.size() - line_start + (end - i) > l.max_line_bytes)
-      throw InputError::at_line(name, line, 0,
-                                "line is longer than " + std::to_string(l.max_line_bytes) + " bytes (the limit for a " +
-                                    l.what + ")");
+      throw InputError::at_line(
+          name, line, 0,
+          "line is longer than " + std::to_string(l.max_line_bytes) + " bytes (the limit for a " + l.what + ")");
     text.append(piece.data() + i, end - i);
     if (!nl) break;
     text.push_back('\n');

@@ -50,8 +50,7 @@ double rate_uncertainty_ppm(const FileHeader& h) {
 
 std::string time_source_text(const FileHeader& h) {
   switch (time_source(h)) {
-    case TimeSource::Legacy:
-      return "calibrated over about 7 ms and rounded to 100 kHz (recorded before format 1.6)";
+    case TimeSource::Legacy: return "calibrated over about 7 ms and rounded to 100 kHz (recorded before format 1.6)";
     case TimeSource::Nominal: return "the producer's nominal clock";
     case TimeSource::Kernel:
       return fmt::format("the kernel's TSC conversion (perf_event time_mult {}, time_shift {})", h.time_mult,
@@ -71,9 +70,9 @@ std::uint64_t kernel_ns_to_ticks(const FileHeader& h, std::uint64_t ns) {
     case TimeSource::Anchors: {
       // Between (or beyond) the anchors, on the line through them (E301); before the end anchor is
       // taken, at the calibrated rate from the start anchor.
-      const long double rate = closed(h) ? (long double)(h.anchor1_ticks - h.anchor0_ticks) /
-                                               (long double)(h.anchor1_ns - h.anchor0_ns)
-                                         : (long double)h.clock_hz * 1e-9L;
+      const long double rate =
+          closed(h) ? (long double)(h.anchor1_ticks - h.anchor0_ticks) / (long double)(h.anchor1_ns - h.anchor0_ns)
+                    : (long double)h.clock_hz * 1e-9L;
       const long double d = ((long double)ns - (long double)h.anchor0_ns) * rate;
       const long double t = (long double)h.anchor0_ticks + d;
       if (t <= 0) return 0;
@@ -140,8 +139,10 @@ const char* time_base_problem(const FileHeader& h, std::size_t* at) {
       if (h.anchor1_ns <= h.anchor0_ns)
         return fail(offsetof(FileHeader, anchor1_ns), "anchor1_ns is not after anchor0_ns");
       const double hz = anchor_rate(h);
-      if (hz < kMinHz || hz > kMaxHz) return fail(offsetof(FileHeader, anchor1_ticks), "the anchors give a rate "
-                                                                                        "outside 1 kHz-100 GHz");
+      if (hz < kMinHz || hz > kMaxHz)
+        return fail(offsetof(FileHeader, anchor1_ticks),
+                    "the anchors give a rate "
+                    "outside 1 kHz-100 GHz");
       if (std::fabs(hz - double(h.clock_hz)) > 1.0)
         return fail(offsetof(FileHeader, clock_hz), "clock_hz differs from the anchors' rate");
       break;

@@ -123,8 +123,9 @@ Writer::Writer(const std::string& path, const FileHeader& header, int compress_l
     ::close(fd);
     ZSTD_freeCCtx(cctx_);
     if (e == EWOULDBLOCK)
-      throw std::runtime_error(path + ": another kron is writing this trace file (it holds its lock): two writers "
-                                      "would interleave their records; give another output file");
+      throw std::runtime_error(path +
+                               ": another kron is writing this trace file (it holds its lock): two writers "
+                               "would interleave their records; give another output file");
     errno = e;
     throw sys_error(path, "cannot lock trace file");
   }
@@ -159,8 +160,10 @@ void Writer::write(const void* p, std::size_t n) {
 
 void Writer::flush() {
   if (buf_.empty()) return;
-  if (cctx_) write_chunks(buf_);
-  else write(buf_.data(), buf_.size());
+  if (cctx_)
+    write_chunks(buf_);
+  else
+    write(buf_.data(), buf_.size());
   buf_.clear();
 }
 
@@ -189,8 +192,7 @@ void Writer::write_chunks(std::span<const std::uint8_t> recs) {
 void Writer::write_chunk(std::span<const std::uint8_t> recs, std::uint64_t count) {
   ChunkHeader ch{0, static_cast<std::uint32_t>(recs.size()), count};
   std::uint8_t* const payload = zbuf_.data() + sizeof ch;
-  const std::size_t c =
-      ZSTD_compress2(cctx_, payload, zbuf_.size() - sizeof ch - 8, recs.data(), recs.size());
+  const std::size_t c = ZSTD_compress2(cctx_, payload, zbuf_.size() - sizeof ch - 8, recs.data(), recs.size());
   if (ZSTD_isError(c)) throw std::runtime_error(path_ + ": zstd: " + ZSTD_getErrorName(c));
   if (c < recs.size()) {  // one write: header, frame, padding
     ch.stored_bytes = static_cast<std::uint32_t>(c);
@@ -220,8 +222,10 @@ void Writer::append_records(std::span<const std::uint8_t> records, std::uint64_t
   // straight from the caller's memory; small ones are gathered first.
   if (records.size() >= (cctx_ ? kChunkRawBytes / 2 : kWriteBuffer)) {
     flush();
-    if (cctx_) write_chunks(records);
-    else write(records.data(), records.size());
+    if (cctx_)
+      write_chunks(records);
+    else
+      write(records.data(), records.size());
   } else {
     if (buf_.size() + records.size() > kWriteBuffer) flush();
     buf_.insert(buf_.end(), records.begin(), records.end());
@@ -237,7 +241,9 @@ void Writer::append_snapshots(std::span<const std::uint8_t> records, std::uint64
   snapshots_ += count;
 }
 
-void Writer::append_sched(std::span<const SchedRecord> switches) { sched_.insert(sched_.end(), switches.begin(), switches.end()); }
+void Writer::append_sched(std::span<const SchedRecord> switches) {
+  sched_.insert(sched_.end(), switches.begin(), switches.end());
+}
 void Writer::append_mpi(std::span<const MpiRecord> calls) { mpi_.insert(mpi_.end(), calls.begin(), calls.end()); }
 void Writer::append_clock(std::span<const ClockOffsetRecord> offsets) {
   clock_.insert(clock_.end(), offsets.begin(), offsets.end());
@@ -260,8 +266,9 @@ void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::sp
     const std::uint64_t samples = samples_;
     append_records(std::span(reinterpret_cast<const std::uint8_t*>(mpi_.data()), mpi_.size() * sizeof(MpiRecord)),
                    mpi_.size());
-    append_records(std::span(reinterpret_cast<const std::uint8_t*>(clock_.data()), clock_.size() * sizeof(ClockOffsetRecord)),
-                   clock_.size());
+    append_records(
+        std::span(reinterpret_cast<const std::uint8_t*>(clock_.data()), clock_.size() * sizeof(ClockOffsetRecord)),
+        clock_.size());
     samples_ = samples;
     mpi_.clear();
     clock_.clear();
@@ -298,7 +305,8 @@ void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::sp
 void NameTable::add(const NameRecord& r) {
   if (r.name_kind == record::NameKind::Thread) {
     const std::uint64_t key = thread_key(r.source, r.thread);
-    auto it = std::lower_bound(threads_.begin(), threads_.end(), key, [](const auto& e, std::uint64_t k) { return e.first < k; });
+    auto it = std::lower_bound(threads_.begin(), threads_.end(), key,
+                               [](const auto& e, std::uint64_t k) { return e.first < k; });
     if (it != threads_.end() && it->first == key) {
       it->second = r;  // the last name a thread took
     } else {
@@ -316,9 +324,11 @@ void NameTable::add(const NameRecord& r) {
 
 std::string_view NameTable::thread(std::uint32_t source, std::uint32_t thread) const {
   const std::uint64_t key = thread_key(source, thread);
-  auto it = std::lower_bound(threads_.begin(), threads_.end(), key, [](const auto& e, std::uint64_t k) { return e.first < k; });
-  return it != threads_.end() && it->first == key ? std::string_view(it->second.name, strnlen(it->second.name, sizeof it->second.name))
-                                                  : std::string_view{};
+  auto it = std::lower_bound(threads_.begin(), threads_.end(), key,
+                             [](const auto& e, std::uint64_t k) { return e.first < k; });
+  return it != threads_.end() && it->first == key
+             ? std::string_view(it->second.name, strnlen(it->second.name, sizeof it->second.name))
+             : std::string_view{};
 }
 
 std::string NameTable::name_of(const Sample& s) const {
@@ -347,9 +357,9 @@ void Reader::validate(const std::string& path, const FileHeader& h, std::uint64_
   if (h.byte_order != kByteOrderMark)
     throw bad(offsetof(FileHeader, byte_order), "byte-order mark is not 0x01020304 (written on another byte order?)");
   if (h.major != kMajor)
-    throw bad(offsetof(FileHeader, major),
-              "trace format version " + std::to_string(h.major) + " is not supported (this kron reads version " +
-                  std::to_string(kMajor) + ")");
+    throw bad(offsetof(FileHeader, major), "trace format version " + std::to_string(h.major) +
+                                               " is not supported (this kron reads version " + std::to_string(kMajor) +
+                                               ")");
   // 1.0-1.5 headers are 1024 bytes; from 1.6 on the whole FileHeader.
   const std::size_t least = h.minor >= 6 ? sizeof(FileHeader) : kHeaderBytes15;
   if (h.header_size < least || h.header_size % 8 != 0 || h.header_size > file_size)
@@ -370,10 +380,10 @@ void Reader::validate(const std::string& path, const FileHeader& h, std::uint64_
     // ERRATUM E128: the writer puts the lane table right after the record area; anything else means a
     // record area length that does not cover the records (a records_bytes of 0 would read as "no samples").
     if (h.lanes_offset != std::uint64_t{h.header_size} + h.records_bytes)
-      throw bad(offsetof(FileHeader, records_bytes),
-                "record area (" + std::to_string(h.records_bytes) + " bytes from offset " +
-                    std::to_string(h.header_size) + ") does not end where the lane table starts (offset " +
-                    std::to_string(h.lanes_offset) + ")");
+      throw bad(offsetof(FileHeader, records_bytes), "record area (" + std::to_string(h.records_bytes) +
+                                                         " bytes from offset " + std::to_string(h.header_size) +
+                                                         ") does not end where the lane table starts (offset " +
+                                                         std::to_string(h.lanes_offset) + ")");
     if (h.names_offset) {  // 1.3: the name section follows the lane table
       if (h.name_record_size != sizeof(NameRecord))
         throw bad(offsetof(FileHeader, name_record_size), "name record size is not 256");
@@ -393,8 +403,9 @@ Reader::Reader(const std::string& path, ReadOptions options)
     : path_(path), file_(path, MappedFile::Require::Regular), options_(options) {
   size_ = file_.size();
   if (size_ < kHeaderBytes15)
-    throw InputError::at_offset(path, size_, "file too short for a kron trace header (" + std::to_string(size_) +
-                                                 " bytes, need " + std::to_string(kHeaderBytes15) + ")");
+    throw InputError::at_offset(path, size_,
+                                "file too short for a kron trace header (" + std::to_string(size_) + " bytes, need " +
+                                    std::to_string(kHeaderBytes15) + ")");
   map_ = file_.data();
   // A 1.0-1.5 header is 1024 bytes: the 1.6 fields read as zero (TimeSource::Legacy). header_size is
   // checked by validate() against the file's size and, from 1.6 on, against sizeof(FileHeader).
@@ -506,8 +517,9 @@ bool Reader::next_chunk() {
   if (ch.stored_bytes == 0 || ch.stored_bytes > ch.raw_bytes)
     throw bad("stored size " + std::to_string(ch.stored_bytes) + " is not 1-" + std::to_string(ch.raw_bytes) +
               " (its uncompressed size)");
-  if (span > left) throw bad("runs past the end of the record area (" + std::to_string(span) + " bytes, " +
-                             std::to_string(left) + " left)");
+  if (span > left)
+    throw bad("runs past the end of the record area (" + std::to_string(span) + " bytes, " + std::to_string(left) +
+              " left)");
   const std::uint8_t* payload = map_ + at + sizeof ch;
   if (ch.stored_bytes == ch.raw_bytes) {  // stored as it is (ERRATUM E37)
     rec_ = payload;
@@ -603,8 +615,7 @@ bool Reader::next(Sample& out) {
       pos_ = end_;
       return at_end();
     }
-    if (left < sizeof(RecordHeader))
-      throw bad_record("record cut short by the end of the record area");
+    if (left < sizeof(RecordHeader)) throw bad_record("record cut short by the end of the record area");
     if (h.size < sizeof(RecordHeader) || h.size % 8 != 0)
       throw bad_record("record size " + std::to_string(h.size) + " is invalid");
     const bool known = h.kind == RecordKind::Trace || h.kind == RecordKind::Resource;
@@ -613,7 +624,8 @@ bool Reader::next(Sample& out) {
                        std::to_string(h.size));
     if (h.size > left) throw bad_record("record cut short by the end of the record area");
     if (h.kind == RecordKind::SchedSwitch && header_.minor >= 3) {  // 1.3: not a sample; kept apart
-      if (h.size != sizeof(SchedRecord)) throw bad_record("scheduling switch record has size " + std::to_string(h.size));
+      if (h.size != sizeof(SchedRecord))
+        throw bad_record("scheduling switch record has size " + std::to_string(h.size));
       SchedRecord sr;
       std::memcpy(&sr, rec_ + pos_, sizeof sr);
       sched_.push_back(sr);
@@ -652,7 +664,8 @@ bool Reader::next(Sample& out) {
     out.type = h.kind == RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
     copy_trace_fields(t, out, phased_);
     if (out.is_resource())
-      std::memcpy(out.counters.data(), rec_ + pos_ + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
+      std::memcpy(out.counters.data(), rec_ + pos_ + offsetof(ResourceRecord, counters),
+                  sizeof(ResourceRecord::counters));
     else
       std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
     pos_ += h.size;
@@ -688,7 +701,8 @@ void Reader::read_annex() {
   }
   // A complete uncompressed file: the writer put kinds 8 then 9 last in the record area, so they are read
   // straight from its tail; anything else there (or any other file) is read through to the end.
-  const std::uint64_t tail = header_.mpi_records * sizeof(MpiRecord) + std::uint64_t{header_.clock_offsets} * sizeof(ClockOffsetRecord);
+  const std::uint64_t tail =
+      header_.mpi_records * sizeof(MpiRecord) + std::uint64_t{header_.clock_offsets} * sizeof(ClockOffsetRecord);
   if (complete() && !compressed() && header_.mpi_records <= area_end_ / sizeof(MpiRecord) &&
       tail <= area_end_ - header_.header_size) {
     std::uint64_t at = area_end_ - tail;
@@ -713,8 +727,7 @@ void Reader::read_annex() {
     clock_.clear();
   }
   Sample s;
-  while (next(s)) {
-  }
+  while (next(s)) {}
   annex_read_ = true;
   rewind();
 }
@@ -739,8 +752,10 @@ bool Reader::at_end() {
            std::to_string(mpi_seen_);
     field = offsetof(FileHeader, mpi_records);
   } else if (header_.minor >= 4 && header_.snapshots != snapshot_count_) {  // ERRATUM E349: 1.4
-    what = "the header counts " + std::to_string(header_.snapshots) + " histogram and counter snapshots, the record "
-           "area holds " + std::to_string(snapshot_count_);
+    what = "the header counts " + std::to_string(header_.snapshots) +
+           " histogram and counter snapshots, the record "
+           "area holds " +
+           std::to_string(snapshot_count_);
     field = offsetof(FileHeader, snapshots);
   } else if (header_.minor >= 5 && header_.clock_offsets != clock_seen_) {
     what = "the header counts " + std::to_string(header_.clock_offsets) +
@@ -749,7 +764,8 @@ bool Reader::at_end() {
   } else {
     return false;
   }
-  if (!options_.salvage) throw InputError::at_offset(path_, field, what + " (damaged file? --salvage reads what is there and warns)");
+  if (!options_.salvage)
+    throw InputError::at_offset(path_, field, what + " (damaged file? --salvage reads what is there and warns)");
   mismatch_ = what;
   return false;
 }
@@ -766,8 +782,8 @@ std::vector<std::string> Reader::warnings() const {
     w.push_back(path_ + ": " + std::to_string(header_.names_lost) +
                 " names found no room in the board's name table: their samples show \"#none\" (kron record --names N)");
   if (header_.stat_lost || header_.stat_cells_lost)  // 1.4 (ERRATUM E182)
-    w.push_back(path_ + ": " + std::to_string(header_.stat_lost) + " histogram and virtual counter values were lost: " +
-                std::to_string(header_.stat_cells_lost) +
+    w.push_back(path_ + ": " + std::to_string(header_.stat_lost) +
+                " histogram and virtual counter values were lost: " + std::to_string(header_.stat_cells_lost) +
                 " requests found the board's statistics area full, or a histogram found no name slot (kron record "
                 "--stat-cells N, --histograms N)");
   return w;

@@ -15,7 +15,8 @@ std::uint64_t Correction::delta_at(std::uint64_t t, std::size_t& cursor) const {
   if (cursor >= steps.size() || steps[cursor].first > t) {  // a query back in time: search
     cursor = static_cast<std::size_t>(std::upper_bound(steps.begin(), steps.end(), t,
                                                        [](std::uint64_t v, const auto& s) { return v < s.first; }) -
-                                      steps.begin()) - 1;
+                                      steps.begin()) -
+             1;
   }
   while (cursor + 1 < steps.size() && steps[cursor + 1].first <= t) ++cursor;
   const auto& [at, d] = steps[cursor];
@@ -82,7 +83,8 @@ ClcResult clc(std::vector<MpiEvent>& events, const Matching& m, std::size_t inpu
       // The distance to the event before, shrunk by at most (1 - gamma) of it (forward amortization).
       const std::uint64_t gap = a - prev_a[pick];
       const double shrink = double(gap) * (1.0 - gamma);
-      const std::uint64_t keep = gap - std::min<std::uint64_t>(gap, shrink < 1.8e19 ? static_cast<std::uint64_t>(shrink) : gap);
+      const std::uint64_t keep =
+          gap - std::min<std::uint64_t>(gap, shrink < 1.8e19 ? static_cast<std::uint64_t>(shrink) : gap);
       c = std::max(c, sat_add(prev_c[pick], keep));
     }
     if (node & 1)

@@ -30,7 +30,7 @@ struct ClcResult {
   std::vector<Correction> per_input;
   std::uint64_t max_correction = 0;  // ticks
   std::uint64_t events_moved = 0;
-  std::uint64_t forced = 0;          // events whose dependencies formed a cycle (a mismatched pair): taken in time order
+  std::uint64_t forced = 0;  // events whose dependencies formed a cycle (a mismatched pair): taken in time order
 };
 // Applies the controlled logical clock to `events` (their times change) for `inputs` inputs.
 ClcResult clc(std::vector<MpiEvent>& events, const Matching& m, std::size_t inputs, double gamma);

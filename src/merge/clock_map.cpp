@@ -77,12 +77,14 @@ std::uint64_t ClockMap::operator()(std::uint64_t t) const {
     const Point& a = points_[0];
     const double d = double(t >= a.local ? t - a.local : a.local - t) * rate_;
     const std::uint64_t u = d < 1.8e19 ? static_cast<std::uint64_t>(d + 0.5) : ~std::uint64_t{0};
-    return t >= a.local ? a.reference + std::min(u, ~std::uint64_t{0} - a.reference) : a.reference - std::min(u, a.reference);
+    return t >= a.local ? a.reference + std::min(u, ~std::uint64_t{0} - a.reference)
+                        : a.reference - std::min(u, a.reference);
   }
   // The segment holding t (the first or the last one, extended, outside the points).
   std::size_t i = hint_;
   if (!(i + 1 < n && points_[i].local <= t && t < points_[i + 1].local)) {
-    const auto it = std::upper_bound(points_.begin(), points_.end(), t, [](std::uint64_t v, const Point& q) { return v < q.local; });
+    const auto it = std::upper_bound(points_.begin(), points_.end(), t,
+                                     [](std::uint64_t v, const Point& q) { return v < q.local; });
     i = it == points_.begin() ? 0 : static_cast<std::size_t>(it - points_.begin()) - 1;
     if (i + 1 >= n) i = n - 2;
     hint_ = i;

@@ -19,14 +19,14 @@ class ClockMap {
   // From a rank's clock-offset records (any order; rtt == 0 and reference == timestamp on the reference
   // rank itself). `local_hz`, `ref_hz`: the two files' clock rates; `local_start`/`ref_start` and the
   // realtime starts: the fallback when there is no measurement (files that are not MPI recordings).
-  static ClockMap build(std::span<const record::ClockOffsetRecord> offsets, std::uint64_t local_hz, std::uint64_t ref_hz,
-                        const tracefile::FileHeader& local, const tracefile::FileHeader& ref);
+  static ClockMap build(std::span<const record::ClockOffsetRecord> offsets, std::uint64_t local_hz,
+                        std::uint64_t ref_hz, const tracefile::FileHeader& local, const tracefile::FileHeader& ref);
   // No alignment (kron merge --no-align): ticks as recorded.
   static ClockMap identity();
   std::uint64_t operator()(std::uint64_t t) const;
   const std::vector<Point>& points() const { return points_; }
   // Offset (reference - local, ticks) at the first point, and the drift (slope - 1) over the whole run.
-  double offset_at(std::uint64_t t) const { return double(std::int64_t((*this)(t) - t)); }
+  double offset_at(std::uint64_t t) const { return double(std::int64_t((*this)(t)-t)); }
   double drift() const;
   // How well the measurements pin that drift down: (rtt/2 of the first + rtt/2 of the last) / the local
   // time between them. A drift smaller than this is not known to be there (one node: one clock).

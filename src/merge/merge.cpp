@@ -70,9 +70,9 @@ void check_mpi_records(const Input& x, const std::string& path) {
     const MpiRecord& r = recs[k];
     const std::string which = "MPI record " + std::to_string(k) + " of " + std::to_string(recs.size());
     if (r.rank != h.mpi_rank)
-      throw InputError::at_offset(path, offsetof(tracefile::FileHeader, mpi_rank),
-                                  which + " is of rank " + std::to_string(r.rank) + ", the file of rank " +
-                                      std::to_string(h.mpi_rank));
+      throw InputError::at_offset(
+          path, offsetof(tracefile::FileHeader, mpi_rank),
+          which + " is of rank " + std::to_string(r.rank) + ", the file of rank " + std::to_string(h.mpi_rank));
     if (r.peer >= 0 && std::uint32_t(r.peer) >= h.mpi_world_size)
       throw InputError::at_offset(path, offsetof(tracefile::FileHeader, mpi_world_size),
                                   which + " names peer rank " + std::to_string(r.peer) + ", outside the world of " +
@@ -96,7 +96,7 @@ std::vector<ClockOffsetRecord> plausible_offsets(const Input& x, const tracefile
   const auto all = x.reader->clock_offsets();
   std::vector<ClockOffsetRecord> kept(all.begin(), all.end());
   if (kept.empty()) return kept;
-X
+  const double rate = h.clock_hz && rh.clock_hz ? double(rh.clock_hz) / double(h.clock_hz) : 1.0;  // ClockMap's slope
   auto offset = [&](const ClockOffsetRecord& c) { return double(c.reference) - double(c.timestamp) * rate; };
   std::vector<double> offs;
   for (const auto& c : kept) offs.push_back(offset(c));
@@ -279,8 +279,8 @@ void SampleMerge::put(const Sample& s) {
     std::memcpy(stage_.data() + staged_, &t, sizeof t);
     staged_ += sizeof t;
   } else {
-    staged_ += tracefile::to_record(
-        s, std::span<std::uint8_t, sizeof(record::ResourceRecord)>(stage_.data() + staged_, sizeof(record::ResourceRecord)));
+    staged_ += tracefile::to_record(s, std::span<std::uint8_t, sizeof(record::ResourceRecord)>(
+                                           stage_.data() + staged_, sizeof(record::ResourceRecord)));
   }
   ++staged_count_;
 }
@@ -446,7 +446,8 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
   h.names_lost = names_lost;
   h.mpi_rank = tracefile::kMergedRank;
   h.mpi_world_size = static_cast<std::uint32_t>(in.size());
-  h.merge_flags = tracefile::kMergeMerged | (o.align ? tracefile::kMergeAligned : 0u) | (o.clc ? tracefile::kMergeClc : 0u);
+  h.merge_flags =
+      tracefile::kMergeMerged | (o.align ? tracefile::kMergeAligned : 0u) | (o.clc ? tracefile::kMergeClc : 0u);
   h.violations_found = static_cast<std::uint32_t>(std::min<std::uint64_t>(rep.violations_found, 0xffffffffu));
   h.violations_left = static_cast<std::uint32_t>(std::min<std::uint64_t>(rep.violations_left, 0xffffffffu));
   h.max_correction = rep.max_correction;

@@ -28,12 +28,12 @@
 namespace kron::merge {
 
 struct MergeOptions {
-  bool align = true;      // --no-align: ticks as recorded
-  bool clc = true;        // --no-clc: violations counted, not corrected
-  double gamma = 0.99;    // the CLC's amortization: later intervals shrink by at most this factor
+  bool align = true;    // --no-align: ticks as recorded
+  bool clc = true;      // --no-clc: violations counted, not corrected
+  double gamma = 0.99;  // the CLC's amortization: later intervals shrink by at most this factor
   int compress_level = 0;
-  std::string program;    // the merged file's program text
-  bool salvage = false;   // --salvage: merge files that were not closed (ERRATUM E344)
+  std::string program;   // the merged file's program text
+  bool salvage = false;  // --salvage: merge files that were not closed (ERRATUM E344)
 };
 struct RankReport {
   std::string path, node;
@@ -42,7 +42,7 @@ struct RankReport {
   std::vector<ClockMap::Point> points;  // the measurements used
   double offset_ns = 0;                 // at the rank's first sample, reference - local
   double drift_ppm = 0;
-  double drift_uncertainty_ppm = 0;  // ClockMap::drift_uncertainty
+  double drift_uncertainty_ppm = 0;        // ClockMap::drift_uncertainty
   std::uint64_t min_rtt = 0, max_rtt = 0;  // ticks of the rank
   std::uint64_t clock_hz = 0, start_ticks = 0;
   // Accounting of the rank's file.

@@ -5,15 +5,14 @@
 //   kron merge run.rank-*.kron -o run.kron                                 # one timeline
 //
 // At MPI_Init each rank creates its own board (node number = its rank, so that sources "node.process" tell
-// the ranks apart, ERRATUM E201), attaches its own copy of the probe to it (its symbols hidden: see E209 for a program's own probes), and
-// drains it from a thread of
-// its own into OUT.rank-N.kron (the recorder of `kron record`, in process). Every wrapped call is a named
-// scope on that board ("MPI_Send" begin and end: Trace samples); a call that moves a message, or a
-// collective, is also one MpiRecord (kind 8: peer, tag, communicator, size, begin and completion) kept
-// in memory and written after the samples at MPI_Finalize (ERRATUM E202). Clock offsets to rank 0 are
-// measured at MPI_Init, at MPI_Finalize and every KRON_MPI_SYNC_S seconds at a collective on
-// MPI_COMM_WORLD (ERRATUM E204) and kept as ClockOffsetRecords (kind 9). The header carries the rank and
-// the world's size, the name section the node's name (NameKind::Node).
+// the ranks apart, ERRATUM E201), attaches its own copy of the probe to it (its symbols hidden: see E209 for a
+// program's own probes), and drains it from a thread of its own into OUT.rank-N.kron (the recorder of `kron record`, in
+// process). Every wrapped call is a named scope on that board ("MPI_Send" begin and end: Trace samples); a call that
+// moves a message, or a collective, is also one MpiRecord (kind 8: peer, tag, communicator, size, begin and completion)
+// kept in memory and written after the samples at MPI_Finalize (ERRATUM E202). Clock offsets to rank 0 are measured at
+// MPI_Init, at MPI_Finalize and every KRON_MPI_SYNC_S seconds at a collective on MPI_COMM_WORLD (ERRATUM E204) and kept
+// as ClockOffsetRecords (kind 9). The header carries the rank and the world's size, the name section the node's name
+// (NameKind::Node).
 //
 // Settings (environment): KRON_MPI_OUT (file prefix, default "kron-mpi"), KRON_MPI_SYNC_S (seconds between
 // clock measurements, 0 = only at Init and Finalize, at most 86400), KRON_MPI_PINGS (ping-pongs per
@@ -97,8 +96,8 @@ bool parse_fault(const std::string& s, int rank, double& off_ns, double& ppm) {
 // ---- State of this rank -----------------------------------------------------------------------------
 struct CommInfo {
   std::uint32_t id = 0;
-  std::vector<int> world;   // world rank of each member
-  std::uint32_t seq = 0;    // collectives called on it so far
+  std::vector<int> world;  // world rank of each member
+  std::uint32_t seq = 0;   // collectives called on it so far
 };
 
 struct Rank {
@@ -293,8 +292,7 @@ double bounded(const char* name, double dflt, double lo, double hi) {
 // ERRATUM E345: the settings every rank must agree on (the clock exchange is collective) are rank 0's,
 // broadcast at MPI_Init; a rank whose own environment differs says so and follows rank 0.
 void shared_settings() {
-  double mine[2] = {bounded("KRON_MPI_SYNC_S", 0, 0, 86400),
-                    bounded("KRON_MPI_PINGS", 10, 1, 1000)};
+  double mine[2] = {bounded("KRON_MPI_SYNC_S", 0, 0, 86400), bounded("KRON_MPI_PINGS", 10, 1, 1000)};
   double rank0[2] = {mine[0], mine[1]};
   PMPI_Bcast(rank0, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (g->rank != 0 && (rank0[0] != mine[0] || rank0[1] != mine[1]))
@@ -534,7 +532,8 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
                  MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
-  if (!KRON_MPI_ON) return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+  if (!KRON_MPI_ON)
+    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
   KRON_SCOPE("MPI_Sendrecv");
   MPI_Status st;
   const std::uint64_t t0 = now();
@@ -652,12 +651,13 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_St
   std::lock_guard<std::mutex> lk(g->mu);
   if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
     for (int i = 0; i < *outcount; ++i)
-      if (indices[i] >= 0 && indices[i] < n) completed(r0[static_cast<std::size_t>(indices[i])], &st[static_cast<std::size_t>(i)], t1);
+      if (indices[i] >= 0 && indices[i] < n)
+        completed(r0[static_cast<std::size_t>(indices[i])], &st[static_cast<std::size_t>(i)], t1);
   return rc;
 }
 
 // Collectives: one record per rank and call; tag is the call's sequence number on the communicator.
-#define KRON_MPI_COLLECTIVE(CALL, NAME, ROOT, BYTES, PMPI_CALL)                       \
+#define KRON_MPI_COLLECTIVE(CALL, NAME, ROOT, BYTES, PMPI_CALL)                        \
   if (!KRON_MPI_ON) return PMPI_CALL;                                                  \
   maybe_sync(comm);                                                                    \
   KRON_SCOPE(NAME);                                                                    \
@@ -674,7 +674,8 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_St
 int MPI_Barrier(MPI_Comm comm) { KRON_MPI_COLLECTIVE(MpiCall::Barrier, "MPI_Barrier", -1, 0, PMPI_Barrier(comm)) }
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  KRON_MPI_COLLECTIVE(MpiCall::Bcast, "MPI_Bcast", root, type_bytes(count, type), PMPI_Bcast(buf, count, type, root, comm))
+  KRON_MPI_COLLECTIVE(MpiCall::Bcast, "MPI_Bcast", root, type_bytes(count, type),
+                      PMPI_Bcast(buf, count, type, root, comm))
 }
 
 int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {

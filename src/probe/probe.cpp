@@ -43,7 +43,7 @@ constinit thread_local ThreadStats t_stats KRON_TLS_MODEL{};
 namespace {
 const std::atomic<std::uint32_t> g_zero{0};
 const std::atomic<std::uint64_t> g_no_board_gen{board::kNoBoardGen};
-}
+}  // namespace
 const std::atomic<std::uint32_t>* g_control = &g_zero;
 const std::atomic<std::uint64_t>* g_stat_gen = &g_no_board_gen;
 bool g_tsc = false;
@@ -119,12 +119,12 @@ pthread_once_t g_once = PTHREAD_ONCE_INIT;
 // Per-thread resource counter state: the thread's "virtual" counters (000: counters saved and restored
 // per process). Software and signal counters count for this thread; clock counters are board-wide.
 struct ThreadCounters {
-  std::uint32_t gen = 0;         // board counter_gen + 1 this plan was made for (0 = never planned)
-  std::uint32_t sw_mask = 0;     // counters whose software increments count now
+  std::uint32_t gen = 0;      // board counter_gen + 1 this plan was made for (0 = never planned)
+  std::uint32_t sw_mask = 0;  // counters whose software increments count now
   std::uint64_t value[kCounters] = {};
   std::uint32_t reset_gen[kCounters] = {};
-  int perf_leader = -1;          // -1: none opened
-  int perf_fd[kCounters] = {};   // every fd of the group, to close
+  int perf_leader = -1;                    // -1: none opened
+  int perf_fd[kCounters] = {};             // every fd of the group, to close
   std::int8_t perf_index[kCounters] = {};  // position in the group read, -1 none
   std::uint32_t perf_count = 0;
   std::uint64_t perf_last[kCounters] = {};
@@ -292,14 +292,14 @@ bool claim(detail::ThreadLane& t) {
     t.hdr = record::header_word(record::RecordKind::Trace);
     t.cpu = nullptr;
     if (__rseq_size > 0 && g_cpu_fits) {
-      const auto* r = reinterpret_cast<const struct rseq*>(static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset);
+      const auto* r =
+          reinterpret_cast<const struct rseq*>(static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset);
       if (static_cast<std::int32_t>(r->cpu_id) >= 0) t.cpu = &r->cpu_id;
     }
     // Raise the claim high-water mark first (release, and before Active): a reader that sees the lane
     // Active below the mark it loaded looks at it.
     std::uint32_t hwm = g_board->lane_hwm.load(std::memory_order_relaxed);
-    while (hwm < i + 1 && !g_board->lane_hwm.compare_exchange_weak(hwm, i + 1, std::memory_order_release)) {
-    }
+    while (hwm < i + 1 && !g_board->lane_hwm.compare_exchange_weak(hwm, i + 1, std::memory_order_release)) {}
     // Release: tools that see Active see the owner fields above.
     L->state.store(LaneState::Active, std::memory_order_release);
     pthread_setspecific(g_key, L);
@@ -322,7 +322,9 @@ void overrun(detail::ThreadLane& t, bool resource) {
   if (!sticky.load(std::memory_order_relaxed)) sticky.store(1, std::memory_order_relaxed);
 }
 
-bool process_gone(std::uint32_t pid) { return pid && pid <= (1u << 22) && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+bool process_gone(std::uint32_t pid) {
+  return pid && pid <= (1u << 22) && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
 
 // ERRATUM E36. The pool lock is held for a few hundred nanoseconds per recycled block. A holder stopped
 // there (SIGSTOP, a debugger) holds up recycling for every writer of the board: a writer waits at most
@@ -383,7 +385,8 @@ std::uint32_t recycle() {
     // "Empty" while an enqueue was claimed: its writer is between its two stores (preempted there).
     // Wait for it, at most as long as for the lock, rather than drop a sample with sealed blocks queued.
     for (const std::uint64_t t0 = detail::now();
-         x >= g_blocks && g_board->sealed_enq.load(std::memory_order_relaxed) > g_board->sealed_deq.load(std::memory_order_relaxed) &&
+         x >= g_blocks &&
+         g_board->sealed_enq.load(std::memory_order_relaxed) > g_board->sealed_deq.load(std::memory_order_relaxed) &&
          detail::now() - t0 < g_hz / 10;) {
       sched_yield();
       x = pool::dequeue_sealed(g_board->sealed_deq, g_cells, g_blocks);
@@ -422,7 +425,7 @@ std::uint32_t recycle() {
       L->first.compare_exchange_strong(f, nx, std::memory_order_relaxed);  // it is the lane's oldest block
       std::uint32_t c = x;
       L->cur.compare_exchange_strong(c, kNoBlock, std::memory_order_relaxed);  // a retired lane's last block
-      L->tail_seq.store(seq + 2, std::memory_order_release);  // even: consistent
+      L->tail_seq.store(seq + 2, std::memory_order_release);                   // even: consistent
     }
     // The generation goes odd: the block is being rewritten (hand_out makes it even again once its new
     // header is written). A reader that loads it odd, or sees it change over a copy, knows the block moved.
@@ -521,9 +524,9 @@ void seal(detail::ThreadLane& t, std::uint32_t x, std::uint32_t y) {
 }
 
 // Hands block y to the thread's lane as its new current block (ERRATUM E30: a death between the pop and
-// the link below leaves y unreachable until the board is recreated; it held no sample): the block's header, the link from the
-// previous block (or the lane's `first`), the seal of the previous block, and the thread's cursor.
-// False (y given back to the free stack) when the pool lock it needs cannot be had.
+// the link below leaves y unreachable until the board is recreated; it held no sample): the block's header, the link
+// from the previous block (or the lane's `first`), the seal of the previous block, and the thread's cursor. False (y
+// given back to the free stack) when the pool lock it needs cannot be had.
 bool hand_out(detail::ThreadLane& t, std::uint32_t y) {
   LaneHeader* L = t.lane;
   BlockHeader& Y = g_bh[y];
@@ -561,7 +564,8 @@ bool hand_out(detail::ThreadLane& t, std::uint32_t y) {
   // release, so that a reader that loads the even generation sees the whole new header. A reader that
   // loaded the generation before (odd, or the old even one) and then any new field sees it changed (a
   // seqlock: the drain once took an old start with a new end for a corrupt board).
-  if (const std::uint32_t g = Y.gen.load(std::memory_order_relaxed); g & 1u) Y.gen.store(g + 1, std::memory_order_release);
+  if (const std::uint32_t g = Y.gen.load(std::memory_order_relaxed); g & 1u)
+    Y.gen.store(g + 1, std::memory_order_release);
   if (x < g_blocks && !first_of_occupancy) {
     seal(t, x, y);
   } else if (x < g_blocks) {
@@ -672,11 +676,16 @@ void plan(ThreadCounters& c) {
     const ClockSel cs = clock_of(field(clk, n));
     c.div[n] = cs == ClockSel::NodeClk10 ? 10 : cs == ClockSel::NodeClk100 ? 100 : 1;
     if (enabled(en, n)) c.en_mask |= 1u << n;
-    if (m == Mode::Clock) c.kind[n] = kClock, c.clock_mask |= 1u << n;
-    else if (m == Mode::Software) c.kind[n] = kSoftware;
-    else if (m == Mode::ExternalSignal && c.perf_index[n] >= 0) c.kind[n] = kSignal;
-    else if (m == Mode::ExternalEnable && c.perf_index[n] >= 0) c.kind[n] = kGated;
-    else c.kind[n] = kZero;
+    if (m == Mode::Clock)
+      c.kind[n] = kClock, c.clock_mask |= 1u << n;
+    else if (m == Mode::Software)
+      c.kind[n] = kSoftware;
+    else if (m == Mode::ExternalSignal && c.perf_index[n] >= 0)
+      c.kind[n] = kSignal;
+    else if (m == Mode::ExternalEnable && c.perf_index[n] >= 0)
+      c.kind[n] = kGated;
+    else
+      c.kind[n] = kZero;
   }
   c.sw_mask = 0;
   for (unsigned n = 0; n < kCounters; ++n)
@@ -762,8 +771,10 @@ bool attach(const char* name) noexcept {
     return false;
   }
   if (m.geometry().minor < 2) {  // ERRATUM E180: this probe writes phased samples, which a 2.1 board does not hold
-    std::fprintf(stderr, "kron: board '%s' is format 2.%u, this program's probes write 2.2: recreate the board with this "
-                 "kron; probes are off\n", n, unsigned{m.geometry().minor});
+    std::fprintf(stderr,
+                 "kron: board '%s' is format 2.%u, this program's probes write 2.2: recreate the board with this "
+                 "kron; probes are off\n",
+                 n, unsigned{m.geometry().minor});
     return false;
   }
   g_map = new board::Mapping(std::move(m));  // lives as long as the process
@@ -850,8 +861,8 @@ void resource_slow(unsigned group, std::uint64_t data) noexcept {
   std::uint64_t rec[record::kSlotWords * kResourceSlots];
   const std::uint64_t ts = now();
   // The pending flags of the prepared header word, with the Resource record's kind and size.
-  rec[0] = (t.hdr & ~record::kKindSizeMask) | record::header_word(record::RecordKind::Resource) | record::group_bits(group) |
-           t.phase;
+  rec[0] = (t.hdr & ~record::kKindSizeMask) | record::header_word(record::RecordKind::Resource) |
+           record::group_bits(group) | t.phase;
   rec[1] = t.ids | record::ids_cpu_bits(cpu_of(t));
   rec[2] = ts;
   rec[3] = data;
@@ -880,7 +891,7 @@ std::uint64_t* cell_for(stats::CellKind kind, std::uint32_t object, std::uint16_
   const std::uint64_t i = g_board->cells_used.fetch_add(1, std::memory_order_relaxed);
   if (i < g_stat_cells) {
     cell = g_cells_mem + i * stats::kCellWords;  // zero: a fresh board's memory, never reused
-    board::populate(cell, stats::kCellBytes);  // ERRATUM E321: mapped now, not in the fast path
+    board::populate(cell, stats::kCellBytes);    // ERRATUM E321: mapped now, not in the fast path
     if (kind == stats::CellKind::Histogram) detail::cell_store(cell[stats::kHistMin], ~std::uint64_t{0});
     board::CellDesc& d = g_cdescs[i];
     d.source = source_id(g_node, g_pid);
@@ -915,7 +926,8 @@ void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept {
   board::HistSlot& slot = g_hslots[id - 1];
   CellRef* ref = id <= kHistCache ? &t.hist[id - 1] : nullptr;
   // 004 4.4.1 PW, ERRATUM E186: outside its phase the histogram does not count (like a filtered probe: not a loss).
-  if (!stats::watch_passes(slot.watch.load(std::memory_order_relaxed), slot.watch_phase.load(std::memory_order_relaxed), phase)) {
+  if (!stats::watch_passes(slot.watch.load(std::memory_order_relaxed), slot.watch_phase.load(std::memory_order_relaxed),
+                           phase)) {
     if (ref) *ref = CellRef{tag, g_discard};
     return;
   }
@@ -942,7 +954,7 @@ void record_latency_slow(histogram& h, std::uint64_t ticks) noexcept {
 
 void vcount_slow(unsigned index, std::uint64_t n) noexcept {
   if (!g_board) return;
-  if (!g_stat_cells) return lost_stat();  // no statistics area: counted (ERRATUM E182)
+  if (!g_stat_cells) return lost_stat();                     // no statistics area: counted (ERRATUM E182)
   if (index >= stats::kVirtualCounters) return lost_stat();  // ERRATUM E183: not a counter: counted, never written
   ThreadStats& t = t_stats;
   const std::uint64_t tag = stat_tag(t_lane.phase);  // ERRATUM E340
@@ -964,7 +976,8 @@ void vcount_slow(unsigned index, std::uint64_t n) noexcept {
   if (armed && (armed - 1) / stats::kCountersPerCell == page) {
     const std::uint64_t limit = g_board->counter_threshold.load(std::memory_order_relaxed);
     const std::uint64_t v = cell_load(c[(armed - 1) % stats::kCountersPerCell]);
-    if (armed - 1 == index && before < limit && after >= limit) threshold_crossed(stats::threshold_data(false, 0, index));
+    if (armed - 1 == index && before < limit && after >= limit)
+      threshold_crossed(stats::threshold_data(false, 0, index));
     if (v < limit) return;  // not cached
   }
   ref = CellRef{tag, c};
@@ -1022,8 +1035,10 @@ __attribute__((constructor)) void auto_attach() { attach(nullptr); }
 namespace {
 using kron::detail::ThreadLane;
 using kron::detail::ThreadStats;
-static_assert(sizeof(mk_histogram) == sizeof(kron::histogram) && offsetof(mk_histogram, id) == offsetof(kron::histogram, id_));
-static_assert(sizeof(kron_c_lane_) == sizeof(ThreadLane) && offsetof(kron_c_lane_, phase) == offsetof(ThreadLane, phase));
+static_assert(sizeof(mk_histogram) == sizeof(kron::histogram) &&
+              offsetof(mk_histogram, id) == offsetof(kron::histogram, id_));
+static_assert(sizeof(kron_c_lane_) == sizeof(ThreadLane) &&
+              offsetof(kron_c_lane_, phase) == offsetof(ThreadLane, phase));
 static_assert(sizeof(kron_c_stats_) == sizeof(ThreadStats) &&
               offsetof(kron_c_stats_, counters) == offsetof(ThreadStats, counters) &&
               sizeof(kron_c_cellref_) == sizeof(kron::detail::CellRef));
@@ -1043,8 +1058,8 @@ uint32_t kron_site_register(struct kron_site* site) {
   std::uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
   if (id) return id;
   if (!g_board) return KRON_NAME_NONE;  // not stored: a later attach registers it
-  record::NameRecord r = name_entry(site->kind == KRON_SITE_EVENT ? record::NameKind::Event : record::NameKind::Scope,
-                                    gettid_u32());
+  record::NameRecord r =
+      name_entry(site->kind == KRON_SITE_EVENT ? record::NameKind::Event : record::NameKind::Scope, gettid_u32());
   copy_str(r.name, sizeof r.name, site->name);
   copy_str(r.function, sizeof r.function, site->function);
   copy_str(r.file, sizeof r.file, site->file, true);
@@ -1055,9 +1070,10 @@ uint32_t kron_site_register(struct kron_site* site) {
   return id;
 }
 void mk_named_fn(struct kron_site* site, unsigned group, uint64_t value, int what) {
-  kron::named(*site, group, value, what == KRON_NAMED_BEGIN ? kron::Named::Begin
-                                   : what == KRON_NAMED_END ? kron::Named::End
-                                                            : kron::Named::Event);
+  kron::named(*site, group, value,
+              what == KRON_NAMED_BEGIN ? kron::Named::Begin
+              : what == KRON_NAMED_END ? kron::Named::End
+                                       : kron::Named::Event);
 }
 void mk_thread_name(const char* name) { kron::thread_name(name); }
 int mk_map(const char* name) { return kron::attach(name) ? 0 : -1; }

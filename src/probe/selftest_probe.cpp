@@ -35,9 +35,12 @@ int main(int argc, char** argv) {
   }
   for (int i = 4; i + 1 < argc; i += 2) {
     const std::uint64_t data = std::strtoull(argv[i + 1], nullptr, 0);
-    if (std::strcmp(argv[i], "trace") == 0) kron::trace(level, data);
-    else if (std::strcmp(argv[i], "resource") == 0) kron::resource(level, data);
-    else return 2;
+    if (std::strcmp(argv[i], "trace") == 0)
+      kron::trace(level, data);
+    else if (std::strcmp(argv[i], "resource") == 0)
+      kron::resource(level, data);
+    else
+      return 2;
   }
   return 0;
 }

@@ -87,11 +87,12 @@ void BoardReader::check_blocks() {
     const BlockState s = blocks[x].state.load(std::memory_order_relaxed);
     const std::uint32_t l = blocks[x].lane.load(std::memory_order_relaxed);
     if ((s == BlockState::Writing || s == BlockState::Sealed) && l != kNoBlock && l >= geo().lane_count) {
-      add_problem(label_ + ": offset " + std::to_string(geo().blocks_offset + std::uint64_t{x} * sizeof(BlockHeader) +
-                                                       offsetof(BlockHeader, lane)) +
-                  ": block " + std::to_string(x) + " holds records of lane " + std::to_string(l) +
-                  ", beyond the lane count " + std::to_string(geo().lane_count) + " (offset " +
-                  std::to_string(offsetof(BoardHeader, lane_count)) + "): they would be neither read nor counted");
+      add_problem(
+          label_ + ": offset " +
+          std::to_string(geo().blocks_offset + std::uint64_t{x} * sizeof(BlockHeader) + offsetof(BlockHeader, lane)) +
+          ": block " + std::to_string(x) + " holds records of lane " + std::to_string(l) + ", beyond the lane count " +
+          std::to_string(geo().lane_count) + " (offset " + std::to_string(offsetof(BoardHeader, lane_count)) +
+          "): they would be neither read nor counted");
       return;
     }
   }
@@ -132,8 +133,54 @@ std::uint64_t BoardReader::count_in_place(std::uint32_t x, std::uint64_t a, std:
   return count;
 }
 
-BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink,
-                                    bool defer) {
+void BoardReader::set_corrupt(Pass& p, std::uint32_t lane, std::uint64_t off, const std::string& what) const {
+  p.corrupt = true;
+  p.problem = label_ + ": offset " + std::to_string(off) + ": lane " + std::to_string(lane) + ": " + what;
+}
+
+// The records of the segments from `keep` on, each one's kind and size checked, handed to the sink in one
+// piece (or, for figures, counted where they are). Sets p.corrupt, naming the offset, at a bad record.
+void BoardReader::emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink, std::size_t keep, Pass& p) {
+  const Geometry& b = geo();
+  const std::uint64_t B = b.block_slots();
+  std::vector<std::uint8_t>& buf = bufs_[i];
+  const std::vector<Seg>& segs = segs_;
+  auto corrupt = [&](std::uint64_t off, const std::string& what) { set_corrupt(p, i, off, what); };
+  // Walk the records kept, checking each one's kind and size.
+  std::uint64_t count = 0, bytes = 0;
+  for (std::size_t k = keep; k < segs.size() && !p.corrupt; ++k) {
+    const Seg& sg = segs[k];
+    if (!sink) {  // counted in place already
+      count += sg.counted;
+      p.r = std::max(p.r, sg.to);
+      continue;
+    }
+    std::uint64_t pos = sg.from;
+    while (pos < sg.to) {
+      const std::uint64_t w = record::header_word_at(buf.data() + sg.at + (pos - sg.from) * kSlot);
+      const std::uint64_t n = record::valid_slots(w);  // 0: unknown kind, or a size not its kind's
+      if (!n || pos + n > sg.to) {
+        const std::uint64_t at = b.data_offset + std::uint64_t{sg.block} * b.block_bytes + (pos % B) * kSlot;
+        corrupt(at, !n ? "record of kind " + std::to_string(record::kind_of(w)) + " and size " +
+                             std::to_string(record::size_of_word(w)) + " is not a Trace or Resource record"
+                       : "record runs past the end of its block or the lane's head");
+        break;
+      }
+      // ERRATUM E180: a 2.1 board's samples hold the cpu in the header; the file (1.4) wants them phased.
+      if (geo().minor < 2) record::upgrade_to_phased(buf.data() + sg.at + (pos - sg.from) * kSlot);
+      pos += n;
+      ++count;
+    }
+    bytes = sg.at + (pos - sg.from) * kSlot - (keep < segs.size() ? segs[keep].at : 0);
+    p.r = std::max(p.r, pos);
+  }
+  if (count && sink) sink(v, std::span<const std::uint8_t>(buf.data() + segs[keep].at, bytes), count);
+  p.emitted = count;
+  p.rr += count;
+}
+
+BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v,
+                                    const Sink& sink, bool defer) {
   const LaneHeader* L = map_.lane(i);
   const Geometry& b = geo();  // ERRATUM E120: the validated copy, never the live header
   const std::uint64_t B = b.block_slots();
@@ -143,10 +190,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   auto block_off = [&](std::uint32_t x) { return b.blocks_offset + std::uint64_t{x} * sizeof(BlockHeader); };
   Pass p;
   p.r = r, p.rr = rr;
-  auto corrupt = [&](std::uint64_t off, const std::string& what) {
-    p.corrupt = true;
-    p.problem = label_ + ": offset " + std::to_string(off) + ": lane " + std::to_string(i) + ": " + what;
-  };
+  auto corrupt = [&](std::uint64_t off, const std::string& what) { set_corrupt(p, i, off, what); };
   const bool circ = circular();
   // ERRATUM E34. A recycler stopped inside this lane's seqlock: a drain defers the lane (nothing taken,
   // nothing counted: the next pass retries it), unless the lane's owner is dead and the fields are taken
@@ -275,37 +319,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     }
     while (keep < segs.size() && segs[keep].from < t1) ++keep;  // t1 is a block bound: whole segments
   }
-  // Walk the records kept, checking each one's kind and size.
-  std::uint64_t count = 0, bytes = 0;
-  for (std::size_t k = keep; k < segs.size() && !p.corrupt; ++k) {
-    const Seg& sg = segs[k];
-    if (!sink) {  // counted in place already
-      count += sg.counted;
-      p.r = std::max(p.r, sg.to);
-      continue;
-    }
-    std::uint64_t pos = sg.from;
-    while (pos < sg.to) {
-      const std::uint64_t w = record::header_word_at(buf.data() + sg.at + (pos - sg.from) * kSlot);
-      const std::uint64_t n = record::valid_slots(w);  // 0: unknown kind, or a size not its kind's
-      if (!n || pos + n > sg.to) {
-        const std::uint64_t at = b.data_offset + std::uint64_t{sg.block} * b.block_bytes + (pos % B) * kSlot;
-        corrupt(at, !n ? "record of kind " + std::to_string(record::kind_of(w)) + " and size " +
-                             std::to_string(record::size_of_word(w)) + " is not a Trace or Resource record"
-                       : "record runs past the end of its block or the lane's head");
-        break;
-      }
-      // ERRATUM E180: a 2.1 board's samples hold the cpu in the header; the file (1.4) wants them phased.
-      if (geo().minor < 2) record::upgrade_to_phased(buf.data() + sg.at + (pos - sg.from) * kSlot);
-      pos += n;
-      ++count;
-    }
-    bytes = sg.at + (pos - sg.from) * kSlot - (keep < segs.size() ? segs[keep].at : 0);
-    p.r = std::max(p.r, pos);
-  }
-  if (count && sink) sink(v, std::span<const std::uint8_t>(buf.data() + segs[keep].at, bytes), count);
-  p.emitted = count;
-  p.rr += count;
+  emit_kept(i, v, sink, keep, p);
   if (p.corrupt) p.r = h;
   return p;
 }
@@ -381,8 +395,8 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
     // The owner is gone: record the lane's final figures and free it for another thread.
     const std::uint64_t passed = L->passed.load(std::memory_order_relaxed);
     const std::uint64_t torn = passed > v.overruns + p.rr ? passed - v.overruns - p.rr : 0;
-    tracefile::LaneEntry e{v.pid, v.tid, v.drained + p.emitted, v.overruns + torn, v.overwritten + p.overwritten, v.waits,
-                           v.wait_ticks};
+    tracefile::LaneEntry e{
+        v.pid, v.tid, v.drained + p.emitted, v.overruns + torn, v.overwritten + p.overwritten, v.waits, v.wait_ticks};
     finished->push_back(e);
     freed_.passed += passed;
     freed_.recorded += e.samples;

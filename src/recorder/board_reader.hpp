@@ -19,16 +19,16 @@ namespace kron::recorder {
 struct LaneView {
   std::uint32_t index = 0, pid = 0, tid = 0, source = 0, occupancy = 0;
   board::LaneState state = board::LaneState::Free;
-  bool owner_dead = false;       // Active, but its process is gone (killed)
-  std::uint64_t passed = 0;      // probes that passed filter and enable
-  std::uint64_t written = 0;     // records ever written (drained + overwritten + held)
-  std::uint64_t drained = 0;     // records taken off by a drain
-  std::uint64_t held = 0;        // records on the board now
+  bool owner_dead = false;    // Active, but its process is gone (killed)
+  std::uint64_t passed = 0;   // probes that passed filter and enable
+  std::uint64_t written = 0;  // records ever written (drained + overwritten + held)
+  std::uint64_t drained = 0;  // records taken off by a drain
+  std::uint64_t held = 0;     // records on the board now
   std::uint64_t overruns = 0, overwritten = 0, waits = 0, wait_ticks = 0;
-  std::uint64_t torn = 0;        // a record cut by the owner's death: counted, never decoded
+  std::uint64_t torn = 0;            // a record cut by the owner's death: counted, never decoded
   std::uint64_t capacity_slots = 0;  // the board's whole pool: a lane may fill all of it
   std::uint64_t used_slots = 0;      // slots of this lane on the board now
-  std::string problem;           // corrupt lane memory: what and where (segment offset)
+  std::string problem;               // corrupt lane memory: what and where (segment offset)
 };
 
 // Accounting over the whole board (or a drain): passed == recorded + overruns + overwritten.
@@ -111,7 +111,10 @@ class BoardReader {
   };
   // `defer`: a lane whose live writer is inside its tail seqlock is left for a later pass (the drain);
   // without it the fields are taken as they are (snapshot and figures, which change nothing).
-  Pass pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink, bool defer = false);
+  Pass pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink,
+            bool defer = false);
+  void emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink, std::size_t keep, Pass& p);
+  void set_corrupt(Pass& p, std::uint32_t lane, std::uint64_t off, const std::string& what) const;
 
   // Gives back to the free stack the blocks of lane i that the drain has read whole and its writer has
   // left (simple boards); all of them (`all`) when the lane is being freed, where a circular board's
@@ -142,7 +145,7 @@ class BoardReader {
                                std::uint64_t* bad_at) const;
   std::vector<Seg> segs_;
   std::vector<std::string> problems_;
-  Totals freed_;  // lanes finished and freed by drain()
+  Totals freed_;                // lanes finished and freed by drain()
   std::uint64_t deferred_ = 0;  // lane passes left for later: a writer was inside its seqlock
 
  public:

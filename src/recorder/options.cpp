@@ -17,12 +17,18 @@ std::optional<std::uint64_t> parse_size(const std::string& text) {
   std::string unit = text.substr(i);
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   unsigned shift = 0;
-  if (unit.empty() || unit == "B") shift = 0;
-  else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
-  else if (unit == "M" || unit == "MB" || unit == "MIB") shift = 20;
-  else if (unit == "G" || unit == "GB" || unit == "GIB") shift = 30;
-  else if (unit == "T" || unit == "TB" || unit == "TIB") shift = 40;
-  else return std::nullopt;
+  if (unit.empty() || unit == "B")
+    shift = 0;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    shift = 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    shift = 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    shift = 30;
+  else if (unit == "T" || unit == "TB" || unit == "TIB")
+    shift = 40;
+  else
+    return std::nullopt;
   if (v > (board::kMaxSegment >> shift)) return std::nullopt;
   return v << shift;
 }
@@ -69,7 +75,8 @@ void apply_board_options(const std::string& buffer, std::uint32_t lanes, const s
   if (!size) throw InputError::at_offset("--buffer " + buffer, 0, "expected a size such as 16M or 1G");
   o.size = *size;
   if (lanes == 0 || lanes > board::kMaxLanes)
-    throw InputError::at_offset("--lanes " + std::to_string(lanes), 0, "expected 1 to " + std::to_string(board::kMaxLanes));
+    throw InputError::at_offset("--lanes " + std::to_string(lanes), 0,
+                                "expected 1 to " + std::to_string(board::kMaxLanes));
   o.lanes = lanes;
   if (block != "auto") {
     const auto b = parse_size(block);

@@ -63,10 +63,10 @@ void stop_program(pid_t child, const std::string& name, const std::string& why) 
   while ((got = ::waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < give_up)
     ::usleep(10'000);
   if (got == 0) {
-    std::fprintf(stderr, "kron record: %s (pid %d) did not end on SIGTERM: SIGKILL\n", name.c_str(), static_cast<int>(child));
+    std::fprintf(stderr, "kron record: %s (pid %d) did not end on SIGTERM: SIGKILL\n", name.c_str(),
+                 static_cast<int>(child));
     ::kill(child, SIGKILL);
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
   }
 }
 
@@ -189,8 +189,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     if (gate[0] >= 0) {
       ::close(gate[1]);
       char go = 0;
-      while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {
-      }
+      while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {}
       if (go != 1) ::_exit(127);  // kron record could not record the switches: it says why
     }
     ::setenv(board::kEnvBoard, o.board.name.c_str(), 1);
@@ -212,14 +211,12 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     if (!sched) {  // the program never ran: closing the gate ends it
       ::close(gate[1]);
       int status = 0;
-      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-      }
+      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
       g_child = 0;
       throw InputError::at_offset("--sched", 0, why);
     }
     const char go = 1;
-    if (::write(gate[1], &go, 1) != 1) {
-    }
+    if (::write(gate[1], &go, 1) != 1) {}
     ::close(gate[1]);
   }
   RecordResult r;
@@ -295,7 +292,8 @@ SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const S
 DrainLock DrainLock::take(const std::string& name) {
   const std::string shm = board::board_path(name);
   const int fd = ::open(shm.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);  // children never hold it
-  if (fd < 0) throw std::runtime_error("board " + name + ": cannot open " + shm + " to lock it: " + std::strerror(errno));
+  if (fd < 0)
+    throw std::runtime_error("board " + name + ": cannot open " + shm + " to lock it: " + std::strerror(errno));
   auto busy = [&](pid_t pid) {
     ::close(fd);
     return std::runtime_error("board " + name + " is already being drained by " +
@@ -344,7 +342,8 @@ bool mapped_elsewhere(const std::string& path) {
     std::ifstream maps(std::string("/proc/") + e->d_name + "/maps");
     while (!found && std::getline(maps, line)) {
       const auto at = line.find(path);
-      found = at != std::string::npos && (at + path.size() == line.size() || line.compare(at + path.size(), 10, " (deleted)") == 0);
+      found = at != std::string::npos &&
+              (at + path.size() == line.size() || line.compare(at + path.size(), 10, " (deleted)") == 0);
     }
   }
   ::closedir(d);

@@ -18,28 +18,28 @@ namespace kron::recorder {
 
 // ---- kron record ----------------------------------------------------------------------------------------
 struct RecordOptions {
-  board::CreateOptions board;          // the board to create (name, size, lanes, mode, filter, csr, counters)
-  std::string output = "kron.trace";   // trace file
-  std::vector<std::string> program;    // program and arguments (run with KRON_BOARD, KRON_NODE set)
+  board::CreateOptions board;         // the board to create (name, size, lanes, mode, filter, csr, counters)
+  std::string output = "kron.trace";  // trace file
+  std::vector<std::string> program;   // program and arguments (run with KRON_BOARD, KRON_NODE set)
   double hold_ms = double(Recorder::kDefaultHoldMs);
-  int compress_level = 0;              // --compress: zstd level 1-19 for the file's chunks; 0 none
-  bool sched = false;                  // --sched: the program's context switches (sched.hpp) into the file
-  double snapshot_interval_s = 0;      // --snapshot-interval: histogram/counter snapshots (issue 12); 0 final only
+  int compress_level = 0;          // --compress: zstd level 1-19 for the file's chunks; 0 none
+  bool sched = false;              // --sched: the program's context switches (sched.hpp) into the file
+  double snapshot_interval_s = 0;  // --snapshot-interval: histogram/counter snapshots (issue 12); 0 final only
 };
 struct RecordResult {
-  int wait_status = 0;            // the program's, as waitpid() returns it
+  int wait_status = 0;  // the program's, as waitpid() returns it
   std::uint64_t records = 0, bytes = 0, late = 0;
-  std::uint64_t file_bytes = 0;   // the record area on disk (less than `bytes` when compressed)
+  std::uint64_t file_bytes = 0;  // the record area on disk (less than `bytes` when compressed)
   // Every record of the record area uncompressed (samples, snapshots, context switches): the header's
   // records_raw_bytes, as file_bytes is its records_bytes, so kron record's ratio is kron info's (ERRATUM E401).
   std::uint64_t file_raw_bytes = 0;
   Totals totals;
-  double seconds = 0;             // the program's run time
-  std::uint64_t clock_hz = 0;     // the board's timestamp rate
-  std::vector<std::string> problems;  // corrupt lane memory met (each names its offset)
-  std::string board_note;         // --huge-pages: what the board got, or why not
+  double seconds = 0;                                // the program's run time
+  std::uint64_t clock_hz = 0;                        // the board's timestamp rate
+  std::vector<std::string> problems;                 // corrupt lane memory met (each names its offset)
+  std::string board_note;                            // --huge-pages: what the board got, or why not
   std::uint64_t sched_switches = 0, sched_lost = 0;  // --sched: switches written; lost by the kernel
-  std::uint64_t snapshots = 0;    // histogram and counter snapshot records written (issue 12)
+  std::uint64_t snapshots = 0;                       // histogram and counter snapshot records written (issue 12)
 };
 // Called about every 250 ms while the program runs: records and bytes written so far, seconds.
 using Progress = std::function<void(std::uint64_t records, std::uint64_t bytes, double seconds)>;
@@ -55,8 +55,8 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress = n
 
 // ---- kron rdsample --board ------------------------------------------------------------------------------
 struct SnapshotOptions {
-  std::uint64_t start = 0, end = ~std::uint64_t{0};  // samples by index in time order (ERRATUM E27)
-  std::string program;                                // the file header's program text
+  std::uint64_t start = 0, end = ~std::uint64_t{0};                     // samples by index in time order (ERRATUM E27)
+  std::string program;                                                  // the file header's program text
   std::function<void(const LaneView&, std::uint64_t samples)> on_lane;  // each lane read (verbose)
 };
 struct SnapshotResult {
@@ -96,17 +96,17 @@ class DrainLock {
 };
 
 struct BoardRecordOptions {
-  std::string board;                   // an existing board (kron board create), written by kron run programs
+  std::string board;  // an existing board (kron board create), written by kron run programs
   std::string output = "kron.trace";
   double hold_ms = double(Recorder::kDefaultHoldMs);
-  double until_idle_s = -1;            // >= 0: end once no writer was attached for that long; < 0: on a signal
-  int compress_level = 0;              // as RecordOptions
-  double snapshot_interval_s = 0;      // as RecordOptions
+  double until_idle_s = -1;        // >= 0: end once no writer was attached for that long; < 0: on a signal
+  int compress_level = 0;          // as RecordOptions
+  double snapshot_interval_s = 0;  // as RecordOptions
 };
 struct BoardRecordResult : RecordResult {
-  int signal = 0;                      // SIGINT / SIGTERM that ended the recording (0: idle)
-  std::uint64_t earlier = 0;           // records an earlier drainer took off the board (not in this file)
-  std::uint64_t left = 0;              // records published after the last pass: still on the board
+  int signal = 0;             // SIGINT / SIGTERM that ended the recording (0: idle)
+  std::uint64_t earlier = 0;  // records an earlier drainer took off the board (not in this file)
+  std::uint64_t left = 0;     // records published after the last pass: still on the board
 };
 // Drains board `o.board` into a trace file until SIGINT/SIGTERM or, with until_idle_s >= 0, until no
 // process had the board mapped and no lane had a live owner for that long. Same time order, hold-back

@@ -118,8 +118,10 @@ void TimeMerge::emit(const std::uint8_t* p, std::size_t bytes, std::uint64_t cou
     return;
   }
   if (staged_ + bytes > kStageBytes) flush();
-  if (bytes == sizeof(record::TraceRecord)) std::memcpy(stage_.get() + staged_, p, sizeof(record::TraceRecord));
-  else std::memcpy(stage_.get() + staged_, p, bytes);
+  if (bytes == sizeof(record::TraceRecord))
+    std::memcpy(stage_.get() + staged_, p, sizeof(record::TraceRecord));
+  else
+    std::memcpy(stage_.get() + staged_, p, bytes);
   staged_ += bytes;
   staged_count_ += count;
 }
@@ -137,8 +139,8 @@ std::uint64_t TimeMerge::merge(std::uint64_t w) {
   for (const std::uint32_t i : active_) {
     const Lane& l = lanes_[i];
     const std::uint8_t* p = l.fresh.empty() ? l.chunks.front().buf.data() + l.chunks.front().off : l.fresh.data();
-    const std::uint8_t* e = l.fresh.empty() ? l.chunks.front().buf.data() + l.chunks.front().buf.size()
-                                            : l.fresh.data() + l.fresh.size();
+    const std::uint8_t* e =
+        l.fresh.empty() ? l.chunks.front().buf.data() + l.chunks.front().buf.size() : l.fresh.data() + l.fresh.size();
     heap_.push_back(Cursor{ts_at(p), p, e, i});
   }
   for (std::size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);
@@ -155,8 +157,10 @@ std::uint64_t TimeMerge::merge(std::uint64_t w) {
     for (;;) {
       // ERRATUM E33: a record older than one already written arrived behind the watermark: written
       // here, counted in `late`.
-      if (t < max_written_) ++late_;
-      else max_written_ = t;
+      if (t < max_written_)
+        ++late_;
+      else
+        max_written_ = t;
       q += size_at(q);  // sizes were validated by the reader (32 or 160)
       ++k;
       if (q >= c.end) break;
@@ -201,10 +205,7 @@ Recorder::Recorder(BoardReader& board, tracefile::Writer& out)
     : Recorder(board, out, board.geo().clock_hz / 1000 * kDefaultHoldMs) {}
 
 Recorder::Recorder(BoardReader& board, tracefile::Writer& out, std::uint64_t hold_ticks)
-    : board_(board),
-      out_(out),
-      hold_(hold_ticks),
-      merge_([this](std::span<const std::uint8_t> recs, std::uint64_t n) {
+    : board_(board), out_(out), hold_(hold_ticks), merge_([this](std::span<const std::uint8_t> recs, std::uint64_t n) {
         if (map_) [[unlikely]] {  // test-only: a clock fault injected into the records (set_timestamp_map)
           mapped_.assign(recs.begin(), recs.end());
           for (std::size_t at = 0; at + sizeof(record::RecordHeader) <= mapped_.size();) {
@@ -250,7 +251,8 @@ std::uint64_t Recorder::drain_once(bool final) {
         if (v.capacity_slots) {
           const double slots = double(recs.size() / record::kSlotBytes);
           pool_fill += slots / double(v.capacity_slots);
-          fill_ = std::max(fill_, slots / double(std::min<std::uint64_t>(v.capacity_slots, kPaceBytes / record::kSlotBytes)));
+          fill_ = std::max(fill_,
+                           slots / double(std::min<std::uint64_t>(v.capacity_slots, kPaceBytes / record::kSlotBytes)));
         }
       },
       &finished_);
@@ -296,7 +298,8 @@ void Recorder::run(const std::function<bool()>& done, const std::function<void()
     const auto since = std::chrono::duration_cast<std::chrono::microseconds>(start - last_pass);
     last_pass = start;
     // A full lane makes its writer wait (or lose samples): come back before the fullest one fills.
-    const auto delay = next_pass_delay(fill_, since) - std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
+    const auto delay =
+        next_pass_delay(fill_, since) - std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start);
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
   }
   drain_once(true);  // what the writers published before they ended, and everything held

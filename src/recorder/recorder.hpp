@@ -83,8 +83,8 @@ class TimeMerge {
 
   Out out_;
   std::vector<Lane> lanes_;
-  std::vector<std::uint32_t> active_;  // lanes with records, in no order
-  std::vector<Cursor> heap_;           // min-heap by ts
+  std::vector<std::uint32_t> active_;             // lanes with records, in no order
+  std::vector<Cursor> heap_;                      // min-heap by ts
   std::vector<std::vector<std::uint8_t>> spare_;  // emptied chunks, kept for reuse
   std::size_t spare_bytes_ = 0;
   std::unique_ptr<std::uint8_t[]> stage_;  // kStageBytes; staged_ of them in use
@@ -125,7 +125,7 @@ class Recorder {
   std::uint64_t records() const { return merge_.records(); }
   std::uint64_t bytes() const { return merge_.bytes(); }
   std::uint64_t file_bytes() const { return out_.stored_bytes(); }  // the record area on disk (compressed)
-  std::uint64_t file_raw_bytes() const { return out_.bytes(); }  // the record area's records, uncompressed
+  std::uint64_t file_raw_bytes() const { return out_.bytes(); }     // the record area's records, uncompressed
   std::uint64_t late() const { return merge_.late(); }
   std::uint64_t held() const { return merge_.held(); }  // records held for a later pass now
   std::uint64_t hold_ticks() const { return hold_; }
@@ -148,7 +148,7 @@ class Recorder {
   tracefile::Writer& out_;
   std::uint64_t hold_;
   std::function<std::uint64_t(std::uint64_t)> map_;  // set_timestamp_map (before merge_: its callback uses it)
-  std::vector<std::uint8_t> mapped_;                  // the records it rewrote
+  std::vector<std::uint8_t> mapped_;                 // the records it rewrote
   TimeMerge merge_;
   std::vector<tracefile::LaneEntry> finished_;
   std::uint64_t taken_ = 0;

@@ -41,7 +41,7 @@ std::unique_ptr<SchedRecorder> SchedRecorder::open(pid_t pid, std::uint32_t node
   a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   a.sample_id_all = 1;  // the switch records carry (pid, tid) and time
   a.context_switch = 1;
-  a.inherit = 1;         // every thread and child the program makes
+  a.inherit = 1;  // every thread and child the program makes
   a.disabled = 1;
   a.enable_on_exec = 1;  // from the program's exec on (not kron record's code between fork and exec)
   a.exclude_kernel = 1;
@@ -55,7 +55,8 @@ std::unique_ptr<SchedRecorder> SchedRecorder::open(pid_t pid, std::uint32_t node
   const long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
   int first_error = 0;
   for (long cpu = 0; cpu < cpus; ++cpu) {
-    const int fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, pid, static_cast<int>(cpu), -1, PERF_FLAG_FD_CLOEXEC));
+    const int fd =
+        static_cast<int>(::syscall(SYS_perf_event_open, &a, pid, static_cast<int>(cpu), -1, PERF_FLAG_FD_CLOEXEC));
     if (fd < 0) {
       if (errno == ENODEV) continue;  // an offline CPU
       if (!first_error) first_error = errno;
@@ -70,8 +71,8 @@ std::unique_ptr<SchedRecorder> SchedRecorder::open(pid_t pid, std::uint32_t node
     s->rings_.push_back(Ring{fd, m, static_cast<std::uint32_t>(cpu)});
   }
   if (first_error || s->rings_.empty()) {
-    *why = std::string("perf_event_open (context switches of pid ") + std::to_string(pid) + ") failed: " +
-           std::strerror(first_error ? first_error : ENODEV);
+    *why = std::string("perf_event_open (context switches of pid ") + std::to_string(pid) +
+           ") failed: " + std::strerror(first_error ? first_error : ENODEV);
     if (first_error == EACCES || first_error == EPERM) {
       std::string paranoid = "?";
       if (FILE* f = std::fopen("/proc/sys/kernel/perf_event_paranoid", "r")) {
@@ -108,7 +109,8 @@ void SchedRecorder::poll() {
     std::uint8_t rec[256];
     while (tail < head) {
       perf_event_header h;
-      for (std::size_t i = 0; i < sizeof h; ++i) reinterpret_cast<std::uint8_t*>(&h)[i] = data[(tail + i) % data_bytes_];
+      for (std::size_t i = 0; i < sizeof h; ++i)
+        reinterpret_cast<std::uint8_t*>(&h)[i] = data[(tail + i) % data_bytes_];
       if (h.size < sizeof h || tail + h.size > head) break;  // damaged or not whole: stop here
       const std::size_t n = std::min<std::size_t>(h.size, sizeof rec);
       for (std::size_t i = 0; i < n; ++i) rec[i] = data[(tail + i) % data_bytes_];
@@ -121,9 +123,9 @@ void SchedRecorder::poll() {
         record::SchedRecord sr{};
         sr.h.kind = record::RecordKind::SchedSwitch;
         sr.h.size = sizeof sr;
-        sr.h.flags = static_cast<std::uint8_t>(
-            (h.misc & PERF_RECORD_MISC_SWITCH_OUT ? record::kSchedOut : 0) |
-            (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? record::kSchedPreempt : 0));
+        sr.h.flags =
+            static_cast<std::uint8_t>((h.misc & PERF_RECORD_MISC_SWITCH_OUT ? record::kSchedOut : 0) |
+                                      (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? record::kSchedPreempt : 0));
         sr.h.group = 0xff;
         sr.h.cpu = static_cast<std::uint16_t>(r.cpu);
         sr.source = board::source_id(node_, pid);
@@ -145,8 +147,9 @@ void SchedRecorder::poll() {
 
 std::vector<record::SchedRecord> SchedRecorder::take_sorted(const tracefile::FileHeader& time_base) {
   for (auto& sr : out_) sr.timestamp = tracefile::kernel_ns_to_ticks(time_base, sr.timestamp);
-  std::stable_sort(out_.begin(), out_.end(),
-                   [](const record::SchedRecord& x, const record::SchedRecord& y) { return x.timestamp < y.timestamp; });
+  std::stable_sort(out_.begin(), out_.end(), [](const record::SchedRecord& x, const record::SchedRecord& y) {
+    return x.timestamp < y.timestamp;
+  });
   return std::move(out_);
 }
 

@@ -22,7 +22,7 @@ std::uint64_t load(const std::uint64_t& w) { return __atomic_load_n(&w, __ATOMIC
 BoardStats read_board_stats(const board::Mapping& m, std::uint64_t timestamp) {
   BoardStats r;
   const board::Geometry& g = m.geometry();  // validated (ERRATUM E120)
-  if (g.minor < 2) return r;  // a 2.1 board: no statistics, no counts of them
+  if (g.minor < 2) return r;                // a 2.1 board: no statistics, no counts of them
   const board::BoardHeader& h = *m.header();
   r.stat_lost = h.stat_lost.load(std::memory_order_relaxed);
   r.thresholds_crossed = h.thresholds_crossed.load(std::memory_order_relaxed);
@@ -36,7 +36,8 @@ BoardStats read_board_stats(const board::Mapping& m, std::uint64_t timestamp) {
     const board::HistSlot* s = m.hist_slot(i);
     names[i].fill(0);
     if (s->header.load(std::memory_order_acquire) == board::kHistSlotWord) {
-      for (std::size_t k = 0; k + 1 < stats::kHistNameBytes; ++k) names[i][k] = __atomic_load_n(&s->name[k], __ATOMIC_RELAXED);
+      for (std::size_t k = 0; k + 1 < stats::kHistNameBytes; ++k)
+        names[i][k] = __atomic_load_n(&s->name[k], __ATOMIC_RELAXED);
     }
   }
   // Counter cells of one (source, thread, phase) gather into one record (or a few).
@@ -55,7 +56,8 @@ BoardStats read_board_stats(const board::Mapping& m, std::uint64_t timestamp) {
     const std::uint32_t thread = __atomic_load_n(&d->thread, __ATOMIC_RELAXED);
     if (kind == stats::CellKind::Histogram) {
       if (object == 0 || object > g.hist_slots) {
-        r.problems.push_back(fmt::format("statistics cell {} at offset {}: histogram id {} is not in the table", i, at, object));
+        r.problems.push_back(
+            fmt::format("statistics cell {} at offset {}: histogram id {} is not in the table", i, at, object));
         continue;
       }
       stats::HistSnapshotRecord s{};
@@ -95,8 +97,10 @@ BoardStats read_board_stats(const board::Mapping& m, std::uint64_t timestamp) {
     // Two cells of one page (a thread id reused within a process): one entry per counter, summed.
     std::vector<stats::CounterEntry> u;
     for (const auto& x : v) {
-      if (!u.empty() && u.back().index == x.index) u.back().value += x.value;
-      else u.push_back(x);
+      if (!u.empty() && u.back().index == x.index)
+        u.back().value += x.value;
+      else
+        u.push_back(x);
     }
     for (std::size_t from = 0; from < u.size(); from += stats::kMaxCounterEntriesPerRecord) {
       const std::size_t n = std::min(u.size() - from, stats::kMaxCounterEntriesPerRecord);

@@ -22,7 +22,8 @@ struct DeviceEntry {
 std::vector<DeviceEntry>& device_registry();
 
 struct DeviceRegistrar {
-  DeviceRegistrar(std::string board, std::string chip, std::string summary, std::function<std::unique_ptr<Device>()> make) {
+  DeviceRegistrar(std::string board, std::string chip, std::string summary,
+                  std::function<std::unique_ptr<Device>()> make) {
     device_registry().push_back({std::move(board), std::move(chip), std::move(summary), std::move(make)});
   }
 };
@@ -36,7 +37,7 @@ std::unique_ptr<Device> make_device(std::string_view board, std::string_view chi
 #define KRON_SIM_CAT2(a, b) a##b
 #define KRON_SIM_CAT(a, b) KRON_SIM_CAT2(a, b)
 // KRON_SIM_DEVICE("", "mk2", "MultiKron II chip (000)", kron::mk2::Mk2);
-#define KRON_SIM_DEVICE(board, chip, summary, Type)                                  \
-  static const ::kron::sim::DeviceRegistrar KRON_SIM_CAT(kron_sim_device_, __LINE__) { \
+#define KRON_SIM_DEVICE(board, chip, summary, Type)                                       \
+  static const ::kron::sim::DeviceRegistrar KRON_SIM_CAT(kron_sim_device_, __LINE__) {    \
     board, chip, summary, [] { return std::unique_ptr<::kron::sim::Device>(new Type()); } \
   }

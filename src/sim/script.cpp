@@ -83,7 +83,8 @@ void parse_clock(const Syntax& syn, const Token& t, Command& c) {
   const auto eq = t.text.find('=');
   const std::string_view key = t.text.substr(0, eq);
   const unsigned slot = key == "node" ? 0 : key == "ts" ? 1 : 2;
-  if (eq == std::string_view::npos || slot == 2) syn.fail(t.column, fmt::format("expected node=HZ or ts=HZ, got '{}'", t.text));
+  if (eq == std::string_view::npos || slot == 2)
+    syn.fail(t.column, fmt::format("expected node=HZ or ts=HZ, got '{}'", t.text));
   if (c.num[slot] != 0) syn.fail(t.column, fmt::format("{} given twice", key));
   const Token value{t.text.substr(eq + 1), static_cast<unsigned>(t.column + eq + 1)};
   c.num[slot] = syn.number(value);
@@ -123,8 +124,7 @@ std::optional<Command> parse_line(std::string_view text, const std::string& file
   }
   c.op = sig->op;
   const std::size_t nargs = tok.size() - 1;
-  if (nargs < sig->min_args || nargs > sig->max_args)
-    syn.fail(tok[0].column, fmt::format("usage: {}", sig->usage));
+  if (nargs < sig->min_args || nargs > sig->max_args) syn.fail(tok[0].column, fmt::format("usage: {}", sig->usage));
   const auto arg = [&](std::size_t i) -> const Token& { return tok[i + 1]; };
   switch (c.op) {
     case Op::Clocks:
@@ -139,8 +139,9 @@ std::optional<Command> parse_line(std::string_view text, const std::string& file
     case Op::Tick:  // ERRATUM E134: no model's clock goes past kMaxClock; say so before anything runs
       c.num = {syn.number(arg(0))};
       if (c.num[0] > kMaxClock)
-        syn.fail(arg(0).column, fmt::format("tick {} is more than a model's clock reaches (2^62 node clocks, ERRATUM E134)",
-                                            arg(0).text));
+        syn.fail(
+            arg(0).column,
+            fmt::format("tick {} is more than a model's clock reaches (2^62 node clocks, ERRATUM E134)", arg(0).text));
       break;
     case Op::Write:
     case Op::Read:
@@ -178,8 +179,9 @@ std::string format_sample(classic::Chip chip, const SampleOut& out) {
     return fmt::format("sample @{} undecodable bytes={} raw={}", out.clock, out.bytes.size(), hex);
   }
   const classic::Layout& l = classic::layout(chip);
-  std::string line = fmt::format("sample @{} type={} cpu={} ts={} src=0x{:08x} data=0x{:0{}x} flags={}", out.clock,
-                                 name(s.type), s.cpu, s.timestamp, s.source, s.data, 2 * l.data_bytes, flag_names(s.flags));
+  std::string line =
+      fmt::format("sample @{} type={} cpu={} ts={} src=0x{:08x} data=0x{:0{}x} flags={}", out.clock, name(s.type),
+                  s.cpu, s.timestamp, s.source, s.data, 2 * l.data_bytes, flag_names(s.flags));
   if (s.is_resource()) {
     line += " counters=";
     for (unsigned i = 0; i < kResourceCounters; ++i) line += fmt::format("{}{}", i ? "," : "", s.counters[i]);
@@ -216,7 +218,8 @@ unsigned run_script(const std::vector<Command>& commands, const std::string& fil
   for (const Command& c : commands) {
     const auto address = [&](std::uint64_t a) {
       if (a >= device.address_limit())
-        throw InputError::at_line(file, c.line, 0, fmt::format("address {} out of range 0-{}", a, device.address_limit() - 1));
+        throw InputError::at_line(file, c.line, 0,
+                                  fmt::format("address {} out of range 0-{}", a, device.address_limit() - 1));
       return static_cast<std::uint32_t>(a);
     };
     try {

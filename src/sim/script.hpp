@@ -8,8 +8,8 @@
 //   waitstates 0|1           the wait-state pin, latched at the next reset
 //   netrdy 0|1               the NETRDY input
 //   ext C 0|1                level of counter C's external input (0-15)
-//   write ADDR DATA          a processor write (ADDR: a number, or a name the device knows: NUMAchine PR, GPC0, SRAM[5])
-//   read ADDR                a processor read: prints `read ADDR = 0xHHHHHHHHHHHHHHHH` (the device's width)
+//   write ADDR DATA          a processor write (ADDR: a number, or a name the device knows: NUMAchine PR, GPC0,
+//   SRAM[5]) read ADDR                a processor read: prints `read ADDR = 0xHHHHHHHHHHHHHHHH` (the device's width)
 //   expect ADDR VALUE [MASK] a read compared with VALUE under MASK; a mismatch is reported, exit status 1
 //   tick N                   advance N node clocks (a device's clock stops at 2^62: sim::kMaxClock)
 //   drain                    advance until nothing is left to send
@@ -32,15 +32,29 @@
 
 namespace kron::sim {
 
-enum class Op : std::uint8_t { Clocks, Reset, Cpu, TestMode, WaitStates, NetRdy, Ext, Write, Read, Expect, Tick, Drain, Other };
+enum class Op : std::uint8_t {
+  Clocks,
+  Reset,
+  Cpu,
+  TestMode,
+  WaitStates,
+  NetRdy,
+  Ext,
+  Write,
+  Read,
+  Expect,
+  Tick,
+  Drain,
+  Other
+};
 
 struct Command {
   Op op = Op::Other;
   unsigned line = 0;
-  std::vector<std::uint64_t> num;      // numeric arguments in order (Clocks: node, ts; 0 = unchanged)
+  std::vector<std::uint64_t> num;          // numeric arguments in order (Clocks: node, ts; 0 = unchanged)
   std::uint64_t mask = ~std::uint64_t{0};  // Expect
-  std::string word;                    // Other: the command word
-  std::vector<std::string> words;      // Other: its arguments
+  std::string word;                        // Other: the command word
+  std::vector<std::string> words;          // Other: its arguments
 };
 
 // Parses one line. Returns nothing for a blank or comment line; throws kron::InputError naming
@@ -58,8 +72,8 @@ std::string format_sample(classic::Chip chip, const SampleOut& s);
 std::string format_element(std::uint64_t clock, classic::NetElement e);
 
 struct RunOptions {
-  bool net_bits = false;           // print every 10-bit element
-  std::ostream* net = nullptr;     // raw data bytes of the network stream
+  bool net_bits = false;        // print every 10-bit element
+  std::ostream* net = nullptr;  // raw data bytes of the network stream
 };
 
 // Runs `commands` on `device`, printing to `out`. Returns the number of failed expects; throws

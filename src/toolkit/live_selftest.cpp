@@ -51,8 +51,8 @@ std::string probe_program() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (const auto& c : {self.parent_path() / "kron-selftest-probe",
-                          self.parent_path() / KRON_BIN_TO_LIBEXEC / "kron-selftest-probe"})
+    for (const auto& c :
+         {self.parent_path() / "kron-selftest-probe", self.parent_path() / KRON_BIN_TO_LIBEXEC / "kron-selftest-probe"})
       if (::access(c.c_str(), X_OK) == 0) return c.string();
   }
   throw std::runtime_error("cannot find kron-selftest-probe (the selftest's probe program) beside " + self.string() +
@@ -78,8 +78,7 @@ std::uint32_t run_probes(const std::string& board, unsigned level, int cpu,
     ::_exit(127);
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return static_cast<std::uint32_t>(pid);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 4) return 0;
   throw std::runtime_error(fmt::format("{} {} failed ({})", prog, board,
@@ -93,9 +92,10 @@ class LiveBoard {
   explicit LiveBoard(const std::string& name) : r_(recorder::BoardReader::open(name)), name_(name) {
     const std::uint32_t pid = h().drainer_pid.load(std::memory_order_acquire);
     if (pid && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM))
-      throw std::runtime_error(fmt::format("board {} is being drained by process {} (kron record): the test's samples "
-                                           "would go into that recording; stop it first",
-                                           name, pid));
+      throw std::runtime_error(
+          fmt::format("board {} is being drained by process {} (kron record): the test's samples "
+                      "would go into that recording; stop it first",
+                      name, pid));
     filter_ = board::filter_of(h());
     csr_ = board::csr_stored(h());
   }
@@ -103,7 +103,8 @@ class LiveBoard {
     board::write_filter(h(), filter_);
     // 000 Table B1: each stored bit is set by its even control bit and cleared by the odd one above it.
     std::uint16_t w = 0;
-    for (const std::uint16_t bit : {board::kCsrSamplingEnabled, board::kCsrWriteWait, board::kCsrReadWait, board::kCsr32Bit})
+    for (const std::uint16_t bit :
+         {board::kCsrSamplingEnabled, board::kCsrWriteWait, board::kCsrReadWait, board::kCsr32Bit})
       w = static_cast<std::uint16_t>(w | ((csr_ & bit) ? bit : bit << 1));
     board::write_csr(h(), w);
   }
@@ -192,7 +193,8 @@ std::uint64_t live_basic_test(const std::string& name, std::ostream& out) {
   const auto csr_case = [&](std::uint16_t written, std::uint16_t bit, bool set, const char* what) {
     board::write_csr(h, written);
     const bool is = board::csr_stored(h) & bit;
-    check(is == set, errors, out, fmt::format("CSR: write 0x{:04x} ({}) left the bit {}", written, what, is ? "set" : "clear"));
+    check(is == set, errors, out,
+          fmt::format("CSR: write 0x{:04x} ({}) left the bit {}", written, what, is ? "set" : "clear"));
   };
   csr_case(0x0002, board::kCsrSamplingEnabled, false, "Disable Sampling");
   csr_case(0x0001, board::kCsrSamplingEnabled, true, "Enable Sampling");
@@ -209,11 +211,13 @@ std::uint64_t live_basic_test(const std::string& name, std::ostream& out) {
   if (mode15 && clock15) {
     for (const std::uint8_t v : {std::uint8_t{0x2}, std::uint8_t{0x9}, mode15}) {
       board::write_counter_control(h, 0, std::uint64_t{v} << 60, 0);
-      check(board::field(h.mode_reg.load(), 15) == v, errors, out, fmt::format("Mode Register counter 15: wrote {:x}", v));
+      check(board::field(h.mode_reg.load(), 15) == v, errors, out,
+            fmt::format("Mode Register counter 15: wrote {:x}", v));
     }
     for (const std::uint8_t v : {std::uint8_t{0x1}, std::uint8_t{0x3}, clock15}) {
       board::write_counter_control(h, 0, 0, std::uint64_t{v} << 60);
-      check(board::field(h.clock_reg.load(), 15) == v, errors, out, fmt::format("Clock Select counter 15: wrote {:x}", v));
+      check(board::field(h.clock_reg.load(), 15) == v, errors, out,
+            fmt::format("Clock Select counter 15: wrote {:x}", v));
     }
     out << "test_mk: Mode and Clock Select Registers (000 Tables B5, B6) round trip done\n";
   }
@@ -229,14 +233,15 @@ std::uint64_t live_basic_test(const std::string& name, std::ostream& out) {
     const bool resource = f == &rs;
     const char* what = resource ? "resource" : "trace";
     if (!check(f->ok, errors, out,
-               fmt::format("the {} sample is not on the board (board full? overruns {})", what, b.reader().totals().overruns)))
+               fmt::format("the {} sample is not on the board (board full? overruns {})", what,
+                           b.reader().totals().overruns)))
       continue;
     const auto& t = f->rec.t;
     check((t.h.kind == tracefile::RecordKind::Resource) == resource && t.h.group == kLevel && t.source == source &&
               t.timestamp >= t0 && t.timestamp <= t1,
           errors, out,
-          fmt::format("{} sample: kind {} level {} source 0x{:08x} ts {}, expected level {} source 0x{:08x} ts {}-{}", what,
-                      static_cast<unsigned>(t.h.kind), t.h.group, t.source, t.timestamp, kLevel, source, t0, t1));
+          fmt::format("{} sample: kind {} level {} source 0x{:08x} ts {}, expected level {} source 0x{:08x} ts {}-{}",
+                      what, static_cast<unsigned>(t.h.kind), t.h.group, t.source, t.timestamp, kLevel, source, t0, t1));
     const auto bytes = classic::encode(classic::Chip::Mk2, to_sample(f->rec));
     out << fmt::format("test_mk: {} sample in lane {} (head {}): {}\n", what, f->lane, f->head, hex(bytes));
   }
@@ -254,8 +259,8 @@ std::uint64_t live_basic_test(const std::string& name, std::ostream& out) {
   const auto [k1, n1] = read_pair();
   const double hz = static_cast<double>(k1 - k0) * 1e9 / static_cast<double>(n1 - n0);
   const double dev = (hz - static_cast<double>(h.clock_hz)) / static_cast<double>(h.clock_hz);
-  out << fmt::format("test_mk: timestamp counted {} ticks in {} ns: {:.0f} Hz, board calibrated {} Hz ({:+.3f}%)\n", k1 - k0,
-                     n1 - n0, hz, h.clock_hz, dev * 100);
+  out << fmt::format("test_mk: timestamp counted {} ticks in {} ns: {:.0f} Hz, board calibrated {} Hz ({:+.3f}%)\n",
+                     k1 - k0, n1 - n0, hz, h.clock_hz, dev * 100);
   check(dev > -0.01 && dev < 0.01, errors, out,
         fmt::format("the timestamp runs at {:.0f} Hz, not the board's {} Hz (within 1%)", hz, h.clock_hz));
   out << fmt::format("test_mk: {} error(s)\n", errors);
@@ -276,20 +281,23 @@ std::uint64_t live_sample_test(const std::string& name, std::ostream& out) {
         continue;
       }
       const std::uint64_t data = marker();
-      const std::uint32_t pid = run_probes(name, kLevel, static_cast<int>(cpu), {{resource ? "resource" : "trace", data}});
+      const std::uint32_t pid =
+          run_probes(name, kLevel, static_cast<int>(cpu), {{resource ? "resource" : "trace", data}});
       if (!pid) {
         out << fmt::format("mk_sample_test: cannot run on CPU {}: skipped\n", cpu);
         continue;
       }
       const std::uint32_t source = board::source_id(b.h().node, pid);
       const auto f = b.find(pid, data);
-      if (!check(f.ok, errors, out, fmt::format("{} sample from CPU {} is not on the board", resource ? "resource" : "trace", cpu)))
+      if (!check(f.ok, errors, out,
+                 fmt::format("{} sample from CPU {} is not on the board", resource ? "resource" : "trace", cpu)))
         continue;
       const auto bytes = classic::encode(classic::Chip::Mk2, to_sample(f.rec));
       const std::span<const std::uint8_t> rec(reinterpret_cast<const std::uint8_t*>(&f.rec), f.rec.t.h.size);
-      out << fmt::format("mk_sample_test: {} sample, CPU ID {}, lane {} head {} (the lane's memory address pointer):\n"
-                         "  board record ({} bytes): {}\n  MultiKron II ({} bytes): {}\n",
-                         resource ? "resource" : "trace", cpu, f.lane, f.head, rec.size(), hex(rec), bytes.size(), hex(bytes));
+      out << fmt::format(
+          "mk_sample_test: {} sample, CPU ID {}, lane {} head {} (the lane's memory address pointer):\n"
+          "  board record ({} bytes): {}\n  MultiKron II ({} bytes): {}\n",
+          resource ? "resource" : "trace", cpu, f.lane, f.head, rec.size(), hex(rec), bytes.size(), hex(bytes));
       const std::uint16_t rec_cpu = record::phased_fields(f.rec.t.h.cpu, f.rec.t.thread, true).cpu;
       check((f.rec.t.h.kind == tracefile::RecordKind::Resource) == resource && rec_cpu == cpu &&
                 f.rec.t.source == source && f.rec.t.h.group == kLevel,

@@ -15,8 +15,8 @@ constexpr std::uint32_t kWords = pcib::kMemoryWords;
 constexpr std::uint32_t kMaxSampleWords = static_cast<std::uint32_t>(classic::kMk2Layout.resource_bytes / 4);  // 21
 
 // Whether samples decode back to back from byte `at` to the end of `s` (a last sample cut short is
-// allowed once one whole sample decoded) with the first two in time order. `bad` marks words from which the chain reaches a header
-// that does not decode (whatever the start, so later candidates that meet them stop at once).
+// allowed once one whole sample decoded) with the first two in time order. `bad` marks words from which the chain
+// reaches a header that does not decode (whatever the start, so later candidates that meet them stop at once).
 bool chain_ok(const std::vector<std::uint8_t>& s, std::size_t at, std::vector<bool>& bad) {
   const std::size_t start = at;
   std::vector<std::size_t> visited;
@@ -56,8 +56,11 @@ RdsampleResult rdsample(const pcib::MemoryDump& m, const RdsampleOptions& o) {
   const std::uint32_t p = m.pointer & pcib::kMemoryWordMask;
   r.wraps = m.pointer >> 22;
   r.circular = !(m.config & pcib::cfg::kWrapB);
-  const auto fail = [&](std::uint64_t off, const std::string& what) { return InputError::at_offset(m.name, off, what); };
-  if (o.start && *o.start >= kWords) throw fail(0, fmt::format("-s 0x{:x} is outside the 4M-word local memory", *o.start));
+  const auto fail = [&](std::uint64_t off, const std::string& what) {
+    return InputError::at_offset(m.name, off, what);
+  };
+  if (o.start && *o.start >= kWords)
+    throw fail(0, fmt::format("-s 0x{:x} is outside the 4M-word local memory", *o.start));
   if (o.end && *o.end > kWords) throw fail(0, fmt::format("-e 0x{:x} is outside the 4M-word local memory", *o.end));
   r.unwrapped = r.circular && (r.wraps != 0 || o.wrapped);
   // The memory in the order it was written: ring position -> memory word.
@@ -83,18 +86,21 @@ RdsampleResult rdsample(const pcib::MemoryDump& m, const RdsampleOptions& o) {
   if (count) {
     const std::uint32_t last = word_at(count - 1);
     const bool contiguous = start + count <= kWords;
-    const bool ok = contiguous ? m.holds(start) && m.holds(last) : m.holds(start) && m.holds(kWords - 1) && m.holds(0) && m.holds(last);
+    const bool ok = contiguous ? m.holds(start) && m.holds(last)
+                               : m.holds(start) && m.holds(kWords - 1) && m.holds(0) && m.holds(last);
     if (!ok)
-      throw fail(m.data_offset + m.words.size(),
-                 fmt::format("memory words 0x{:06x}-0x{:06x}{} are to be read but the dump holds words 0x{:06x}-0x{:06x}",
-                             start, last, contiguous ? "" : " (round the ring)", m.first_word,
-                             m.first_word + m.word_count() - (m.word_count() ? 1 : 0)));
+      throw fail(
+          m.data_offset + m.words.size(),
+          fmt::format("memory words 0x{:06x}-0x{:06x}{} are to be read but the dump holds words 0x{:06x}-0x{:06x}",
+                      start, last, contiguous ? "" : " (round the ring)", m.first_word,
+                      m.first_word + m.word_count() - (m.word_count() ? 1 : 0)));
   }
   std::vector<std::uint8_t> s;
   s.reserve(4ull * count);
   for (std::uint32_t i = 0; i < count; ++i) {
     const std::uint64_t at = 4ull * (word_at(i) - m.first_word);
-    s.insert(s.end(), m.words.begin() + static_cast<std::ptrdiff_t>(at), m.words.begin() + static_cast<std::ptrdiff_t>(at + 4));
+    s.insert(s.end(), m.words.begin() + static_cast<std::ptrdiff_t>(at),
+             m.words.begin() + static_cast<std::ptrdiff_t>(at + 4));
   }
   std::size_t at = 0;
   if (!start_known && !s.empty()) {
@@ -133,13 +139,17 @@ RdsampleResult rdsample(const pcib::MemoryDump& m, const RdsampleOptions& o) {
 }
 
 std::string RdsampleResult::describe() const {
-  std::string d = fmt::format("{} samples ({} trace, {} resource), {} bytes from memory words 0x{:06x}", trace + resource,
-                              trace, resource, stream.size(), first_word);
+  std::string d = fmt::format("{} samples ({} trace, {} resource), {} bytes from memory words 0x{:06x}",
+                              trace + resource, trace, resource, stream.size(), first_word);
   d += words ? fmt::format("-0x{:06x}", (first_word + words - 1) % pcib::kMemoryWords) : " (none)";
-  if (!circular) d += full ? "; simple buffer, full: later samples were discarded by the board (003 1.3)" : "; simple buffer";
-  else if (unwrapped) d += fmt::format("; circular buffer, wrapped (count {}): oldest first", wraps);
-  else d += "; circular buffer, not wrapped";
-  if (skipped_head) d += fmt::format("; {} bytes of an overwritten or cut sample skipped before the first whole one", skipped_head);
+  if (!circular)
+    d += full ? "; simple buffer, full: later samples were discarded by the board (003 1.3)" : "; simple buffer";
+  else if (unwrapped)
+    d += fmt::format("; circular buffer, wrapped (count {}): oldest first", wraps);
+  else
+    d += "; circular buffer, not wrapped";
+  if (skipped_head)
+    d += fmt::format("; {} bytes of an overwritten or cut sample skipped before the first whole one", skipped_head);
   if (cut_tail) d += fmt::format("; {} bytes of a sample cut at the end dropped", cut_tail);
   return d;
 }

@@ -14,8 +14,8 @@
 // Samples are 5 or 21 words, so they start on word boundaries. Where the start is not known to be a sample
 // boundary (after a wrap, or an explicit START other than 0) the first whole sample is found: the first
 // of the next 21 words from which samples decode back to back to the end (at least one of them whole)
-// and the first two are in time order; the words before it (the tail of an overwritten sample) are skipped and counted. A sample cut by
-// END (or still being stored) is dropped and counted. Anything else that does not decode is refused.
+// and the first two are in time order; the words before it (the tail of an overwritten sample) are skipped and counted.
+// A sample cut by END (or still being stored) is dropped and counted. Anything else that does not decode is refused.
 // These choices are where 003 is silent: ERRATUM E100 (the first whole sample), E101 (--wrapped after
 // four wraps), E102 (the cut tail); docs/models-mk1-pcib.md "Reading board memory" has the full rules.
 #pragma once
@@ -30,7 +30,7 @@ namespace kron::toolkit {
 
 struct RdsampleOptions {
   std::optional<std::uint32_t> start, end;  // memory word numbers (mk_rdsample -s, -e)
-  bool wrapped = false;  // circular buffer that wrapped a multiple of 4 times (wrap count reads 0)
+  bool wrapped = false;                     // circular buffer that wrapped a multiple of 4 times (wrap count reads 0)
 };
 
 struct RdsampleResult {
@@ -38,10 +38,10 @@ struct RdsampleResult {
   std::uint64_t trace = 0, resource = 0;
   std::uint32_t first_word = 0, words = 0;  // the memory read: first word and how many (ring order)
   bool circular = false, unwrapped = false, full = false;
-  unsigned wraps = 0;                       // the pointer's wrap count
-  std::uint64_t skipped_head = 0;           // bytes of an overwritten (or cut) sample before the first whole one
-  std::uint64_t cut_tail = 0;               // bytes of a sample cut by END
-  std::string describe() const;             // one line: what was read and what was skipped
+  unsigned wraps = 0;              // the pointer's wrap count
+  std::uint64_t skipped_head = 0;  // bytes of an overwritten (or cut) sample before the first whole one
+  std::uint64_t cut_tail = 0;      // bytes of a sample cut by END
+  std::string describe() const;    // one line: what was read and what was skipped
 };
 
 // Throws InputError (file, offset) when the memory does not hold samples, or a word is not in the dump.

@@ -63,7 +63,8 @@ std::vector<std::uint8_t> read_memory(sim::Device& b, std::uint32_t from, std::u
 
 std::string hex_bytes(const std::vector<std::uint8_t>& bytes) {
   std::string s;
-  for (std::size_t i = 0; i < bytes.size(); ++i) s += fmt::format("{}{:02x}", i == 0 ? "" : (i % 4 ? "" : " "), bytes[i]);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    s += fmt::format("{}{:02x}", i == 0 ? "" : (i % 4 ? "" : " "), bytes[i]);
   return s;
 }
 
@@ -120,7 +121,8 @@ std::uint64_t basic_test(sim::Device& b, std::ostream& out) {
   b.write(chip(kResource), 0xc0ffee);
   b.drain();
   const std::uint32_t p1 = rd32(b, kPointer);
-  check(p1 - p0 == 21, errors, out, fmt::format("resource sample: pointer 0x{:06x} -> 0x{:06x}, expected 21 words", p0, p1));
+  check(p1 - p0 == 21, errors, out,
+        fmt::format("resource sample: pointer 0x{:06x} -> 0x{:06x}, expected 21 words", p0, p1));
   Sample s;
   const auto bytes = read_memory(b, p0, p0 + 21);
   const auto r = classic::decode(classic::Chip::Mk2, bytes, s);
@@ -176,7 +178,9 @@ std::uint64_t sample_test(sim::Device& b, std::ostream& out) {
 std::uint64_t nite_test(sim::Device& b, const NiteOptions& o, std::ostream& out) {
   std::mt19937_64 rng(o.seed);
   const auto started = std::chrono::steady_clock::now();
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   std::uint64_t errors = 0, rounds = 0, samples = 0, words = 0;
   out << fmt::format("mk_nite_test: seed {}, {} s\n", o.seed, o.seconds);
   init_board(b);
@@ -191,7 +195,8 @@ std::uint64_t nite_test(sim::Device& b, const NiteOptions& o, std::ostream& out)
     for (unsigned i = 0; i < 8; ++i) {
       const std::uint32_t got = rd32(b, chip(kSource + i));
       check(got == source[i], errors, out,
-            fmt::format("round {}: Source Address Register {}: wrote 0x{:08x}, read 0x{:08x}", rounds, i, source[i], got));
+            fmt::format("round {}: Source Address Register {}: wrote 0x{:08x}, read 0x{:08x}", rounds, i, source[i],
+                        got));
     }
     const auto filter = static_cast<std::uint16_t>(rng() | 1);
     b.write(chip(kFilter), filter);
@@ -202,7 +207,12 @@ std::uint64_t nite_test(sim::Device& b, const NiteOptions& o, std::ostream& out)
     // Sampling from a random CPU, filter level, type and data; the memory read back must hold exactly the
     // samples the filter passes, in order.
     set_pointer(b, 0);
-    struct Want { bool resource; unsigned cpu; std::uint64_t data; std::uint32_t count5; };
+    struct Want {
+      bool resource;
+      unsigned cpu;
+      std::uint64_t data;
+      std::uint32_t count5;
+    };
     std::vector<Want> want;
     std::uint32_t incs = 0;
     const unsigned n = static_cast<unsigned>(rng() % 40) + 1;

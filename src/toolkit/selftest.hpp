@@ -21,8 +21,8 @@ std::uint64_t basic_test(sim::Device& board, std::ostream& out);
 std::uint64_t sample_test(sim::Device& board, std::ostream& out);
 
 struct NiteOptions {
-  double seconds = 2.0;        // wall-clock bound (the original ran until CTRL-C)
-  std::uint64_t seed = 1;      // pseudo-random sequence; printed so a failure can be replayed
+  double seconds = 2.0;          // wall-clock bound (the original ran until CTRL-C)
+  std::uint64_t seed = 1;        // pseudo-random sequence; printed so a failure can be replayed
   std::uint64_t max_rounds = 0;  // 0 = until `seconds` pass
 };
 std::uint64_t nite_test(sim::Device& board, const NiteOptions& options, std::ostream& out);

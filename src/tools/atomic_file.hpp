@@ -91,8 +91,7 @@ inline void rename_into_place(const std::string& tmp, const std::string& path) {
 inline void close_output(std::FILE* f, const std::string& path) {
   const bool bad = std::fflush(f) != 0 || std::ferror(f);
   const int e = errno;
-  if (std::fclose(f) != 0 || bad)
-    throw std::runtime_error(path + ": write failed: " + std::strerror(bad ? e : errno));
+  if (std::fclose(f) != 0 || bad) throw std::runtime_error(path + ": write failed: " + std::strerror(bad ? e : errno));
 }
 
 // The output stream of a tool: `write` fills it; see the top of this file for where it goes.

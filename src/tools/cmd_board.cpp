@@ -52,8 +52,9 @@ int create(const CreateArgs& a) {
   if (!m) throw std::runtime_error(err);
   if (!note.empty()) fmt::print(stderr, "kron board create: {}\n", note);
   const auto& h = *m.header();
-  fmt::print("board {}: {} bytes, {} lanes sharing {} blocks of {} bytes, {} buffer, {} Hz {}\n", a.name, h.segment_size,
-             h.lane_count, h.block_count, h.block_bytes, (h.config & board::kCfgWrapB) ? "simple" : "circular", h.clock_hz,
+  fmt::print("board {}: {} bytes, {} lanes sharing {} blocks of {} bytes, {} buffer, {} Hz {}\n", a.name,
+             h.segment_size, h.lane_count, h.block_count, h.block_bytes,
+             (h.config & board::kCfgWrapB) ? "simple" : "circular", h.clock_hz,
              h.clock_kind == board::ClockKind::Tsc ? "TSC" : "CLOCK_MONOTONIC");
   return kExitOk;
 }
@@ -129,8 +130,10 @@ KRON_COMMAND("board", "create, list or remove boards (shared memory that outlive
   auto* cr = app.add_subcommand("create", "create a board");
   cr->add_option("name", c->name, "board name")->required();
   cr->add_option("--buffer", c->buffer, "board memory (16M default)")->capture_default_str();
-  cr->add_option("--lanes", c->lanes, "lane headers: threads writing at once (memory is shared by all)")->capture_default_str();
-  cr->add_option("--block-size", c->block, "bytes a lane takes from the pool at a time (auto, or 4K-1M)")->capture_default_str();
+  cr->add_option("--lanes", c->lanes, "lane headers: threads writing at once (memory is shared by all)")
+      ->capture_default_str();
+  cr->add_option("--block-size", c->block, "bytes a lane takes from the pool at a time (auto, or 4K-1M)")
+      ->capture_default_str();
   cr->add_option("--mode", c->mode, "simple or circular")->capture_default_str();
   cr->add_option("--filter", c->filter, "Filter Register")->capture_default_str();
   cr->add_flag("--wait", c->wait, "CSR Write Wait on Overrun");
@@ -141,7 +144,8 @@ KRON_COMMAND("board", "create, list or remove boards (shared memory that outlive
       ->check(field_range(recorder::kMaxNode, recorder::kNodeField));
   cr->add_option("--perms", c->perms, "permissions (octal)")->capture_default_str();
   cr->add_flag("--replace", c->replace, "replace a board of that name");
-  cr->add_flag("--huge-pages", c->huge_pages, "back the board with 2 MiB pages where the kernel allows (else says why not)");
+  cr->add_flag("--huge-pages", c->huge_pages,
+               "back the board with 2 MiB pages where the kernel allows (else says why not)");
   cr->add_option("--histograms", c->hist_slots, "histogram names the board holds (64 bytes each)")
       ->capture_default_str()
       ->check(CLI::Range(0u, board::kMaxHistSlots));

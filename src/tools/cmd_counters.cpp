@@ -49,25 +49,29 @@ std::uint64_t number(const std::string& opt, const std::string& text, std::uint6
 // The slot of histogram NAME or #ID on the board (published), else an InputError naming it.
 std::uint32_t hist_index(const recorder::BoardReader& r, const std::string& opt, const std::string& what) {
   const board::Geometry& g = r.geo();
-  if (!g.stat_cells) throw InputError::at_offset(opt, 0, "board format " + std::to_string(g.major) + "." + std::to_string(g.minor) + " has no histograms");
+  if (!g.stat_cells)
+    throw InputError::at_offset(
+        opt, 0, "board format " + std::to_string(g.major) + "." + std::to_string(g.minor) + " has no histograms");
   for (std::uint32_t i = 0; i < g.hist_slots; ++i) {
     const board::HistSlot* s = r.mapping().hist_slot(i);
     if (s->header.load(std::memory_order_acquire) != board::kHistSlotWord) continue;
     const std::string name(s->name, strnlen(s->name, sizeof s->name));
     if (name == what || what == "#" + std::to_string(i + 1)) return i;
   }
-  throw InputError::at_offset(opt, 0, r.label() + " has no histogram '" + text::terminal_safe(what) +
-                                          "' (a histogram is registered at its first value; #ID names one by id)");
+  throw InputError::at_offset(opt, 0,
+                              r.label() + " has no histogram '" + text::terminal_safe(what) +
+                                  "' (a histogram is registered at its first value; #ID names one by id)");
 }
 struct StatWrite {
-  bool counter = false;          // the virtual counters (vc), else a histogram slot
+  bool counter = false;  // the virtual counters (vc), else a histogram slot
   std::uint32_t slot = 0, index = 0;
   bool off = false;
   std::uint64_t value = 0, count = 1;  // threshold
   std::uint32_t mode = 0, phase = 0;   // watch
 };
 // "NAME=..." / "vc:INDEX=..." / "vc=...": the target; the part after '=' is returned in *rest.
-StatWrite target(const recorder::BoardReader& r, const std::string& opt, const std::string& arg, std::string* rest, bool index) {
+StatWrite target(const recorder::BoardReader& r, const std::string& opt, const std::string& arg, std::string* rest,
+                 bool index) {
   const auto eq = arg.rfind('=');
   if (eq == std::string::npos || eq == 0) throw InputError::at_offset(opt + " " + arg, 0, "expected TARGET=VALUE");
   const std::string t = arg.substr(0, eq);
@@ -76,7 +80,8 @@ StatWrite target(const recorder::BoardReader& r, const std::string& opt, const s
   if (t == "vc" || t.rfind("vc:", 0) == 0) {
     w.counter = true;
     if (index) {
-      if (t.size() < 4) throw InputError::at_offset(opt + " " + arg, 0, "a counter threshold names its counter: vc:INDEX=VALUE");
+      if (t.size() < 4)
+        throw InputError::at_offset(opt + " " + arg, 0, "a counter threshold names its counter: vc:INDEX=VALUE");
       w.index = static_cast<std::uint32_t>(number(opt + " " + arg, t.substr(3), stats::kVirtualCounters - 1));
     } else if (t != "vc") {  // ERRATUM E349: one watch for all the counters; an index would be ignored
       throw InputError::at_offset(opt + " " + arg, 0, "the virtual counters have one watch for all: vc=..., no index");
@@ -98,7 +103,8 @@ void write_stats(recorder::BoardReader& r, const Args& a) {
       w.value = number("--threshold " + arg, v.substr(0, colon), ~std::uint64_t{0} >> 1);
       if (colon != std::string::npos) w.count = number("--threshold " + arg, v.substr(colon + 1), 0xffffffffu);
       if (w.count == 0 || (w.counter && colon != std::string::npos))
-        throw InputError::at_offset("--threshold " + arg, 0, "a histogram threshold is TICKS[:COUNT>0], a counter's VALUE");
+        throw InputError::at_offset("--threshold " + arg, 0,
+                                    "a histogram threshold is TICKS[:COUNT>0], a counter's VALUE");
     }
     thresholds.push_back(w);
   }
@@ -129,7 +135,8 @@ void write_stats(recorder::BoardReader& r, const Args& a) {
     if (w.counter)
       board::set_watch(h.counter_watch, h.counter_watch_phase, w.mode, w.phase);
     else
-      board::set_watch(r.mapping().hist_slot(w.slot)->watch, r.mapping().hist_slot(w.slot)->watch_phase, w.mode, w.phase);
+      board::set_watch(r.mapping().hist_slot(w.slot)->watch, r.mapping().hist_slot(w.slot)->watch_phase, w.mode,
+                       w.phase);
   }
   if (!thresholds.empty() || !watches.empty()) board::stats_changed(h);
 }
@@ -149,9 +156,9 @@ void print_stats(const recorder::BoardReader& r) {
     return m == 0 ? std::string("off") : m < 3 ? fmt::format("{} phase {}", kWatch[m], p) : std::string("?");
   };
   fmt::print("virtual counters: watch {}, threshold {}\n", watch(h.counter_watch.load(), h.counter_watch_phase.load()),
-             h.counter_threshold_index.load() ? fmt::format("counter {} at {}", h.counter_threshold_index.load() - 1,
-                                                            h.counter_threshold.load())
-                                              : std::string("off"));
+             h.counter_threshold_index.load()
+                 ? fmt::format("counter {} at {}", h.counter_threshold_index.load() - 1, h.counter_threshold.load())
+                 : std::string("off"));
   for (std::uint32_t i = 0; i < g.hist_slots; ++i) {
     const board::HistSlot* s = r.mapping().hist_slot(i);
     if (s->header.load(std::memory_order_acquire) != board::kHistSlotWord) continue;
@@ -180,16 +187,19 @@ std::string fold(std::string_view s) {
 // One register of Tables B5-B7 as the argument parser sees it: the datasheet's names (control_regs.hpp),
 // a few spellings more, the code bits a value may use.
 struct Table {
-  std::string_view option;  // "--mode"
-  std::string_view source;  // "000 Table B5"
+  std::string_view option;                  // "--mode"
+  std::string_view source;                  // "000 Table B5"
   std::span<const std::string_view> names;  // by code, 0 = NOP
   std::vector<std::pair<std::string_view, std::uint8_t>> aliases;
-  std::uint8_t code;        // code bits (kModeCode, ...); any 4-bit value is accepted as a number
+  std::uint8_t code;  // code bits (kModeCode, ...); any 4-bit value is accepted as a number
 };
 
 const Table& mode_table() {
-  static const Table t{"--mode", "000 Table B5", regs::kModeNames, {{"clock", 1}, {"signal", 4}, {"ext-signal", 4},
-                       {"ext-enable", 3}}, regs::kModeCode};
+  static const Table t{"--mode",
+                       "000 Table B5",
+                       regs::kModeNames,
+                       {{"clock", 1}, {"signal", 4}, {"ext-signal", 4}, {"ext-enable", 3}},
+                       regs::kModeCode};
   return t;
 }
 const Table& clock_table() {
@@ -199,8 +209,11 @@ const Table& clock_table() {
 const Table& enable_table() {
   // kEnableNames are the states a write leaves ("disabled"); the datasheet's controls read "Disable
   // counter", "Enable counter", "Reset & Enable counter".
-  static const Table t{"--enable", "000 Table B7", regs::kEnableNames, {{"disable", 1}, {"enable", 2}, {"reset", 3},
-                       {"reset-enable", 3}}, regs::kEnableCode};
+  static const Table t{"--enable",
+                       "000 Table B7",
+                       regs::kEnableNames,
+                       {{"disable", 1}, {"enable", 2}, {"reset", 3}, {"reset-enable", 3}},
+                       regs::kEnableCode};
   return t;
 }
 
@@ -276,11 +289,11 @@ int run(const Args& a) {
   fmt::print("Enable Register 0x{:016x}  Mode Register 0x{:016x}  Clock Select Register 0x{:016x}\n", e, m, c);
   fmt::print("{:>7}  {:<15} {:<6} {:<11} {:<15} {}\n", "counter", "mode", "prec.", "clock", "enable", "pin wired to");
   for (unsigned n = 0; n < regs::kFields; ++n) {
-    std::string line = fmt::format("{:>7}  {:<15} {:<6} {:<11} {:<15} {}", n, regs::name(regs::mode_of(regs::field(m, n))),
-                                   regs::double_precision(regs::field(m, n)) ? "double" : "single",
-                                   regs::name(regs::clock_of(regs::field(c, n))), regs::name(regs::enable_of(regs::field(e, n))),
-                                   text::terminal_safe(std::string(
-                                       h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name))));
+    std::string line = fmt::format(
+        "{:>7}  {:<15} {:<6} {:<11} {:<15} {}", n, regs::name(regs::mode_of(regs::field(m, n))),
+        regs::double_precision(regs::field(m, n)) ? "double" : "single", regs::name(regs::clock_of(regs::field(c, n))),
+        regs::name(regs::enable_of(regs::field(e, n))),
+        text::terminal_safe(std::string(h.sources[n].name, strnlen(h.sources[n].name, sizeof h.sources[n].name))));
     line.erase(line.find_last_not_of(' ') + 1);
     fmt::print("{}\n", line);
   }
@@ -288,13 +301,15 @@ int run(const Args& a) {
   return kExitOk;
 }
 
-KRON_COMMAND("counters", "show or set a board's counter registers (000 Tables B5-B7), thresholds and phase watches (004)", 37,
+KRON_COMMAND("counters",
+             "show or set a board's counter registers (000 Tables B5-B7), thresholds and phase watches (004)", 37,
              [](CLI::App& app) {
                auto a = std::make_shared<Args>();
                app.add_option("--board", a->board, "board name")->required();
-  add_board_access_options(app);
-               app.add_option("--mode", a->mode, "N=VALUE[,...] (N 0-15, a range 0-3, all): clk, software, "
-                                                 "external-enable, external-signal (Table B5)");
+               add_board_access_options(app);
+               app.add_option("--mode", a->mode,
+                              "N=VALUE[,...] (N 0-15, a range 0-3, all): clk, software, "
+                              "external-enable, external-signal (Table B5)");
                app.add_option("--clock", a->clock, "N=VALUE[,...]: nodeclk, nodeclk/10, nodeclk/100, tsclk (Table B6)");
                app.add_option("--enable", a->enable, "N=VALUE[,...]: disable, enable, reset (& enable) (Table B7)");
                app.add_option("--mode-reg", a->mode_reg, "raw 64-bit Mode Register write (a 0 field is unchanged)");
@@ -303,8 +318,9 @@ KRON_COMMAND("counters", "show or set a board's counter registers (000 Tables B5
                app.add_option("--threshold", a->threshold,
                               "arm a threshold: HIST=TICKS[:COUNT] (COUNT values at or above TICKS' bucket), "
                               "vc:INDEX=VALUE, or HIST|vc:INDEX=off; HIST is a name or #ID (issue 12)");
-               app.add_option("--watch", a->watch, "phase watch (004 PW): HIST=only:PHASE, HIST=except:PHASE, HIST=off; "
-                                                   "vc=... for the virtual counters");
+               app.add_option("--watch", a->watch,
+                              "phase watch (004 PW): HIST=only:PHASE, HIST=except:PHASE, HIST=off; "
+                              "vc=... for the virtual counters");
                return [a] { return run(*a); };
              });
 

@@ -30,9 +30,10 @@ int run(const Args& a) {
   if (a.discard) w |= csr::bit(csr::kNoWaitOnOverrun);
   if (w) board::write_csr(r.header(), w);
   const std::uint16_t c = r.csr_read();
-  fmt::print("CSR 0x{:04x}: sampling {}, {} on overrun{}{}{}\n", c, (c & board::kCsrSamplingEnabled) ? "enabled" : "disabled",
-             (c & board::kCsrWriteWait) ? "wait" : "discard", (c & board::kCsrFifoFull) ? ", FIFO full" : "",
-             (c & board::kCsrFifoOverrun) ? ", FIFO overrun" : "", (c & board::kCsrShadowOverrun) ? ", shadow overrun" : "");
+  fmt::print("CSR 0x{:04x}: sampling {}, {} on overrun{}{}{}\n", c,
+             (c & board::kCsrSamplingEnabled) ? "enabled" : "disabled", (c & board::kCsrWriteWait) ? "wait" : "discard",
+             (c & board::kCsrFifoFull) ? ", FIFO full" : "", (c & board::kCsrFifoOverrun) ? ", FIFO overrun" : "",
+             (c & board::kCsrShadowOverrun) ? ", shadow overrun" : "");
   return kExitOk;
 }
 KRON_COMMAND("csr", "write or read a board's CSR (000 Table B1)", 36, [](CLI::App& app) {

@@ -68,7 +68,8 @@ KRON_COMMAND("expand", "print samples one a line, human readable (003 mk_expand)
   app.add_flag("-c", a->opt.counters, "print the counters of resource samples");
   app.add_flag("-e", a->opt.elapsed, "print elapsed time (ticks since the first sample) instead of the timestamp");
   app.add_flag("-h", a->opt.heading, "print a heading");
-  app.add_option("-r", a->r, "radix of resource counters: d, o or x (default x)")->check(CLI::IsMember({"d", "o", "x"}));
+  app.add_option("-r", a->r, "radix of resource counters: d, o or x (default x)")
+      ->check(CLI::IsMember({"d", "o", "x"}));
   app.add_option("-s", a->s, "radix of the source address: d, o or x")->check(CLI::IsMember({"d", "o", "x"}));
   app.add_option("-t", a->t, "radix of the timestamp: d, o or x")->check(CLI::IsMember({"d", "o", "x"}));
   app.add_option("-u", a->u, "radix of the user data: d, o or x")->check(CLI::IsMember({"d", "o", "x"}));

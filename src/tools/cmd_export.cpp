@@ -46,7 +46,8 @@ int run(const Args& a) {
                st.mpi_flows ? fmt::format(", {} MPI events", st.mpi_flows) : std::string(),
                st.clock_offsets ? fmt::format(", {} clock offsets", st.clock_offsets) : std::string());
     if (st.closed_at_end)
-      fmt::print(stderr, "kron: warning: {} scopes never ended: left at their thread's last sample\n", st.closed_at_end);
+      fmt::print(stderr, "kron: warning: {} scopes never ended: left at their thread's last sample\n",
+                 st.closed_at_end);
     for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
     return kExitOk;
   }
@@ -89,28 +90,27 @@ int run(const Args& a) {
   return kExitOk;
 }
 
-KRON_COMMAND("export", "write samples as a Perfetto trace, Chrome Trace Event JSON, CSV, a CTF trace or an OTF2 archive", 42,
-             [](CLI::App& app) {
-               auto a = std::make_shared<Args>();
-               a->in.add(app);
-               app.add_option("--format", a->format,
-                              "perfetto (Perfetto protobuf, the default), chrome-json (Chrome Trace Event JSON), csv, ctf "
-                              "(a CTF 1.8 directory) or otf2 (an OTF2 archive, when built with it)")
-                   ->check(CLI::IsMember({"perfetto", "chrome-json", "csv", "ctf", "otf2"}));
-               app.add_option("--max-bytes", a->max_bytes,
-                              "perfetto: refuse a trace larger than this (default 2 GiB - 1, what the Perfetto UI opens)")
-                   ->check(CLI::PositiveNumber);
-               app.add_option("--compress", a->deflate,
-                              "perfetto: deflate level of its compressed packets, 1-12 (default 1, the fastest); 0 "
-                              "writes plain packets (what protoc --decode reads)")
-                   ->check(CLI::Range(0, 12));
-               app.add_option("-o,--output", a->output, "output file (ctf: a directory, made by the command)")->required();
-               app.add_option("-f", a->info_file,
-                              "interval description file for slices (default ./interval.info when present)");
-               app.add_option("-e", a->event_bits, "event size in bits, as kron rpt -e (default 32)")
-                   ->check(CLI::Range(1, 64));
-               return [a] { return run(*a); };
-             });
+KRON_COMMAND(
+    "export", "write samples as a Perfetto trace, Chrome Trace Event JSON, CSV, a CTF trace or an OTF2 archive", 42,
+    [](CLI::App& app) {
+      auto a = std::make_shared<Args>();
+      a->in.add(app);
+      app.add_option("--format", a->format,
+                     "perfetto (Perfetto protobuf, the default), chrome-json (Chrome Trace Event JSON), csv, ctf "
+                     "(a CTF 1.8 directory) or otf2 (an OTF2 archive, when built with it)")
+          ->check(CLI::IsMember({"perfetto", "chrome-json", "csv", "ctf", "otf2"}));
+      app.add_option("--max-bytes", a->max_bytes,
+                     "perfetto: refuse a trace larger than this (default 2 GiB - 1, what the Perfetto UI opens)")
+          ->check(CLI::PositiveNumber);
+      app.add_option("--compress", a->deflate,
+                     "perfetto: deflate level of its compressed packets, 1-12 (default 1, the fastest); 0 "
+                     "writes plain packets (what protoc --decode reads)")
+          ->check(CLI::Range(0, 12));
+      app.add_option("-o,--output", a->output, "output file (ctf: a directory, made by the command)")->required();
+      app.add_option("-f", a->info_file, "interval description file for slices (default ./interval.info when present)");
+      app.add_option("-e", a->event_bits, "event size in bits, as kron rpt -e (default 32)")->check(CLI::Range(1, 64));
+      return [a] { return run(*a); };
+    });
 
 }  // namespace
 }  // namespace kron::tools

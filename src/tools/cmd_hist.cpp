@@ -23,7 +23,8 @@ struct Args {
 };
 
 int run(const Args& a) {
-  if (a.file.empty() == a.board.empty()) throw InputError::at_offset("kron hist", 0, "give a trace FILE or --board NAME");
+  if (a.file.empty() == a.board.empty())
+    throw InputError::at_offset("kron hist", 0, "give a trace FILE or --board NAME");
   analysis::SnapshotTotals totals;
   std::uint64_t lost = 0, cells_lost = 0, clock_hz = 0, crossed = 0;
   std::vector<std::string> problems;
@@ -31,7 +32,8 @@ int run(const Args& a) {
     auto r = recorder::BoardReader::open(a.board);
     clock_hz = r.geo().clock_hz;
     if (r.geo().minor < 2 || !r.geo().stat_cells)
-      fmt::print(stderr, "kron hist: board {} (format {}.{}) has no statistics area\n", a.board, r.geo().major, r.geo().minor);
+      fmt::print(stderr, "kron hist: board {} (format {}.{}) has no statistics area\n", a.board, r.geo().major,
+                 r.geo().minor);
     const recorder::BoardStats s = recorder::read_board_stats(r.mapping(), board::ticks(r.geo().clock_kind));
     analysis::SnapshotSum merger;
     merger.add(s.records);
@@ -56,8 +58,8 @@ int run(const Args& a) {
   o.ticks_per_us = static_cast<double>(clock_hz) / 1e6;
   fmt::print("{}", a.json ? analysis::render_hist_json(m, o, lost, cells_lost) : analysis::render_hist_text(m, o));
   if (!a.json && (lost || cells_lost))
-    fmt::print("lost: {} values found no cell or histogram slot ({} cell requests found the statistics area full)\n", lost,
-               cells_lost);
+    fmt::print("lost: {} values found no cell or histogram slot ({} cell requests found the statistics area full)\n",
+               lost, cells_lost);
   if (!a.json && crossed) fmt::print("thresholds crossed: {}\n", crossed);
   for (const auto& p : problems) fmt::print(stderr, "kron hist: board {}: {}\n", a.board, p);
   for (const auto& w : m.saturated)  // ERRATUM E349: never a wrapped total

@@ -28,7 +28,8 @@ const char* time_source_key(const tracefile::FileHeader& h) {
 }
 
 // The walk: one kron trace file, read to its end (analysis/summary.hpp).
-analysis::FileSummary summarize(const Args& a, std::optional<analysis::Merged>& in, std::optional<analysis::Timeline>& tl) {
+analysis::FileSummary summarize(const Args& a, std::optional<analysis::Merged>& in,
+                                std::optional<analysis::Timeline>& tl) {
   analysis::InputOptions io;
   io.format = analysis::InputFormat::Kron;
   io.salvage = a.salvage;
@@ -83,7 +84,8 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
                 {"violations_left", h.violations_left},
                 {"max_correction_ticks", h.max_correction}};
     for (const auto& n : r.names())
-      if (n.name_kind == record::NameKind::Node && !merged) j["mpi"]["node"] = text::utf8_safe(std::string(n.name, strnlen(n.name, sizeof n.name)));
+      if (n.name_kind == record::NameKind::Node && !merged)
+        j["mpi"]["node"] = text::utf8_safe(std::string(n.name, strnlen(n.name, sizeof n.name)));
   }
   j["sched_switches"] = r.sched_switches().size();
   j["sched_threads"] = fs.sched_threads;
@@ -92,11 +94,17 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
   j["stat_cells_lost"] = h.stat_cells_lost;
   j["thresholds_crossed"] = h.thresholds_crossed;
   j["counters"] = nlohmann::json::array();
-  for (unsigned n = 0; n < kResourceCounters; ++n) j["counters"].push_back(text::utf8_safe(tracefile::counter_name(h, n)));
+  for (unsigned n = 0; n < kResourceCounters; ++n)
+    j["counters"].push_back(text::utf8_safe(tracefile::counter_name(h, n)));
   j["lanes"] = nlohmann::json::array();
   for (const auto& l : r.lanes()) {
-    j["lanes"].push_back({{"pid", l.pid}, {"tid", l.tid}, {"samples", l.samples}, {"overruns", l.overruns},
-                          {"overwritten", l.overwritten}, {"waits", l.waits}, {"wait_ticks", l.wait_ticks}});
+    j["lanes"].push_back({{"pid", l.pid},
+                          {"tid", l.tid},
+                          {"samples", l.samples},
+                          {"overruns", l.overruns},
+                          {"overwritten", l.overwritten},
+                          {"waits", l.waits},
+                          {"wait_ticks", l.wait_ticks}});
     if (!fs.thread_name(l.tid).empty()) j["lanes"].back()["thread_name"] = text::utf8_safe(fs.thread_name(l.tid));
   }
   j["lost"] = h.overruns + h.overwritten;
@@ -109,39 +117,48 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
 void print_text(const Args& a, const analysis::FileSummary& fs) {
   const tracefile::Reader& r = *fs.file;
   const auto& h = r.header();
-  fmt::print("{}: kron trace {}.{}, {}, origin {}\n", a.file, h.major, h.minor, r.complete() ? "complete" : "NOT closed (recorder died)", fs.origin);
+  fmt::print("{}: kron trace {}.{}, {}, origin {}\n", a.file, h.major, h.minor,
+             r.complete() ? "complete" : "NOT closed (recorder died)", fs.origin);
   if (!tracefile::program(h).empty()) fmt::print("program: {}\n", text::terminal_safe(tracefile::program(h)));
   fmt::print("clock {:.3f} Hz +-{:.3g} ppm: {}\n", tracefile::rate_hz(h), tracefile::rate_uncertainty_ppm(h),
              tracefile::time_source_text(h));
   fmt::print("clock {} Hz, node {}, {} buffer, {} on overrun, Filter Register 0x{:04x}\n", h.clock_hz, h.node,
-             (h.flags & tracefile::kFlagCircular) ? "circular" : "simple", (h.flags & tracefile::kFlagWait) ? "wait" : "discard",
-             h.filter);
-  fmt::print("samples {} (trace {}, resource {}) over {:.6f} s\n", fs.trace + fs.resource, fs.trace, fs.resource, fs.span_s);
+             (h.flags & tracefile::kFlagCircular) ? "circular" : "simple",
+             (h.flags & tracefile::kFlagWait) ? "wait" : "discard", h.filter);
+  fmt::print("samples {} (trace {}, resource {}) over {:.6f} s\n", fs.trace + fs.resource, fs.trace, fs.resource,
+             fs.span_s);
   if (r.complete())
-    fmt::print("passed filter {}, overruns {}, overwritten {}, waits {} ({:.3f} ms held){}\n", h.passed_filter, h.overruns,
-               h.overwritten, h.waits, double(h.wait_ticks) * 1e3 / double(h.clock_hz),
-               h.passed_filter == fs.trace + fs.resource + h.overruns + h.overwritten ? "" : "  (accounting does not add up)");
+    fmt::print(
+        "passed filter {}, overruns {}, overwritten {}, waits {} ({:.3f} ms held){}\n", h.passed_filter, h.overruns,
+        h.overwritten, h.waits, double(h.wait_ticks) * 1e3 / double(h.clock_hz),
+        h.passed_filter == fs.trace + fs.resource + h.overruns + h.overwritten ? "" : "  (accounting does not add up)");
   if (r.complete() && h.overruns + h.overwritten)
-    fmt::print("LOST {} samples: {} overruns, {} overwritten{}\n", h.overruns + h.overwritten, h.overruns, h.overwritten,
-               fs.other_overruns + fs.other_overwritten ? fmt::format(" ({} of them in no lane row: probes of threads that "
-                                                                "found no free lane)", fs.other_overruns + fs.other_overwritten)
-                                                  : "");
+    fmt::print(
+        "LOST {} samples: {} overruns, {} overwritten{}\n", h.overruns + h.overwritten, h.overruns, h.overwritten,
+        fs.other_overruns + fs.other_overwritten ? fmt::format(" ({} of them in no lane row: probes of threads that "
+                                                               "found no free lane)",
+                                                               fs.other_overruns + fs.other_overwritten)
+                                                 : "");
   if (r.compressed())
     fmt::print("records zstd-compressed: {}\n",
-               fs.sized ? fmt::format("{} bytes for {} ({:.2f}x, {:.2f} bytes a sample)", h.records_bytes,
-                                   h.records_raw_bytes, fs.ratio, double(h.records_bytes) / double(std::max<std::uint64_t>(fs.trace + fs.resource, 1)))
-                     : std::string("ratio unknown (file not closed)"));
+               fs.sized
+                   ? fmt::format("{} bytes for {} ({:.2f}x, {:.2f} bytes a sample)", h.records_bytes,
+                                 h.records_raw_bytes, fs.ratio,
+                                 double(h.records_bytes) / double(std::max<std::uint64_t>(fs.trace + fs.resource, 1)))
+                   : std::string("ratio unknown (file not closed)"));
   if (!r.sched_switches().empty())
     fmt::print("context switches {} of {} thread{} ({} switched out while runnable: preempted)\n",
                r.sched_switches().size(), fs.sched_threads, fs.sched_threads == 1 ? "" : "s", fs.preempted);
   if (h.minor >= 5 && h.mpi_world_size) {  // 1.5: MPI (libkron_mpi, kron merge)
     if (h.mpi_rank == tracefile::kMergedRank) {
-      fmt::print("MPI: {} ranks merged (kron merge), clocks {}, {} MPI calls; happened-before violations {} found, {} left{}\n",
-                 h.mpi_world_size, (h.merge_flags & tracefile::kMergeAligned) ? "aligned" : "NOT aligned", r.mpi_records().size(),
-                 h.violations_found, h.violations_left,
-                 (h.merge_flags & tracefile::kMergeClc)
-                     ? fmt::format(" (largest correction {:.3f} us)", double(h.max_correction) * 1e6 / double(h.clock_hz))
-                     : std::string(" (not corrected)"));
+      fmt::print(
+          "MPI: {} ranks merged (kron merge), clocks {}, {} MPI calls; happened-before violations {} found, {} "
+          "left{}\n",
+          h.mpi_world_size, (h.merge_flags & tracefile::kMergeAligned) ? "aligned" : "NOT aligned",
+          r.mpi_records().size(), h.violations_found, h.violations_left,
+          (h.merge_flags & tracefile::kMergeClc)
+              ? fmt::format(" (largest correction {:.3f} us)", double(h.max_correction) * 1e6 / double(h.clock_hz))
+              : std::string(" (not corrected)"));
     } else {
       fmt::print("MPI: rank {} of {} on {}, {} MPI calls, {} clock-offset measurements\n", h.mpi_rank, h.mpi_world_size,
                  text::terminal_safe(fs.node), r.mpi_records().size(), r.clock_offsets().size());

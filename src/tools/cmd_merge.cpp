@@ -70,10 +70,13 @@ int run(const Args& a, const std::string& command) {
     for (const auto& w : r.warnings) j["warnings"].push_back(text::utf8_safe(w));
     j["ranks"] = nlohmann::json::array();
     for (const auto& k : r.ranks) {
-      nlohmann::json rk{{"file", text::utf8_safe(k.path)}, {"rank", k.rank}, {"node", text::utf8_safe(k.node)},
-                        {"samples", k.samples}, {"mpi_records", k.mpi_records}, {"offset_ns", k.offset_ns},
-                        {"drift_ppm", k.drift_ppm}, {"drift_uncertainty_ppm", k.drift_uncertainty_ppm}, {"min_rtt_ticks", k.min_rtt}, {"max_rtt_ticks", k.max_rtt},
-                        {"clock_hz", k.clock_hz}, {"start_ticks", k.start_ticks}, {"passed_filter", k.passed_filter}, {"overruns", k.overruns},
+      nlohmann::json rk{{"file", text::utf8_safe(k.path)},  {"rank", k.rank},
+                        {"node", text::utf8_safe(k.node)},  {"samples", k.samples},
+                        {"mpi_records", k.mpi_records},     {"offset_ns", k.offset_ns},
+                        {"drift_ppm", k.drift_ppm},         {"drift_uncertainty_ppm", k.drift_uncertainty_ppm},
+                        {"min_rtt_ticks", k.min_rtt},       {"max_rtt_ticks", k.max_rtt},
+                        {"clock_hz", k.clock_hz},           {"start_ticks", k.start_ticks},
+                        {"passed_filter", k.passed_filter}, {"overruns", k.overruns},
                         {"overwritten", k.overwritten}};
       rk["measurements"] = nlohmann::json::array();
       for (const auto& p : k.points)
@@ -89,17 +92,20 @@ int run(const Args& a, const std::string& command) {
              "drift ppm", "min rtt us", "file");
   for (const auto& k : r.ranks) {
     const double tick_ns = k.clock_hz ? 1e9 / double(k.clock_hz) : 1.0;
-    fmt::print("{:>5}  {:<16} {:>12} {:>8} {:>14.3f} {:>18} {:>12.3f}  {}\n", k.rank, text::utf8_safe(k.node), k.samples,
-               k.mpi_records, k.offset_ns * 1e-3, fmt::format("{:.3f} +-{:.3f}", k.drift_ppm, k.drift_uncertainty_ppm),
-               double(k.min_rtt) * tick_ns * 1e-3, text::utf8_safe(k.path));
+    fmt::print("{:>5}  {:<16} {:>12} {:>8} {:>14.3f} {:>18} {:>12.3f}  {}\n", k.rank, text::utf8_safe(k.node),
+               k.samples, k.mpi_records, k.offset_ns * 1e-3,
+               fmt::format("{:.3f} +-{:.3f}", k.drift_ppm, k.drift_uncertainty_ppm), double(k.min_rtt) * tick_ns * 1e-3,
+               text::utf8_safe(k.path));
   }
-  fmt::print("alignment: {}\n", o.align ? "offset and drift from each rank's clock-offset measurements (piecewise linear)"
-                                        : "none (--no-align: timestamps as recorded)");
-  fmt::print("messages matched {}, unmatched sends {}, unmatched receives {}; collectives {} ({} incomplete)\n", r.messages,
-             r.unmatched_sends, r.unmatched_recvs, r.collectives, r.incomplete_collectives);
-  fmt::print("happened-before violations: {} after alignment, {} left{}; largest correction {:.3f} us, {} events moved\n",
-             r.violations_found, r.violations_left, o.clc ? "" : " (--no-clc: not corrected)",
-             double(r.max_correction) * ns_per_tick * 1e-3, r.events_moved);
+  fmt::print("alignment: {}\n", o.align
+                                    ? "offset and drift from each rank's clock-offset measurements (piecewise linear)"
+                                    : "none (--no-align: timestamps as recorded)");
+  fmt::print("messages matched {}, unmatched sends {}, unmatched receives {}; collectives {} ({} incomplete)\n",
+             r.messages, r.unmatched_sends, r.unmatched_recvs, r.collectives, r.incomplete_collectives);
+  fmt::print(
+      "happened-before violations: {} after alignment, {} left{}; largest correction {:.3f} us, {} events moved\n",
+      r.violations_found, r.violations_left, o.clc ? "" : " (--no-clc: not corrected)",
+      double(r.max_correction) * ns_per_tick * 1e-3, r.events_moved);
   fmt::print("accounting: passed filter {} = samples {} + overruns {} + overwritten {}{}\n", r.passed_filter, r.samples,
              r.overruns, r.overwritten,
              r.passed_filter == r.samples + r.overruns + r.overwritten ? "" : "  (does not add up)");
@@ -107,8 +113,8 @@ int run(const Args& a, const std::string& command) {
   return kExitOk;
 }
 
-KRON_COMMAND("merge", "merge the trace files of an MPI job's ranks onto one timeline (clocks aligned, causality kept)", 36,
-             [](CLI::App& app) {
+KRON_COMMAND("merge", "merge the trace files of an MPI job's ranks onto one timeline (clocks aligned, causality kept)",
+             36, [](CLI::App& app) {
                auto a = std::make_shared<Args>();
                app.add_option("files", a->inputs, "the ranks' trace files (libkron_mpi: OUT.rank-N.kron)")->required();
                app.add_option("-o,--output", a->output, "merged trace file")->required();
@@ -128,7 +134,8 @@ KRON_COMMAND("merge", "merge the trace files of an MPI job's ranks onto one time
                             "merge rank files that were not closed (a rank killed): what they hold, marked salvaged");
                app.add_option("--compress", a->compress, "zstd level 1-19 for the merged file's records (0: none)")
                    ->check(CLI::Range(0, 19));
-               app.add_flag("--json", a->json, "JSON output: per rank offset, drift, round trips; matching; violations");
+               app.add_flag("--json", a->json,
+                            "JSON output: per rank offset, drift, round trips; matching; violations");
                app.add_flag("-q,--quiet", a->quiet, "print nothing");
                return [=] {
                  std::string cmd = "kron merge";

@@ -58,9 +58,9 @@ int run_pci(const Args& a) {
     // With --pci-memory, -s and -e are memory words (22 bits): checked whole here, never cut to 32 bits.
     for (const auto& [opt, value] : {std::pair{a.start_opt, a.start}, std::pair{a.end_opt, a.end}})
       if (*opt && value > pcib::kMemoryWords)
-        throw InputError::at_offset(fmt::format("{} {}", opt->get_name(), value), 0,
-                                    fmt::format("out of range 0-{} (memory words of the 4M-word local memory)",
-                                                pcib::kMemoryWords));
+        throw InputError::at_offset(
+            fmt::format("{} {}", opt->get_name(), value), 0,
+            fmt::format("out of range 0-{} (memory words of the 4M-word local memory)", pcib::kMemoryWords));
     if (*a.start_opt) o.start = static_cast<std::uint32_t>(a.start);
     if (*a.end_opt) o.end = static_cast<std::uint32_t>(a.end);
     o.wrapped = a.wrapped;
@@ -103,8 +103,8 @@ int run(const Args& a) {
   write_named_file_atomically(a.file, [&](const std::string& tmp) { res = recorder::snapshot_to_file(r, tmp, o); });
   for (const auto& p : res.problems) fmt::print(stderr, "kron rdsample: {}\n", p);
   const auto& t = res.totals;
-  fmt::print("kron rdsample: {} of {} samples to {}; overruns {}, overwritten {}, torn {}\n", res.written, res.held, a.file,
-             t.overruns, t.overwritten, t.torn);
+  fmt::print("kron rdsample: {} of {} samples to {}; overruns {}, overwritten {}, torn {}\n", res.written, res.held,
+             a.file, t.overruns, t.overwritten, t.torn);
   return res.problems.empty() ? kExitOk : kExitFailed;
 }
 KRON_COMMAND("rdsample", "take the samples on a board into a trace file (003's mk_rdsample)", 33, [](CLI::App& app) {
@@ -116,15 +116,19 @@ KRON_COMMAND("rdsample", "take the samples on a board into a trace file (003's m
                               "(memdump, with --pointer); writes the raw MultiKron II stream");
   board->excludes(dump);
   app.add_option("-f", a->file, "output file")->capture_default_str();
-  a->start_opt = app.add_option("-s", a->start, "first sample (--board: index in time order; --pci-memory: memory word)");
+  a->start_opt =
+      app.add_option("-s", a->start, "first sample (--board: index in time order; --pci-memory: memory word)");
   a->end_opt = app.add_option("-e", a->end,
                               "stop before this sample or memory word (default: all held, the memory address pointer)");
   app.add_flag("-v", a->verbose, "progress messages");
   app.add_option("--pointer", a->pointer, "--pci-memory: Memory Address Pointer (24 bits, wrap count in bits 22-23)")
       ->needs(dump);
-  auto* config = app.add_option("--config", a->config, "--pci-memory: Configuration Register (default: the image's, "
-                                                        "else 0x003201)")->needs(dump);
-  auto* simple = app.add_flag("--simple", a->simple, "--pci-memory: the memory was a simple buffer (WRAPB = 1)")->needs(dump);
+  auto* config = app.add_option("--config", a->config,
+                                "--pci-memory: Configuration Register (default: the image's, "
+                                "else 0x003201)")
+                     ->needs(dump);
+  auto* simple =
+      app.add_flag("--simple", a->simple, "--pci-memory: the memory was a simple buffer (WRAPB = 1)")->needs(dump);
   auto* circular = app.add_flag("--circular", a->circular, "--pci-memory: the memory was a circular buffer (WRAPB = 0)")
                        ->needs(dump);
   simple->excludes(circular);

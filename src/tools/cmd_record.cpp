@@ -33,10 +33,10 @@ struct Args {
   unsigned node = 0;
   bool quiet = false;
   double hold_ms = double(recorder::Recorder::kDefaultHoldMs);
-  double snapshot_interval = 0;          // --snapshot-interval SECONDS (issue 12)
+  double snapshot_interval = 0;  // --snapshot-interval SECONDS (issue 12)
   unsigned hist_slots = board::kDefaultHistSlots, stat_cells = board::kDefaultStatCells;
   std::vector<std::string> program;
-  std::string compress;                  // --compress[=LEVEL]
+  std::string compress;  // --compress[=LEVEL]
   CLI::Option* compress_opt = nullptr;
   std::string board;                     // --board: drain this existing board
   double until_idle = -1;                // --until-idle SECONDS
@@ -55,8 +55,10 @@ void say_clock() {
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kReads; ++i) sink += board::ticks(c.kind);
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kReads;
-  fmt::print(stderr, "kron record: timestamps are CLOCK_MONOTONIC ns, not the TSC: {} (a timestamp costs {:.1f} ns "
-             "here){}\n", c.why, ns, sink ? "" : " ");
+  fmt::print(stderr,
+             "kron record: timestamps are CLOCK_MONOTONIC ns, not the TSC: {} (a timestamp costs {:.1f} ns "
+             "here){}\n",
+             c.why, ns, sink ? "" : " ");
 }
 
 // Everything kron record says goes to standard error: standard output is the program's (a tracer never
@@ -65,10 +67,12 @@ void print_summary(const recorder::RecordResult& r, const std::string& output, b
   const auto& t = r.totals;
   const double secs = r.seconds;
   if (!quiet)
-    fmt::print(stderr, "kron record: {} samples in {:.2f} s ({:.0f}/s) to {}; overruns {}, overwritten {}, waits {} ({:.3f} ms); "
-             "passed {} {} recorded + overruns + overwritten\n",
-             r.records, secs, double(r.records) / (secs > 0 ? secs : 1), output, t.overruns, t.overwritten, t.waits,
-             double(t.wait_ticks) * 1e3 / double(r.clock_hz), t.passed, t.exact() ? "=" : "!=");
+    fmt::print(
+        stderr,
+        "kron record: {} samples in {:.2f} s ({:.0f}/s) to {}; overruns {}, overwritten {}, waits {} ({:.3f} ms); "
+        "passed {} {} recorded + overruns + overwritten\n",
+        r.records, secs, double(r.records) / (secs > 0 ? secs : 1), output, t.overruns, t.overwritten, t.waits,
+        double(t.wait_ticks) * 1e3 / double(r.clock_hz), t.passed, t.exact() ? "=" : "!=");
   if (!quiet && compressed && r.file_bytes)
     fmt::print(stderr, "kron record: compressed {:.1f} MB of records to {:.1f} MB ({:.2f}x, {:.2f} bytes a sample)\n",
                double(r.file_raw_bytes) / 1e6, double(r.file_bytes) / 1e6,
@@ -87,7 +91,8 @@ void print_summary(const recorder::RecordResult& r, const std::string& output, b
     fmt::print(stderr, "kron record: LOST {} of {} samples: {}\n", lost, t.passed, why);
   }
   if (r.late && !quiet)
-    fmt::print(stderr, "kron record: {} samples were written late, after a sample with a later timestamp (their probe "
+    fmt::print(stderr,
+               "kron record: {} samples were written late, after a sample with a later timestamp (their probe "
                "was held longer than --hold-back between its timestamp and its publication); counted in the file\n",
                r.late);
   for (const auto& p : r.problems) fmt::print(stderr, "kron record: {}\n", p);
@@ -127,14 +132,19 @@ int run_board(const Args& a) {
   if (progress) fmt::print(stderr, "\r\033[K");
   print_summary(r, a.output, a.quiet, a.compress_opt->count() > 0);
   if (r.earlier)
-    fmt::print(stderr, "kron record: {} samples were taken off board {} by an earlier drainer; they are not in this "
-               "file (nor in its passed count)\n", r.earlier, a.board);
+    fmt::print(stderr,
+               "kron record: {} samples were taken off board {} by an earlier drainer; they are not in this "
+               "file (nor in its passed count)\n",
+               r.earlier, a.board);
   if (r.left)
-    fmt::print(stderr, "kron record: {} samples published after the last pass stay on board {} for the next drainer "
-               "(not in this file, nor in its passed count)\n", r.left, a.board);
+    fmt::print(stderr,
+               "kron record: {} samples published after the last pass stay on board {} for the next drainer "
+               "(not in this file, nor in its passed count)\n",
+               r.left, a.board);
   if (!a.quiet)
-    fmt::print(stderr, "kron record: board {}: {}\n", a.board,
-             r.signal ? fmt::format("stopped by signal {}", r.signal) : fmt::format("no writer for {} s", a.until_idle));
+    fmt::print(
+        stderr, "kron record: board {}: {}\n", a.board,
+        r.signal ? fmt::format("stopped by signal {}", r.signal) : fmt::format("no writer for {} s", a.until_idle));
   return r.totals.exact() && r.problems.empty() ? kExitOk : kExitFailed;
 }
 
@@ -175,7 +185,8 @@ int run(const Args& a) {
   if (a.sched && !a.quiet)
     fmt::print(stderr, "kron record: {} context switches of the program's threads (--sched)\n", r.sched_switches);
   if (r.sched_lost)
-    fmt::print(stderr, "kron record: LOST {} context switches: the kernel's perf buffer was full (--sched)\n", r.sched_lost);
+    fmt::print(stderr, "kron record: LOST {} context switches: the kernel's perf buffer was full (--sched)\n",
+               r.sched_lost);
   const auto& t = r.totals;
   const int status = r.wait_status;
   if (WIFSIGNALED(status)) {
@@ -190,54 +201,64 @@ int run(const Args& a) {
   return t.exact() && r.problems.empty() ? kExitOk : kExitFailed;
 }
 
-KRON_COMMAND("record", "run a program on a new board (or drain an existing one live) into a trace file", 30, [](CLI::App& app) {
-  auto a = std::make_shared<Args>();
-  app.add_option("-o,--output", a->output, "trace file to write")->capture_default_str();
-  // The board kron record creates: refused with --board.
-  auto made = [a](CLI::Option* opt) { a->board_made.push_back(opt); };
-  made(app.add_option("--buffer", a->buffer, "board memory (16M default, up to gigabytes)")->capture_default_str());
-  made(app.add_flag("--huge-pages", a->huge_pages, "back the board with 2 MiB pages where the kernel allows (else says why not)"));
-  made(app.add_option("--mode", a->mode, "simple (keep oldest) or circular (keep newest)")->capture_default_str());
-  made(app.add_option("--filter", a->filter, "Filter Register: groups recorded (bit n = group n)")->capture_default_str());
-  a->sched_opt = app.add_flag("--sched", a->sched,
-                    "also record the program's context switches (perf_event: kernel.perf_event_paranoid 2 or below, "
-                    "or CAP_PERFMON): kron export shows them as thread state tracks");
-  made(app.add_flag("--wait", a->wait, "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
-  made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));
-  made(app.add_option("--lanes", a->lanes, "lane headers: threads writing at once (memory is shared by all)")->capture_default_str());
-  made(app.add_option("--names", a->names, "name table entries: named probes' sites and thread names (256 bytes each)")
-           ->check(CLI::Range(0u, board::kMaxNameSlots))
-           ->capture_default_str());
-  made(app.add_option("--block-size", a->block, "bytes a lane takes from the board's pool at a time (auto, or 4K-1M)")
-           ->capture_default_str());
-  made(app.add_option("--node", a->node, "node number of the source identification")
-           ->capture_default_str()
-           ->check(field_range(recorder::kMaxNode, recorder::kNodeField)));
-  app.add_option("--board", a->board,
-                 "drain this existing board live (kron board create; writers: kron run --board) until SIGINT/SIGTERM");
-  add_board_access_options(app);
-  a->until_idle_opt = app.add_option("--until-idle", a->until_idle,
-                                     "with --board: end once no writer has been attached for SECONDS");
-  app.add_option("--hold-back", a->hold_ms,
-                 "ms a sample is held before it is written, so that the file is in time order across threads")
-      ->capture_default_str();
-  a->compress_opt = app.add_option("--compress", a->compress,
-                                   "zstd-compress the file in 1 MiB chunks, --compress=LEVEL 1-19 (1 when omitted)")
-                         ->expected(0, 1);
-  app.add_option("--snapshot-interval", a->snapshot_interval,
-                 "seconds between histogram and virtual counter snapshots in the file (0: the final one only)")
-      ->capture_default_str();
-  made(app.add_option("--histograms", a->hist_slots, "histogram names the board holds (64 bytes each)")
-           ->capture_default_str()
-           ->check(CLI::Range(0u, board::kMaxHistSlots)));
-  made(app.add_option("--stat-cells", a->stat_cells,
-                      "statistics cells of 8 KiB (one per thread, histogram or 1024 virtual counters, and phase)")
-           ->capture_default_str()
-           ->check(CLI::Range(0u, board::kMaxStatCells)));
-  app.add_flag("-q,--quiet", a->quiet, "nothing on standard error but errors and losses (no summary, no progress line)");
-  app.add_option("program", a->program, "-- PROGRAM ARGS (or --board NAME)");
-  return [a] { return run(*a); };
-});
+KRON_COMMAND(
+    "record", "run a program on a new board (or drain an existing one live) into a trace file", 30, [](CLI::App& app) {
+      auto a = std::make_shared<Args>();
+      app.add_option("-o,--output", a->output, "trace file to write")->capture_default_str();
+      // The board kron record creates: refused with --board.
+      auto made = [a](CLI::Option* opt) { a->board_made.push_back(opt); };
+      made(app.add_option("--buffer", a->buffer, "board memory (16M default, up to gigabytes)")->capture_default_str());
+      made(app.add_flag("--huge-pages", a->huge_pages,
+                        "back the board with 2 MiB pages where the kernel allows (else says why not)"));
+      made(app.add_option("--mode", a->mode, "simple (keep oldest) or circular (keep newest)")->capture_default_str());
+      made(app.add_option("--filter", a->filter, "Filter Register: groups recorded (bit n = group n)")
+               ->capture_default_str());
+      a->sched_opt =
+          app.add_flag("--sched", a->sched,
+                       "also record the program's context switches (perf_event: kernel.perf_event_paranoid 2 or below, "
+                       "or CAP_PERFMON): kron export shows them as thread state tracks");
+      made(app.add_flag("--wait", a->wait,
+                        "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
+      made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));
+      made(app.add_option("--lanes", a->lanes, "lane headers: threads writing at once (memory is shared by all)")
+               ->capture_default_str());
+      made(app.add_option("--names", a->names,
+                          "name table entries: named probes' sites and thread names (256 bytes each)")
+               ->check(CLI::Range(0u, board::kMaxNameSlots))
+               ->capture_default_str());
+      made(app.add_option("--block-size", a->block,
+                          "bytes a lane takes from the board's pool at a time (auto, or 4K-1M)")
+               ->capture_default_str());
+      made(app.add_option("--node", a->node, "node number of the source identification")
+               ->capture_default_str()
+               ->check(field_range(recorder::kMaxNode, recorder::kNodeField)));
+      app.add_option(
+          "--board", a->board,
+          "drain this existing board live (kron board create; writers: kron run --board) until SIGINT/SIGTERM");
+      add_board_access_options(app);
+      a->until_idle_opt = app.add_option("--until-idle", a->until_idle,
+                                         "with --board: end once no writer has been attached for SECONDS");
+      app.add_option("--hold-back", a->hold_ms,
+                     "ms a sample is held before it is written, so that the file is in time order across threads")
+          ->capture_default_str();
+      a->compress_opt = app.add_option("--compress", a->compress,
+                                       "zstd-compress the file in 1 MiB chunks, --compress=LEVEL 1-19 (1 when omitted)")
+                            ->expected(0, 1);
+      app.add_option("--snapshot-interval", a->snapshot_interval,
+                     "seconds between histogram and virtual counter snapshots in the file (0: the final one only)")
+          ->capture_default_str();
+      made(app.add_option("--histograms", a->hist_slots, "histogram names the board holds (64 bytes each)")
+               ->capture_default_str()
+               ->check(CLI::Range(0u, board::kMaxHistSlots)));
+      made(app.add_option("--stat-cells", a->stat_cells,
+                          "statistics cells of 8 KiB (one per thread, histogram or 1024 virtual counters, and phase)")
+               ->capture_default_str()
+               ->check(CLI::Range(0u, board::kMaxStatCells)));
+      app.add_flag("-q,--quiet", a->quiet,
+                   "nothing on standard error but errors and losses (no summary, no progress line)");
+      app.add_option("program", a->program, "-- PROGRAM ARGS (or --board NAME)");
+      return [a] { return run(*a); };
+    });
 
 }  // namespace
 }  // namespace kron::tools

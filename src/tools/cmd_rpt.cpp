@@ -81,12 +81,12 @@ int run(const Args& a) {
   if (!a.html.empty()) {
     const std::string page = analysis::render_html(r, "kron rpt: " + info.path, &r.latency);
     write_file_atomically(a.html, [&](std::FILE* f) {
-      if (std::fwrite(page.data(), 1, page.size(), f) != page.size()) throw std::runtime_error(a.html + ": write failed");
+      if (std::fwrite(page.data(), 1, page.size(), f) != page.size())
+        throw std::runtime_error(a.html + ": write failed");
     });
   }
-  const std::string text =
-      a.json ? analysis::render_json(r, a.histograms)
-             : analysis::render_text(r, {a.verbose, a.histograms && !a.chronological, a.wide});
+  const std::string text = a.json ? analysis::render_json(r, a.histograms)
+                                  : analysis::render_text(r, {a.verbose, a.histograms && !a.chronological, a.wide});
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (a.verbose && !a.html.empty() && !a.json) fmt::print("wrote {}\n", a.html);
   return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;

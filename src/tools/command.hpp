@@ -55,9 +55,10 @@ inline CLI::Validator field_range(std::uint64_t max, std::string field) {
 // --shm-dir the directory boards live in (ERRATUM E122). Both are exported (KRON_TRUST_BOARD, KRON_SHM_DIR)
 // so that the program kron record or kron run starts attaches to the same board on the same terms.
 inline void add_board_access_options(CLI::App& app) {
-  app.add_flag_callback("--trust-board", [] { board::set_trust_boards(true), ::setenv(board::kEnvTrustBoard, "1", 1); },
-                        "use a board that belongs to another user or that others may write (it can crash or "
-                        "mislead this command)");
+  app.add_flag_callback(
+      "--trust-board", [] { board::set_trust_boards(true), ::setenv(board::kEnvTrustBoard, "1", 1); },
+      "use a board that belongs to another user or that others may write (it can crash or "
+      "mislead this command)");
   app.add_option_function<std::string>(
       "--shm-dir", [](const std::string& d) { ::setenv(board::kEnvShmDir, d.c_str(), 1); },
       "directory of the boards (default /dev/shm, or $KRON_SHM_DIR)");
@@ -65,12 +66,12 @@ inline void add_board_access_options(CLI::App& app) {
 
 // Exit statuses shared by every subcommand.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;      // the work ran and found a failure (a failed expect, a failed test)
-inline constexpr int kExitBadInput = 2;    // bad input or usage: the message names file and offset/line
+inline constexpr int kExitFailed = 1;    // the work ran and found a failure (a failed expect, a failed test)
+inline constexpr int kExitBadInput = 2;  // bad input or usage: the message names file and offset/line
 
 }  // namespace kron::tools
 
 #define KRON_CAT2(a, b) a##b
 #define KRON_CAT(a, b) KRON_CAT2(a, b)
 #define KRON_COMMAND(name, summary, order, setup) \
-  static const ::kron::tools::CommandRegistrar KRON_CAT(kron_command_, __LINE__){name, summary, order, setup}
+  static const ::kron::tools::CommandRegistrar KRON_CAT(kron_command_, __LINE__) { name, summary, order, setup }

@@ -9,4 +9,5 @@
 KRON_SIM_DEVICE("", "mk2", "MultiKron II chip (000, NISTIR 5571)", kron::mk2::Mk2);
 KRON_SIM_DEVICE("", "mk1", "first MultiKron chip (001, NISTIR 4737)", kron::mk1::Mk1);
 KRON_SIM_DEVICE("pci", "mk2", "PCI toolkit board with a MultiKron II (003, NISTIR 5993)", kron::pcib::PciBoard);
-KRON_SIM_DEVICE("", "numachine", "NUMAchine processor-card monitor (004, thesis chapter 4)", kron::numachine::Numachine);
+KRON_SIM_DEVICE("", "numachine", "NUMAchine processor-card monitor (004, thesis chapter 4)",
+                kron::numachine::Numachine);

@@ -13,7 +13,7 @@ has an info string naming what it is:
   cpp, c    a snippet compiled with the documented flags only (`$(pkg-config --cflags --libs kron-probe)`,
             or `kron` for a snippet of the trace side's headers), at the compiler's default standard and at
             C++20; linked and run when it has a main().
-  text, json, sql, cmake, ...   not run (layouts, file contents, schemas). A `text` block must not look like
+  text, json, sql, cmake, python, fortran, ...   not run (layouts, file contents, schemas). A `text` block must not look like
             a command (a line starting `kron ` or `$ `): use sh, console or synopsis.
 
 Directives, in an HTML comment just before a block (a doc's reader does not see them):
@@ -56,7 +56,7 @@ import tempfile
 
 RUN_KINDS = {"sh", "console", "cpp", "c"}
 CHECKED_KINDS = RUN_KINDS | {"synopsis"}
-PLAIN_KINDS = {"text", "json", "sql", "cmake", "ini", "csv", "diff", "proto"}
+PLAIN_KINDS = {"text", "json", "sql", "cmake", "ini", "csv", "diff", "proto", "python", "fortran"}
 SHELL_LIKE = {"bash", "shell", "sh-session", "shell-session", "zsh"}
 
 

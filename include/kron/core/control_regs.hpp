@@ -79,7 +79,9 @@ constexpr std::uint16_t write(std::uint16_t state, std::uint16_t written) {
 // ---- 000 Tables B5-B7: sixteen 4-bit fields, field n controls Resource Counter n -----------------------
 inline constexpr unsigned kFields = 16;
 
-constexpr std::uint8_t field(std::uint64_t reg, unsigned n) { return static_cast<std::uint8_t>((reg >> (4 * n)) & 0xf); }
+constexpr std::uint8_t field(std::uint64_t reg, unsigned n) {
+  return static_cast<std::uint8_t>((reg >> (4 * n)) & 0xf);
+}
 // A register with every field set to `f`.
 constexpr std::uint64_t all_fields(std::uint8_t f) {
   std::uint64_t r = 0;
@@ -90,7 +92,8 @@ constexpr std::uint64_t all_fields(std::uint8_t f) {
 // Table B5 (Mode): the low three bits select the counting source (x101-x111 are the same as x001-x011);
 // bit 3 is the precision (1xxx double: even counters only, the odd one uses its even pair's setting).
 enum class Mode : std::uint8_t { Nop = 0, Clock = 1, Software = 2, ExternalEnable = 3, ExternalSignal = 4 };
-inline constexpr std::array<std::string_view, 5> kModeNames{"NOP", "CLK", "Software", "External Enable", "External Signal"};
+inline constexpr std::array<std::string_view, 5> kModeNames{"NOP", "CLK", "Software", "External Enable",
+                                                            "External Signal"};
 // Table B6 (Clock Select): x101-x111 are the same as x001-x011.
 enum class ClockSel : std::uint8_t { Nop = 0, NodeClk = 1, NodeClk10 = 2, NodeClk100 = 3, TsClk = 4 };
 inline constexpr std::array<std::string_view, 5> kClockNames{"NOP", "NodeClk", "NodeClk/10", "NodeClk/100", "TSclk"};
@@ -105,7 +108,7 @@ constexpr std::string_view name(Enable e) { return kEnableNames[static_cast<unsi
 
 // The code bits of a field (the rest are "x", don't care) and the "** default setting".
 inline constexpr std::uint8_t kModeCode = 0x7, kClockCode = 0x7, kEnableCode = 0x3;
-inline constexpr std::uint8_t kModeDouble = 0x8;  // Table B5 1xxx: double precision
+inline constexpr std::uint8_t kModeDouble = 0x8;        // Table B5 1xxx: double precision
 inline constexpr std::uint8_t kModeResetField = 0x4;    // Table B5 ** x100 External Signal, ** 0xxx single
 inline constexpr std::uint8_t kClockResetField = 0x4;   // Table B6 ** x100 TSclk
 inline constexpr std::uint8_t kEnableResetField = 0x1;  // Table B7 ** xx01 Disable counter
@@ -137,8 +140,14 @@ constexpr std::uint64_t write_fields(std::uint64_t reg, std::uint64_t written, s
   }
   return reg;
 }
-constexpr std::uint64_t write_mode(std::uint64_t reg, std::uint64_t written) { return write_fields(reg, written, kModeCode); }
-constexpr std::uint64_t write_clock(std::uint64_t reg, std::uint64_t written) { return write_fields(reg, written, kClockCode); }
-constexpr std::uint64_t write_enable(std::uint64_t reg, std::uint64_t written) { return write_fields(reg, written, kEnableCode); }
+constexpr std::uint64_t write_mode(std::uint64_t reg, std::uint64_t written) {
+  return write_fields(reg, written, kModeCode);
+}
+constexpr std::uint64_t write_clock(std::uint64_t reg, std::uint64_t written) {
+  return write_fields(reg, written, kClockCode);
+}
+constexpr std::uint64_t write_enable(std::uint64_t reg, std::uint64_t written) {
+  return write_fields(reg, written, kEnableCode);
+}
 
 }  // namespace kron::regs

@@ -42,15 +42,22 @@ namespace kron::record {
 // ClockOffset (9, trace format 1.5) are libkron_mpi's (src/mpi), never a probe's: after the samples of a
 // rank's file, not samples (FileHeader::mpi_records, clock_offsets count them); kind 10 is reserved for MPI.
 enum class RecordKind : std::uint16_t {
-  Trace = 1, Resource = 2, Names = 3, SchedSwitch = 4, HistSnapshot = 5, CounterSnapshot = 6, Mpi = 8, ClockOffset = 9
+  Trace = 1,
+  Resource = 2,
+  Names = 3,
+  SchedSwitch = 4,
+  HistSnapshot = 5,
+  CounterSnapshot = 6,
+  Mpi = 8,
+  ClockOffset = 9
 };
 inline constexpr std::size_t kRecordKinds = 9;
 
 struct RecordHeader {
   RecordKind kind;
-  std::uint16_t size;   // whole record, bytes
-  std::uint8_t flags;   // SampleFlag
-  std::uint8_t group;   // filter level 0-15, 0xff unknown
+  std::uint16_t size;  // whole record, bytes
+  std::uint8_t flags;  // SampleFlag
+  std::uint8_t group;  // filter level 0-15, 0xff unknown
   union {
     std::uint16_t cpu;    // 1.3 and older samples, scheduling switches
     std::uint16_t phase;  // 1.4 (board 2.2) Trace and Resource records: the thread's phase (ERRATUM E180)
@@ -87,13 +94,28 @@ struct SchedRecord {
 // posted), `end` when it completed (a non-blocking one: the end of the MPI_Wait/MPI_Test call that
 // completed it). Ranks are MPI_COMM_WORLD ranks; `comm` a communicator id equal on every member (E203).
 enum class MpiCall : std::uint16_t {
-  Send = 1, Recv = 2, Isend = 3, Irecv = 4, SendrecvSend = 5, SendrecvRecv = 6,  // point to point
-  Barrier = 16, Bcast = 17, Reduce = 18, Allreduce = 19, Gather = 20, Allgather = 21, Scatter = 22,
+  Send = 1,
+  Recv = 2,
+  Isend = 3,
+  Irecv = 4,
+  SendrecvSend = 5,
+  SendrecvRecv = 6,  // point to point
+  Barrier = 16,
+  Bcast = 17,
+  Reduce = 18,
+  Allreduce = 19,
+  Gather = 20,
+  Allgather = 21,
+  Scatter = 22,
   Alltoall = 23,  // collectives: 16 and up
 };
 inline constexpr std::uint16_t kMpiFirstCollective = 16;
-constexpr bool mpi_is_send(MpiCall c) { return c == MpiCall::Send || c == MpiCall::Isend || c == MpiCall::SendrecvSend; }
-constexpr bool mpi_is_recv(MpiCall c) { return c == MpiCall::Recv || c == MpiCall::Irecv || c == MpiCall::SendrecvRecv; }
+constexpr bool mpi_is_send(MpiCall c) {
+  return c == MpiCall::Send || c == MpiCall::Isend || c == MpiCall::SendrecvSend;
+}
+constexpr bool mpi_is_recv(MpiCall c) {
+  return c == MpiCall::Recv || c == MpiCall::Irecv || c == MpiCall::SendrecvRecv;
+}
 constexpr bool mpi_is_collective(MpiCall c) { return static_cast<std::uint16_t>(c) >= kMpiFirstCollective; }
 enum MpiFlag : std::uint8_t {
   kMpiIncomplete = 1u << 0,  // a non-blocking request the program never completed: `end` is its posting
@@ -118,20 +140,21 @@ struct MpiRecord {
 // reference rank (0), the one with the smallest round trip: the reference's clock read `reference` while
 // this rank's read `timestamp` (the midpoint of the round trip), to within rtt / 2.
 struct ClockOffsetRecord {
-  RecordHeader h;           // kind ClockOffset, size 48, flags 0, group 0xff, cpu 0
-  std::uint32_t rank;       // this rank (world)
+  RecordHeader h;                // kind ClockOffset, size 48, flags 0, group 0xff, cpu 0
+  std::uint32_t rank;            // this rank (world)
   std::uint32_t reference_rank;  // 0
-  std::uint64_t timestamp;  // this rank's ticks: midpoint of the exchange
-  std::uint64_t reference;  // the reference rank's ticks at that moment (its own clock_hz)
-  std::uint64_t rtt;        // round trip of the exchange kept, this rank's ticks
-  std::uint64_t exchanges;  // ping-pongs done, of which this one had the smallest rtt
+  std::uint64_t timestamp;       // this rank's ticks: midpoint of the exchange
+  std::uint64_t reference;       // the reference rank's ticks at that moment (its own clock_hz)
+  std::uint64_t rtt;             // round trip of the exchange kept, this rank's ticks
+  std::uint64_t exchanges;       // ping-pongs done, of which this one had the smallest rtt
 };
 
 // Record size table by kind, checked against the kinds (Tracy's QueueDataSize). Index 0 is no kind.
 // Variable-size kinds (Names lives apart; 5 and 6 are snapshots) have 0: a reader checks them itself; 7 is
 // unused.
-inline constexpr std::size_t kRecordSize[] = {0, sizeof(TraceRecord), sizeof(ResourceRecord), 0, sizeof(SchedRecord),
-                                              0, 0, 0, sizeof(MpiRecord), sizeof(ClockOffsetRecord)};
+inline constexpr std::size_t kRecordSize[] = {
+    0, sizeof(TraceRecord), sizeof(ResourceRecord),   0, sizeof(SchedRecord), 0, 0,
+    0, sizeof(MpiRecord),   sizeof(ClockOffsetRecord)};
 static_assert(std::size(kRecordSize) == kRecordKinds + 1);
 static_assert(std::size(kRecordSize) == static_cast<std::size_t>(RecordKind::ClockOffset) + 1);
 static_assert(sizeof(MpiRecord) == 64 && offsetof(MpiRecord, timestamp) == offsetof(TraceRecord, timestamp) &&
@@ -178,14 +201,16 @@ constexpr std::uint64_t cpu_bits(std::uint64_t cpu) { return cpu << kCpuShift; }
 
 // ---- Phased samples (1.4 / board 2.2, ERRATUM E180) ------------------------------------------------------
 inline constexpr unsigned kPhaseShift = kCpuShift;  // header word bits 48-63
-inline constexpr unsigned kIdsCpuShift = 54;         // ids word bits 54-63: the thread field's bits 22-31
-inline constexpr std::uint32_t kThreadBits = 22;     // Linux PID_MAX_LIMIT is 2^22
+inline constexpr unsigned kIdsCpuShift = 54;        // ids word bits 54-63: the thread field's bits 22-31
+inline constexpr std::uint32_t kThreadBits = 22;    // Linux PID_MAX_LIMIT is 2^22
 inline constexpr std::uint32_t kThreadMask = (1u << kThreadBits) - 1;
 inline constexpr std::uint32_t kMaxPhasedCpu = 1023;  // a cpu above it is stored as 1023
 // The header word bits of phase `phase` (what kron::phase() stores, shifted once, in a thread-local).
 constexpr std::uint64_t phase_bits(std::uint16_t phase) { return std::uint64_t{phase} << kPhaseShift; }
 // The ids word bits of `cpu` (the probe passes a cpu it knows to be at most 1023).
-constexpr std::uint64_t ids_cpu_bits(std::uint64_t cpu) { return (cpu > kMaxPhasedCpu ? kMaxPhasedCpu : cpu) << kIdsCpuShift; }
+constexpr std::uint64_t ids_cpu_bits(std::uint64_t cpu) {
+  return (cpu > kMaxPhasedCpu ? kMaxPhasedCpu : cpu) << kIdsCpuShift;
+}
 struct PhasedFields {
   std::uint16_t cpu, phase;
   std::uint32_t thread;
@@ -195,7 +220,8 @@ constexpr PhasedFields phased_fields(std::uint16_t header_cpu, std::uint32_t thr
   if (!phased) return {header_cpu, 0, thread};
   return {static_cast<std::uint16_t>(thread >> kThreadBits), header_cpu, thread & kThreadMask};
 }
-static_assert(phased_fields(7, 1234u | 5u << 22, true).cpu == 5 && phased_fields(7, 1234u | 5u << 22, true).phase == 7 &&
+static_assert(phased_fields(7, 1234u | 5u << 22, true).cpu == 5 &&
+              phased_fields(7, 1234u | 5u << 22, true).phase == 7 &&
               phased_fields(7, 1234u | 5u << 22, true).thread == 1234 && phased_fields(7, 99, false).cpu == 7);
 // Word 1: source | thread << 32.
 constexpr std::uint64_t ids_word(std::uint32_t source, std::uint32_t thread) {
@@ -214,7 +240,8 @@ constexpr std::uint64_t valid_slots(std::uint64_t word) {
   return size / kSlotBytes;
 }
 
-static_assert(header_word(RecordKind::Trace) == (1u | 32u << 16) && header_word(RecordKind::Resource) == (2u | 160u << 16));
+static_assert(header_word(RecordKind::Trace) == (1u | 32u << 16) &&
+              header_word(RecordKind::Resource) == (2u | 160u << 16));
 static_assert(valid_slots(header_word(RecordKind::Trace) | group_bits(3) | cpu_bits(7)) == 1);
 static_assert(valid_slots(header_word(RecordKind::Resource)) == kResourceSlots && valid_slots(2u | 32u << 16) == 0);
 static_assert(valid_slots(header_word(RecordKind::SchedSwitch)) == 0 && valid_slots(3u | 32u << 16) == 0);
@@ -272,8 +299,8 @@ inline const char* name_record_problem(const NameRecord& r, std::uint32_t expect
   return nullptr;
 }
 constexpr std::uint64_t name_header_word() {
-  return std::uint64_t{static_cast<std::uint16_t>(RecordKind::Names)} << kKindShift |
-         std::uint64_t{sizeof(NameRecord)} << kSizeShift;
+  return std::uint64_t{static_cast<std::uint16_t>(RecordKind::Names)} << kKindShift | std::uint64_t{sizeof(NameRecord)}
+                                                                                          << kSizeShift;
 }
 
 // ---- Fields of an encoded record in memory (any alignment) ----------------------------------------------

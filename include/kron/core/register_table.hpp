@@ -26,8 +26,10 @@ constexpr std::uint64_t w1_pairs(std::uint64_t state, std::uint64_t written, std
   for (unsigned b = 0; b < 64; b += 2) {
     if (!(pairs >> b & 1)) continue;
     // ERRATUM E13 (E61 on the first MultiKron): both bits written 1 -> the odd, disabling action wins.
-    if (written >> (b + 1) & 1) state &= ~(std::uint64_t{1} << b);
-    else if (written >> b & 1) state |= std::uint64_t{1} << b;
+    if (written >> (b + 1) & 1)
+      state &= ~(std::uint64_t{1} << b);
+    else if (written >> b & 1)
+      state |= std::uint64_t{1} << b;
   }
   return state;
 }

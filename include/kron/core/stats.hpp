@@ -47,7 +47,8 @@ constexpr Range bucket_range(unsigned index) {
 }
 static_assert(bucket_of(0) == 0 && bucket_of(31) == 31 && bucket_of(32) == 32 && bucket_of(33) == 32 &&
               bucket_of(34) == 33 && bucket_of(~std::uint64_t{0}) == kHistBuckets - 1);
-static_assert(bucket_range(kHistBuckets - 1).hi == ~std::uint64_t{0} && bucket_range(32).lo == 32 && bucket_range(32).hi == 33);
+static_assert(bucket_range(kHistBuckets - 1).hi == ~std::uint64_t{0} && bucket_range(32).lo == 32 &&
+              bucket_range(32).hi == 33);
 
 // ---- A statistics cell of a board (2.2): 8 KiB, one (thread, object, phase) ------------------------------
 inline constexpr std::uint32_t kCellWords = 1024;
@@ -96,8 +97,8 @@ struct HistSnapshotRecord {
   record::RecordHeader h;  // kind 5, size; flags 0, group 0xff, phase
   std::uint32_t source;    // "node.process"
   std::uint32_t thread;
-  std::uint64_t timestamp; // ticks, the file's clock
-  std::uint16_t hist;      // the histogram's id on its board (1-based)
+  std::uint64_t timestamp;  // ticks, the file's clock
+  std::uint16_t hist;       // the histogram's id on its board (1-based)
   std::uint16_t entries;
   std::uint32_t reserved;
   std::uint64_t sum, min, max;  // of the values recorded (min ~0 when none)
@@ -131,7 +132,8 @@ struct SnapshotHeader {
   std::uint32_t source, thread;
   std::uint64_t timestamp;
 };
-static_assert(sizeof(SnapshotHeader) == 24 && offsetof(HistSnapshotRecord, source) == offsetof(SnapshotHeader, source) &&
+static_assert(sizeof(SnapshotHeader) == 24 &&
+              offsetof(HistSnapshotRecord, source) == offsetof(SnapshotHeader, source) &&
               offsetof(CounterSnapshotRecord, source) == offsetof(SnapshotHeader, source) &&
               offsetof(HistSnapshotRecord, thread) == offsetof(SnapshotHeader, thread) &&
               offsetof(CounterSnapshotRecord, thread) == offsetof(SnapshotHeader, thread) &&
@@ -140,7 +142,8 @@ static_assert(sizeof(SnapshotHeader) == 24 && offsetof(HistSnapshotRecord, sourc
 static_assert(offsetof(HistSnapshotRecord, hist) == 24 && offsetof(HistSnapshotRecord, sum) == 32 &&
               offsetof(HistSnapshotRecord, name) == 56 && offsetof(CounterSnapshotRecord, entries) == 24);
 inline constexpr std::size_t kMaxHistSnapshotBytes = sizeof(HistSnapshotRecord) + kHistBuckets * sizeof(HistEntry);
-inline constexpr std::size_t kMaxCounterEntriesPerRecord = (0xfff8 - sizeof(CounterSnapshotRecord)) / sizeof(CounterEntry);
+inline constexpr std::size_t kMaxCounterEntriesPerRecord =
+    (0xfff8 - sizeof(CounterSnapshotRecord)) / sizeof(CounterEntry);
 static_assert(kMaxHistSnapshotBytes <= 0xfff8);
 
 // What is wrong with a snapshot record of `size` bytes read from an untrusted file, or nullptr: its kind,

@@ -60,20 +60,28 @@ inline std::optional<std::uint64_t> parse_uint(std::string_view text, std::uint6
   if (text.empty()) return std::nullopt;
   unsigned base = 10;
   std::size_t i = 0;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) base = 16, i = 2;
-  else if (text.size() > 2 && text[0] == '0' && (text[1] == 'b' || text[1] == 'B')) base = 2, i = 2;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+    base = 16, i = 2;
+  else if (text.size() > 2 && text[0] == '0' && (text[1] == 'b' || text[1] == 'B'))
+    base = 2, i = 2;
   std::uint64_t v = 0;
   bool over = false;
   for (; i < text.size(); ++i) {
     const char c = text[i];
     unsigned d;
-    if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
-    else if (c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') d = static_cast<unsigned>(c - 'A' + 10);
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      d = static_cast<unsigned>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      d = static_cast<unsigned>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      d = static_cast<unsigned>(c - 'A' + 10);
+    else
+      return std::nullopt;
     if (d >= base) return std::nullopt;
-    if (v > (max - d) / base) over = true;  // keep reading: text that is no number says so first
-    else v = v * base + d;
+    if (v > (max - d) / base)
+      over = true;  // keep reading: text that is no number says so first
+    else
+      v = v * base + d;
   }
   if (over) {
     if (too_large) *too_large = true;
@@ -117,8 +125,7 @@ inline std::string terminal_safe(std::string_view s) {
 // trace file's header quotes the recorded command this way, so `sh -c 'a > b'` reads back as typed
 // (ERRATUM E148).
 inline std::string shell_quote(std::string_view word) {
-  constexpr std::string_view kPlain =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-";
+  constexpr std::string_view kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-";
   if (!word.empty() && word.find_first_not_of(kPlain) == std::string_view::npos) return std::string(word);
   std::string o = "'";
   for (const char c : word) o += c == '\'' ? std::string("'\\''") : std::string(1, c);

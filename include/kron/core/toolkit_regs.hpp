@@ -13,15 +13,15 @@ namespace kron::regs::toolkit {
 
 // ---- 003 Table 1: offset byte address map ----
 namespace offset {
-inline constexpr std::uint32_t kChip = 0x0001000;        // MultiKron_II, 0x1000-0x11FC (128 words)
+inline constexpr std::uint32_t kChip = 0x0001000;  // MultiKron_II, 0x1000-0x11FC (128 words)
 inline constexpr std::uint32_t kChipEnd = 0x0001200;
 inline constexpr std::uint32_t kSoftwareReset = 0x0001200;
 inline constexpr std::uint32_t kConfig = 0x0001204;
-inline constexpr std::uint32_t kPointer = 0x0001208;     // Memory Address Pointer
-inline constexpr std::uint32_t kTestOp = 0x000120C;      // TEST Operation
-inline constexpr std::uint32_t kVc = 0x0004000;          // MultiKron_vc (if installed), 0x4000-0x7FFC
+inline constexpr std::uint32_t kPointer = 0x0001208;  // Memory Address Pointer
+inline constexpr std::uint32_t kTestOp = 0x000120C;   // TEST Operation
+inline constexpr std::uint32_t kVc = 0x0004000;       // MultiKron_vc (if installed), 0x4000-0x7FFC
 inline constexpr std::uint32_t kVcEnd = 0x0008000;
-inline constexpr std::uint32_t kMemory = 0x1000000;      // Local Memory, 0x1000000-0x1FFFFFC
+inline constexpr std::uint32_t kMemory = 0x1000000;  // Local Memory, 0x1000000-0x1FFFFFC
 inline constexpr std::uint32_t kMemoryEnd = 0x2000000;
 }  // namespace offset
 inline constexpr std::uint32_t kAddressLimit = offset::kMemoryEnd;
@@ -57,25 +57,25 @@ inline constexpr std::array<ConfigField, 14> kFields{{
     {"V_NUM", 24, 8, "board version number (read only, 0x90)"},
 }};
 
-inline constexpr std::uint32_t kCpuIdMask = 0xff;        // 0-7 CPU_ID[0..7]
-inline constexpr std::uint32_t kTest = 1u << 8;          // 1 = manual control of the board FIFO output
-inline constexpr std::uint32_t kLocal = 1u << 9;         // 1 = samples to local memory, 0 = cable
-inline constexpr std::uint32_t kExtCpu = 1u << 10;       // 1 = CPU ID from XCPU[7..0]
-inline constexpr std::uint32_t kWaitCpu = 1u << 11;      // 1 = one MultiKron CPU wait state
-inline constexpr std::uint32_t kTestB = 1u << 12;        // 0 = MultiKron in TEST mode
-inline constexpr std::uint32_t kMkOe = 1u << 13;         // 1 = MultiKron outputs enabled
-inline constexpr std::uint32_t kWrapB = 1u << 14;        // 1 = simple buffer, 0 = circular
-inline constexpr std::uint32_t kEnExt = 1u << 15;        // 1 = external clock and reset
-inline constexpr std::uint32_t kDisState = 1u << 16;     // 1 = FIFO state machine disabled
-inline constexpr std::uint32_t kTsRatio = 1u << 18;      // 1 = NODECLK/3, 0 = NODECLK/4
-inline constexpr std::uint32_t kDiv2 = 1u << 19;         // 1 = oscillator / 2
-inline constexpr std::uint32_t kWaitMem = 1u << 20;      // MultiKron_vc SRAM wait state
-inline constexpr unsigned kVersionShift = 24;            // 24-31 V_NUM
-inline constexpr std::uint32_t kVersion = 0x90;          // "Toolkit Board Version number = 0x90"
+inline constexpr std::uint32_t kCpuIdMask = 0xff;     // 0-7 CPU_ID[0..7]
+inline constexpr std::uint32_t kTest = 1u << 8;       // 1 = manual control of the board FIFO output
+inline constexpr std::uint32_t kLocal = 1u << 9;      // 1 = samples to local memory, 0 = cable
+inline constexpr std::uint32_t kExtCpu = 1u << 10;    // 1 = CPU ID from XCPU[7..0]
+inline constexpr std::uint32_t kWaitCpu = 1u << 11;   // 1 = one MultiKron CPU wait state
+inline constexpr std::uint32_t kTestB = 1u << 12;     // 0 = MultiKron in TEST mode
+inline constexpr std::uint32_t kMkOe = 1u << 13;      // 1 = MultiKron outputs enabled
+inline constexpr std::uint32_t kWrapB = 1u << 14;     // 1 = simple buffer, 0 = circular
+inline constexpr std::uint32_t kEnExt = 1u << 15;     // 1 = external clock and reset
+inline constexpr std::uint32_t kDisState = 1u << 16;  // 1 = FIFO state machine disabled
+inline constexpr std::uint32_t kTsRatio = 1u << 18;   // 1 = NODECLK/3, 0 = NODECLK/4
+inline constexpr std::uint32_t kDiv2 = 1u << 19;      // 1 = oscillator / 2
+inline constexpr std::uint32_t kWaitMem = 1u << 20;   // MultiKron_vc SRAM wait state
+inline constexpr unsigned kVersionShift = 24;         // 24-31 V_NUM
+inline constexpr std::uint32_t kVersion = 0x90;       // "Toolkit Board Version number = 0x90"
 // Bits 0-23 reset to 0; 24-31 are V_NUM (003 1.2). Bits 17 and 21-23 are N/A: ignored, read 0.
 inline constexpr std::uint32_t kReset = kVersion << kVersionShift;
 inline constexpr std::uint32_t kReadOnly = 0xff000000u | (1u << 17) | 0x00e00000u;
-inline constexpr std::uint32_t kDefault = 0x003201;      // "recommended default value is 003201 (Hex)"
+inline constexpr std::uint32_t kDefault = 0x003201;  // "recommended default value is 003201 (Hex)"
 }  // namespace cfg
 
 // The named bits above are the table's rows.

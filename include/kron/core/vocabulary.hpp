@@ -35,9 +35,9 @@ enum SampleFlag : std::uint8_t {
   // Named probes (KRON_SCOPE, KRON_EVENT): the data word is a name id (bits 48-63) and a value (bits 0-47),
   // kron/core/record.hpp named_data(). Per record, never pending: unlike the error flags above they say what
   // this sample is, not what happened before it.
-  kFlagNamed = 1u << 4,          // a named probe's sample: alone, a named event
-  kFlagScopeEnd = 1u << 5,       // with kFlagNamed: the end of a named scope
-  kFlagScopeBegin = 1u << 6,     // with kFlagNamed: the beginning of a named scope
+  kFlagNamed = 1u << 4,       // a named probe's sample: alone, a named event
+  kFlagScopeEnd = 1u << 5,    // with kFlagNamed: the end of a named scope
+  kFlagScopeBegin = 1u << 6,  // with kFlagNamed: the beginning of a named scope
   // Trace format 1.4: a threshold crossing (kron counters --threshold, ERRATUM E185): the data word is
   // stats::threshold_data() (kron/core/stats.hpp). Per record.
   kFlagThreshold = 1u << 7,

@@ -13,9 +13,9 @@
 namespace kron {
 
 struct TextLimits {
-  const char* what;             // what the file is, for messages: "interval description file"
-  std::uint64_t max_bytes;      // the whole text
-  std::size_t max_line_bytes;   // one line, its '\n' not counted
+  const char* what;            // what the file is, for messages: "interval description file"
+  std::uint64_t max_bytes;     // the whole text
+  std::size_t max_line_bytes;  // one line, its '\n' not counted
 };
 inline constexpr TextLimits kIntervalInfoLimits{"interval description file", 1u << 20, 4096};
 inline constexpr TextLimits kSimScriptLimits{"simulator script", 64u << 20, 4096};

@@ -32,7 +32,8 @@ namespace kron::tracefile {
 inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
-inline constexpr std::uint16_t kMinor = 6;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
+inline constexpr std::uint16_t kMinor =
+    6;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
 // Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
 // 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
 // 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
@@ -74,7 +75,7 @@ inline constexpr std::size_t kProgramBytes = 256;
 
 struct FileHeader {
   char magic[8];
-  std::uint32_t byte_order;         // kByteOrderMark as written by the producer
+  std::uint32_t byte_order;  // kByteOrderMark as written by the producer
   std::uint16_t major, minor;
   std::uint32_t header_size;        // sizeof(FileHeader) of the producer; records start here
   std::uint32_t flags;              // HeaderFlag
@@ -83,21 +84,21 @@ struct FileHeader {
   std::uint64_t start_realtime_ns;  // CLOCK_REALTIME at start_ticks (to align nodes and wall time)
   std::uint32_t node;               // node number (the "node" of "node.process")
   Origin origin;
-  std::uint64_t records_bytes;      // length of the record area (complete files)
+  std::uint64_t records_bytes;  // length of the record area (complete files)
   // Accounting (complete files): passed_filter == samples + overruns + overwritten.
-  std::uint64_t samples;            // records in the file
-  std::uint64_t overruns;           // samples dropped because a lane or buffer was full (discard policy)
-  std::uint64_t overwritten;        // samples overwritten in circular mode before they were drained
-  std::uint64_t passed_filter;      // probes that passed the filter and sampling enable
-  std::uint64_t waits;              // probes that were held for room (wait policy)
-  std::uint64_t wait_ticks;         // total time held, in timestamp ticks (000's Wait Counter)
-  std::uint64_t lanes_offset;       // file offset of the lane table
+  std::uint64_t samples;        // records in the file
+  std::uint64_t overruns;       // samples dropped because a lane or buffer was full (discard policy)
+  std::uint64_t overwritten;    // samples overwritten in circular mode before they were drained
+  std::uint64_t passed_filter;  // probes that passed the filter and sampling enable
+  std::uint64_t waits;          // probes that were held for room (wait policy)
+  std::uint64_t wait_ticks;     // total time held, in timestamp ticks (000's Wait Counter)
+  std::uint64_t lanes_offset;   // file offset of the lane table
   std::uint32_t lane_count;
-  std::uint32_t lane_entry_size;    // sizeof(LaneEntry) of the producer
-  std::uint16_t filter;             // Filter Register when recording ended
+  std::uint32_t lane_entry_size;  // sizeof(LaneEntry) of the producer
+  std::uint16_t filter;           // Filter Register when recording ended
   std::uint16_t reserved0[3];
   char counter_names[kResourceCounters][kCounterNameBytes];  // source of each resource counter, "" if unused
-  char program[kProgramBytes];      // command line that was recorded, NUL-terminated
+  char program[kProgramBytes];                               // command line that was recorded, NUL-terminated
   // 1.1: records written after a record with a later timestamp (the live recorder's time order failed
   // for them: docs/trace-format.md "Time order"). 0 in 1.0 files (reserved bytes were zero).
   std::uint64_t late;
@@ -124,31 +125,31 @@ struct FileHeader {
   // the world's size (0: not an MPI recording). A merged file: mpi_rank kMergedRank.
   std::uint32_t mpi_rank;
   std::uint32_t mpi_world_size;
-  std::uint64_t mpi_records;      // kind 8 records after the samples (complete files)
-  std::uint32_t clock_offsets;    // kind 9 records after the samples (complete files)
-  std::uint32_t merge_flags;      // MergeFlag (kron merge)
-  std::uint32_t violations_found; // happened-before violations after the clock alignment, before the CLC pass
-  std::uint32_t violations_left;  // and after it (0 once corrected)
-  std::uint64_t max_correction;   // the largest correction the CLC pass made, ticks (clock_hz)
+  std::uint64_t mpi_records;       // kind 8 records after the samples (complete files)
+  std::uint32_t clock_offsets;     // kind 9 records after the samples (complete files)
+  std::uint32_t merge_flags;       // MergeFlag (kron merge)
+  std::uint32_t violations_found;  // happened-before violations after the clock alignment, before the CLC pass
+  std::uint32_t violations_left;   // and after it (0 once corrected)
+  std::uint64_t max_correction;    // the largest correction the CLC pass made, ticks (clock_hz)
   // 1.6: the time base (kron/format/time_base.hpp; docs/trace-format.md "Time base"). From 1.6 on clock_hz
   // is the rate to the hertz (before: calibrated over ~7 ms and rounded to 100 kHz, ERRATUM E302).
-  std::uint32_t time_source;           // TimeSource
-  std::uint32_t time_shift;            // Kernel: ns = time_zero + ((ticks * time_mult) >> time_shift)
+  std::uint32_t time_source;  // TimeSource
+  std::uint32_t time_shift;   // Kernel: ns = time_zero + ((ticks * time_mult) >> time_shift)
   std::uint32_t time_mult;
   std::uint32_t rate_uncertainty_ppb;  // of the rate (its rounding to the hertz included), parts per 10^9
   std::uint64_t time_zero;
-  std::uint64_t anchor0_ticks;         // Anchors: ticks and CLOCK_MONOTONIC_RAW ns at the start
+  std::uint64_t anchor0_ticks;  // Anchors: ticks and CLOCK_MONOTONIC_RAW ns at the start
   std::uint64_t anchor0_ns;
-  std::uint64_t anchor1_ticks;         // and at the end (0 and 0: none, a file not closed)
+  std::uint64_t anchor1_ticks;  // and at the end (0 and 0: none, a file not closed)
   std::uint64_t anchor1_ns;
-  std::uint32_t anchor_half_ns;        // the larger of the two anchors' uncertainties
-  std::uint32_t clock_flags;           // ClockFlag
+  std::uint32_t anchor_half_ns;  // the larger of the two anchors' uncertainties
+  std::uint32_t clock_flags;     // ClockFlag
 };
-static_assert(offsetof(FileHeader, late) == 904 &&
-                  offsetof(FileHeader, records_raw_bytes) == 912 && offsetof(FileHeader, names_offset) == 920 &&
-                  offsetof(FileHeader, names_lost) == 936 && offsetof(FileHeader, sched_switches) == 944 &&
-                  offsetof(FileHeader, snapshots) == 952 && offsetof(FileHeader, stat_lost) == 960 &&
-                  offsetof(FileHeader, thresholds_crossed) == 968 && offsetof(FileHeader, stat_cells_lost) == 976,
+static_assert(offsetof(FileHeader, late) == 904 && offsetof(FileHeader, records_raw_bytes) == 912 &&
+                  offsetof(FileHeader, names_offset) == 920 && offsetof(FileHeader, names_lost) == 936 &&
+                  offsetof(FileHeader, sched_switches) == 944 && offsetof(FileHeader, snapshots) == 952 &&
+                  offsetof(FileHeader, stat_lost) == 960 && offsetof(FileHeader, thresholds_crossed) == 968 &&
+                  offsetof(FileHeader, stat_cells_lost) == 976,
               "FileHeader is a file ABI");
 static_assert(offsetof(FileHeader, mpi_rank) == 984 && offsetof(FileHeader, mpi_world_size) == 988 &&
                   offsetof(FileHeader, mpi_records) == 992 && offsetof(FileHeader, clock_offsets) == 1000 &&
@@ -207,15 +208,15 @@ inline constexpr int kMaxCompressLevel = 19;
 // Records: the layout is kron/core/record.hpp (shared with the board's rings, which the recorder copies
 // into this file unchanged). size is the whole record in bytes (a multiple of 8), so unknown kinds can be
 // skipped; kRecordSize is the size table by kind.
+using record::ClockOffsetRecord;
 using record::kRecordSize;
+using record::MpiRecord;
+using record::NameRecord;
 using record::RecordHeader;
 using record::RecordKind;
 using record::ResourceRecord;
 using record::SchedRecord;
 using record::TraceRecord;
-using record::NameRecord;
-using record::MpiRecord;
-using record::ClockOffsetRecord;
 inline constexpr std::uint32_t kMaxNames = 1u << 20;  // the most name records a reader accepts
 
 // Names of a recording: named probes' sites by id, threads by (source, thread). ERRATUM E151: ids are the
@@ -236,7 +237,7 @@ class NameTable {
   static std::string location(const NameRecord& r);
 
  private:
-  std::vector<NameRecord> sites_;  // indexed by id (id 0 unused)
+  std::vector<NameRecord> sites_;                              // indexed by id (id 0 unused)
   std::vector<std::pair<std::uint64_t, NameRecord>> threads_;  // thread_key(source, thread), sorted by key
   std::size_t count_ = 0;
 };
@@ -291,7 +292,7 @@ class Writer {
   void finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names = {});
 
   std::uint64_t samples() const { return samples_; }
-  std::uint64_t bytes() const { return bytes_; }                 // records, uncompressed
+  std::uint64_t bytes() const { return bytes_; }                           // records, uncompressed
   std::uint64_t stored_bytes() const { return cctx_ ? stored_ : bytes_; }  // the record area on disk so far
   bool compressed() const { return cctx_ != nullptr; }
 
@@ -304,11 +305,11 @@ class Writer {
   std::FILE* f_ = nullptr;
   std::vector<std::uint8_t> buf_;
   std::uint64_t samples_ = 0, bytes_ = 0, stored_ = 0;
-  std::vector<SchedRecord> sched_;  // append_sched: written by finish()
-  std::vector<MpiRecord> mpi_;      // append_mpi: written by finish()
+  std::vector<SchedRecord> sched_;        // append_sched: written by finish()
+  std::vector<MpiRecord> mpi_;            // append_mpi: written by finish()
   std::vector<ClockOffsetRecord> clock_;  // append_clock: written by finish()
   std::uint64_t snapshots_ = 0;
-  ZSTD_CCtx_s* cctx_ = nullptr;  // compressing: one context reused for every chunk
+  ZSTD_CCtx_s* cctx_ = nullptr;     // compressing: one context reused for every chunk
   std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
 };
 
@@ -379,7 +380,7 @@ class Reader {
 
  private:
   std::string path_;
-  MappedFile file_;  // the whole file, read-only
+  MappedFile file_;                    // the whole file, read-only
   const std::uint8_t* map_ = nullptr;  // file_.data(), file_.size()
   std::uint64_t size_ = 0;
   FileHeader header_{};
@@ -390,23 +391,23 @@ class Reader {
   // mapping for a chunk stored raw), pos_ an offset in them; next_chunk() moves on.
   const std::uint8_t* rec_ = nullptr;
   std::uint64_t pos_ = 0, end_ = 0, dropped_tail_ = 0;
-  std::uint64_t area_end_ = 0;                    // end of the record area (file offset)
-  std::uint64_t chunk_at_ = 0, next_chunk_ = 0;   // file offsets: the current chunk, the next one
-  std::vector<std::uint8_t> chunk_;               // at most kMaxChunkRawBytes
+  std::uint64_t area_end_ = 0;                   // end of the record area (file offset)
+  std::uint64_t chunk_at_ = 0, next_chunk_ = 0;  // file offsets: the current chunk, the next one
+  std::vector<std::uint8_t> chunk_;              // at most kMaxChunkRawBytes
   ZSTD_DCtx_s* dctx_ = nullptr;
   ReadOptions options_;
-  std::uint64_t read_ = 0, skipped_ = 0;  // records returned, and records of unknown kinds skipped
-  std::vector<SchedRecord> sched_;        // kind 4 records passed over
-  std::vector<MpiRecord> mpi_;            // kind 8 records passed over (1.5)
-  std::vector<ClockOffsetRecord> clock_;  // kind 9 records passed over (1.5)
+  std::uint64_t read_ = 0, skipped_ = 0;         // records returned, and records of unknown kinds skipped
+  std::vector<SchedRecord> sched_;               // kind 4 records passed over
+  std::vector<MpiRecord> mpi_;                   // kind 8 records passed over (1.5)
+  std::vector<ClockOffsetRecord> clock_;         // kind 9 records passed over (1.5)
   std::uint64_t mpi_seen_ = 0, clock_seen_ = 0;  // kinds 8, 9 passed over since the last rewind
-  bool annex_read_ = false;               // read_annex() filled mpi_ and clock_: the record loops only count
+  bool annex_read_ = false;                      // read_annex() filled mpi_ and clock_: the record loops only count
   void keep_annex(const std::uint8_t* rec, RecordKind kind);
-  std::vector<std::uint8_t> snapshots_;   // kinds 5 and 6 passed over
+  std::vector<std::uint8_t> snapshots_;  // kinds 5 and 6 passed over
   std::uint64_t snapshot_count_ = 0;
-  bool phased_ = false;                   // 1.4 or later: samples carry their phase (ERRATUM E180)
-  std::uint64_t first_skipped_at_ = 0;    // file offset of the first one skipped
-  std::string mismatch_;                  // salvaging: the count check's finding
+  bool phased_ = false;                 // 1.4 or later: samples carry their phase (ERRATUM E180)
+  std::uint64_t first_skipped_at_ = 0;  // file offset of the first one skipped
+  std::string mismatch_;                // salvaging: the count check's finding
   bool at_end();      // the end of the records: checks the file did not shrink, and the header's count
   bool next_chunk();  // false at the end of the record area (or a cut chunk: dropped_tail_)
   InputError bad_record(const std::string& what) const;  // names the file offset (and the chunk's byte)

@@ -45,8 +45,9 @@ class HangError : public std::runtime_error {
 
 // The furthest node clock a model goes to: 2^62, about 2,900 years at 50 MHz. A call that would take a
 // device's clock past it (a `tick`, an access, a `drain`) throws ConfigError (a tick or an access before
-// it acts; a held access or a drain when its wait would end past the limit), so a clock plus what a model looks ahead (a sample's bytes on the network, a held access) never wraps 64
-// bits: no model wraps time silently or spins on a wrapped comparison. ERRATUM E134.
+// it acts; a held access or a drain when its wait would end past the limit), so a clock plus what a model looks ahead
+// (a sample's bytes on the network, a held access) never wraps 64 bits: no model wraps time silently or spins on a
+// wrapped comparison. ERRATUM E134.
 inline constexpr std::uint64_t kMaxClock = std::uint64_t{1} << 62;
 
 // `now + n` node clocks, or ConfigError ("WHAT: ...") when that passes kMaxClock. Every model advances
@@ -87,10 +88,10 @@ class Device {
   virtual std::uint64_t now() const = 0;
 
   // ---- observation ----
-  std::function<void(const SampleOut&)> on_sample;               // each sample that leaves
+  std::function<void(const SampleOut&)> on_sample;                     // each sample that leaves
   std::function<void(std::uint64_t, classic::NetElement)> on_element;  // each 10-bit element and its clock
 
-  std::function<void(std::string_view)> on_line;                // each line a device prints itself (interrupts, dumps)
+  std::function<void(std::string_view)> on_line;  // each line a device prints itself (interrupts, dumps)
 
   // ---- a device's script vocabulary (the NUMAchine monitor: register names, 32-bit words) ----
   // Script commands beyond the common set (the board's `memdump`); returns false if `cmd` is unknown.

@@ -34,9 +34,9 @@ void Mk1::write(std::uint32_t address, std::uint64_t data) {
   }
   if (r->write == WriteKind::Strobe) {
     switch (r->addr) {
-      case addr::kSoftwareReset: software_reset(); break;     // Table A-1 row 0
-      case addr::kWaitCounter: wait_counter_ = 0; break;       // "Reset Wait Counter to zero"
-      case addr::kOverrunCounter: overrun_counter_ = 0; break; // "Reset Overrun Counter to zero"
+      case addr::kSoftwareReset: software_reset(); break;       // Table A-1 row 0
+      case addr::kWaitCounter: wait_counter_ = 0; break;        // "Reset Wait Counter to zero"
+      case addr::kOverrunCounter: overrun_counter_ = 0; break;  // "Reset Overrun Counter to zero"
       case addr::kResourceCounter: {
         // 001 "Processor Incrementing of a Resource Counter": only with the software input selected.
         const unsigned i = a - addr::kResourceCounter;
@@ -64,7 +64,7 @@ void Mk1::write(std::uint32_t address, std::uint64_t data) {
       break;
     case addr::kEnable: enable_ = static_cast<std::uint16_t>(enable_ | act); break;    // 001 Enable Register
     case addr::kDisable: enable_ = static_cast<std::uint16_t>(enable_ & ~act); break;  // 001 Disable Register
-    case addr::kTest: test_write(regs_[addr::kTest]); break;  // 001 Table C-1
+    case addr::kTest: test_write(regs_[addr::kTest]); break;                           // 001 Table C-1
     default: break;
   }
   access_done();

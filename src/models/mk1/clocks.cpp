@@ -35,9 +35,7 @@ unsigned Mk1::mux(unsigned i) const {
 
 // Normal counting: enabled (Enable Register), this input selected (Table 4), and not in test mode
 // (Appendix C: "The normal incrementing of all counters is disabled in test mode").
-bool Mk1::counting(unsigned i, unsigned source) const {
-  return !test_pin_ && (enable_ >> i & 1) && mux(i) == source;
-}
+bool Mk1::counting(unsigned i, unsigned source) const { return !test_pin_ && (enable_ >> i & 1) && mux(i) == source; }
 
 void Mk1::count_to(std::uint64_t t) {
   if (t <= now_) return;
@@ -66,7 +64,8 @@ void Mk1::count_to(std::uint64_t t) {
   const auto hi = static_cast<unsigned>(regs_[addr::kMuxSel] >> 32 & 0xffff);
   for (unsigned m = enable_ & lo & hi; m; m &= m - 1) add_saturating(counters_[__builtin_ctz(m)], dt);  // 11
   if (slow)
-    for (unsigned m = enable_ & ~lo & ~hi & 0xffffu; m; m &= m - 1) add_saturating(counters_[__builtin_ctz(m)], slow);  // 00
+    for (unsigned m = enable_ & ~lo & ~hi & 0xffffu; m; m &= m - 1)
+      add_saturating(counters_[__builtin_ctz(m)], slow);  // 00
 }
 
 void Mk1::advance(std::uint64_t dt) {
@@ -95,7 +94,8 @@ void Mk1::drain() {
 
 // 001 "Counter Sources": positive-going transitions on the counter's private pin.
 void Mk1::set_external(unsigned counter, bool level) {
-  if (counter >= 16) throw sim::ConfigError("MultiKron: external input X" + std::to_string(counter) + " does not exist (0-15)");
+  if (counter >= 16)
+    throw sim::ConfigError("MultiKron: external input X" + std::to_string(counter) + " does not exist (0-15)");
   if (level && !ext_level_[counter] && counting(counter, static_cast<unsigned>(MuxSource::External)))
     add_saturating(counters_[counter], 1);
   ext_level_[counter] = level;

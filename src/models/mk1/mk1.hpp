@@ -131,13 +131,13 @@ class Mk1 final : public sim::Device {
   std::uint64_t node_hz_ = 50'000'000;  // 001 "node clock (50 MHz)"
   std::uint64_t ts_hz_ = 10'000'000;    // 001 "Timestamp clock (10 MHz)"
   std::uint64_t now_ = 0;
-  std::uint64_t ts_frac_ = 0;    // node_hz-ths of a timestamp clock since the last timestamp tick
-  std::uint64_t slow_pre_ = 0;   // timestamp clocks since the last slow-clock tick
+  std::uint64_t ts_frac_ = 0;   // node_hz-ths of a timestamp clock since the last timestamp tick
+  std::uint64_t slow_pre_ = 0;  // timestamp clocks since the last slow-clock tick
   unsigned cpu_ = 0;
   bool test_pin_ = false;
-  unsigned wait_pins_ = 0;   // latched into CSR bits 12-13 at hardware reset
+  unsigned wait_pins_ = 0;  // latched into CSR bits 12-13 at hardware reset
   unsigned wait_states_ = 0;
-  bool net_ready_ = true;    // External FIFO Free
+  bool net_ready_ = true;  // External FIFO Free
   std::array<bool, 16> ext_level_{};
 
   // ---- registers of Table A-1 (storage for the plainly loaded ones, indexed by address) ----

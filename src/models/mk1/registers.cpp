@@ -26,7 +26,7 @@ constexpr std::uint64_t k16 = 0xffff;
 // 001 Table A-1, one row per register (or run of registers). ERRATUM E65: the documents give no
 // reset values beyond the CSR defaults; every register resets to 0.
 constexpr std::array<RegisterInfo, 17> kTable{{
-    //addr count name                      width read     write       test  reset read_only        write1
+    // addr count name                      width read     write       test  reset read_only        write1
     {addr::kSoftwareReset, 1, "Software Reset", 0, R::None, W::Strobe, false, 0, 0, 0,
      "001 Software Reset; Table A-1 row 0"},
     // Table 2: bits 6-13 read only; bits 0-5 and 14-15 act on a written 1; 16-31 read 0.
@@ -56,8 +56,7 @@ constexpr std::array<RegisterInfo, 17> kTable{{
      "001 Source Address Registers; Table A-1 rows 16-23"},
     {addr::kResourceCounter, 16, "Resource Counter", 32, R::Hook, W::Strobe, false, 0, 0, 0,
      "001 Resource Counters, Tables 3A; Table A-1 rows 32-47"},
-    {48, 16, "Reserved Resource Counter", 0, R::None, W::None, false, 0, 0, 0,
-     "001 Table A-1 rows 48-63 (reserved)"},
+    {48, 16, "Reserved Resource Counter", 0, R::None, W::None, false, 0, 0, 0, "001 Table A-1 rows 48-63 (reserved)"},
     {addr::kTraceTrigger, 16, "Trace sample trigger", 64, R::None, W::Strobe, false, 0, 0, 0,
      "001 Table 1, Table A-1 rows 96-111"},
     {addr::kResourceTrigger, 16, "Resource sample trigger", 64, R::None, W::Strobe, false, 0, 0, 0,

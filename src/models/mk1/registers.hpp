@@ -18,46 +18,46 @@ inline constexpr std::uint64_t kTimestampMask = (std::uint64_t{1} << 56) - 1;  /
 
 // ---- addresses (001 Table A-1) ----
 namespace addr {
-inline constexpr unsigned kSoftwareReset = 0;   // write: reset chip, Timestamp unchanged
-inline constexpr unsigned kCsr = 1;             // Table 2
-inline constexpr unsigned kTimestamp = 2;       // read only, 56 bits
-inline constexpr unsigned kFilter = 4;          // 16 bits
-inline constexpr unsigned kWaitCounter = 5;     // read; write resets to zero
-inline constexpr unsigned kOverrunCounter = 6;  // read; write resets to zero
-inline constexpr unsigned kMuxSel = 8;          // 64 bits
-inline constexpr unsigned kReset = 10;          // write only, pulse
-inline constexpr unsigned kEnable = 11;         // write 1 enables; read = enable state
-inline constexpr unsigned kDisable = 12;        // write only
-inline constexpr unsigned kFifoOutput = 13;     // read only, test mode only
-inline constexpr unsigned kTest = 14;           // test mode only, 48 bits
-inline constexpr unsigned kSourceAddress = 16;  // 16-23
-inline constexpr unsigned kResourceCounter = 32;  // 32-47; 48-63 reserved
-inline constexpr unsigned kTraceTrigger = 96;     // 96-111
-inline constexpr unsigned kResourceTrigger = 112; // 112-127
+inline constexpr unsigned kSoftwareReset = 0;      // write: reset chip, Timestamp unchanged
+inline constexpr unsigned kCsr = 1;                // Table 2
+inline constexpr unsigned kTimestamp = 2;          // read only, 56 bits
+inline constexpr unsigned kFilter = 4;             // 16 bits
+inline constexpr unsigned kWaitCounter = 5;        // read; write resets to zero
+inline constexpr unsigned kOverrunCounter = 6;     // read; write resets to zero
+inline constexpr unsigned kMuxSel = 8;             // 64 bits
+inline constexpr unsigned kReset = 10;             // write only, pulse
+inline constexpr unsigned kEnable = 11;            // write 1 enables; read = enable state
+inline constexpr unsigned kDisable = 12;           // write only
+inline constexpr unsigned kFifoOutput = 13;        // read only, test mode only
+inline constexpr unsigned kTest = 14;              // test mode only, 48 bits
+inline constexpr unsigned kSourceAddress = 16;     // 16-23
+inline constexpr unsigned kResourceCounter = 32;   // 32-47; 48-63 reserved
+inline constexpr unsigned kTraceTrigger = 96;      // 96-111
+inline constexpr unsigned kResourceTrigger = 112;  // 112-127
 }  // namespace addr
 
 // ---- CSR bits (001 Table 2): status on read, control on a write of "1" ----
 namespace csr {
-inline constexpr std::uint64_t kEnableSampling = 1u << 0;      // read: Sampling Enabled
-inline constexpr std::uint64_t kDisableSampling = 1u << 1;     // default on reset
-inline constexpr std::uint64_t kWriteWait = 1u << 2;           // read: Write Wait on Overrun
-inline constexpr std::uint64_t kWriteDiscard = 1u << 3;        // default
-inline constexpr std::uint64_t kReadWait = 1u << 4;            // read: Read Wait for shadow regs.
-inline constexpr std::uint64_t kReadCancel = 1u << 5;          // default
-inline constexpr std::uint64_t kFifoFull = 1u << 6;            // read only
-inline constexpr std::uint64_t kShadowFull = 1u << 7;          // read only
-inline constexpr std::uint64_t kFifoOverrun = 1u << 8;         // read only
-inline constexpr std::uint64_t kShadowOverrun = 1u << 9;       // read only
-inline constexpr std::uint64_t kFifoBit128 = 1u << 10;         // read only
-inline constexpr unsigned kWaitStatesShift = 12;                // bits 12-13, read only
-inline constexpr std::uint64_t kSlow10us = 1u << 14;           // read: 10 us slow clock enabled
-inline constexpr std::uint64_t kSlow1us = 1u << 15;            // default on reset
+inline constexpr std::uint64_t kEnableSampling = 1u << 0;   // read: Sampling Enabled
+inline constexpr std::uint64_t kDisableSampling = 1u << 1;  // default on reset
+inline constexpr std::uint64_t kWriteWait = 1u << 2;        // read: Write Wait on Overrun
+inline constexpr std::uint64_t kWriteDiscard = 1u << 3;     // default
+inline constexpr std::uint64_t kReadWait = 1u << 4;         // read: Read Wait for shadow regs.
+inline constexpr std::uint64_t kReadCancel = 1u << 5;       // default
+inline constexpr std::uint64_t kFifoFull = 1u << 6;         // read only
+inline constexpr std::uint64_t kShadowFull = 1u << 7;       // read only
+inline constexpr std::uint64_t kFifoOverrun = 1u << 8;      // read only
+inline constexpr std::uint64_t kShadowOverrun = 1u << 9;    // read only
+inline constexpr std::uint64_t kFifoBit128 = 1u << 10;      // read only
+inline constexpr unsigned kWaitStatesShift = 12;            // bits 12-13, read only
+inline constexpr std::uint64_t kSlow10us = 1u << 14;        // read: 10 us slow clock enabled
+inline constexpr std::uint64_t kSlow1us = 1u << 15;         // default on reset
 // The write-1-to-act pairs (set, clear): 0/1, 2/3, 4/5, 14/15, the same shape as 000 Table B1.
-inline constexpr std::uint64_t kPairs = kEnableSampling | kDisableSampling | kWriteWait | kWriteDiscard | kReadWait |
-                                       kReadCancel | kSlow10us | kSlow1us;
+inline constexpr std::uint64_t kPairs =
+    kEnableSampling | kDisableSampling | kWriteWait | kWriteDiscard | kReadWait | kReadCancel | kSlow10us | kSlow1us;
 // Bits 6-13, read only: the status bits above and the wait states.
 inline constexpr std::uint64_t kReadOnly = kFifoFull | kShadowFull | kFifoOverrun | kShadowOverrun | kFifoBit128 |
-                                          std::uint64_t{1} << 11 | std::uint64_t{3} << kWaitStatesShift;
+                                           std::uint64_t{1} << 11 | std::uint64_t{3} << kWaitStatesShift;
 static_assert(kPairs == 0xc03f && kReadOnly == 0x3fc0);  // 001 Table 2
 }  // namespace csr
 
@@ -79,17 +79,17 @@ enum class WriteKind : std::uint8_t {
 };
 
 struct RegisterInfo {
-  unsigned addr;             // first address
-  unsigned count;            // consecutive addresses sharing the description
-  std::string_view name;     // 001's name
-  unsigned width;            // bits that exist; the rest read 0 and are ignored on write
+  unsigned addr;          // first address
+  unsigned count;         // consecutive addresses sharing the description
+  std::string_view name;  // 001's name
+  unsigned width;         // bits that exist; the rest read 0 and are ignored on write
   ReadKind read;
   WriteKind write;
-  bool test_only;            // "Operational Only in Test Mode" (Appendix C)
-  std::uint64_t reset;       // value after hardware or software reset
-  std::uint64_t read_only;   // bits a write leaves alone
-  std::uint64_t write1;      // bits that act when written as 1 and are not stored (write-1-to-act)
-  std::string_view source;   // where the row comes from
+  bool test_only;           // "Operational Only in Test Mode" (Appendix C)
+  std::uint64_t reset;      // value after hardware or software reset
+  std::uint64_t read_only;  // bits a write leaves alone
+  std::uint64_t write1;     // bits that act when written as 1 and are not stored (write-1-to-act)
+  std::string_view source;  // where the row comes from
 };
 
 // The whole table, in address order.

@@ -10,9 +10,9 @@ namespace kron::mk1 {
 
 void Mk1::trigger(unsigned a, std::uint64_t data) {
   const bool resource = a >= addr::kResourceTrigger;
-  const unsigned level = a & 0xf;  // Table A-1 note: filter level = address bits 0-3
+  const unsigned level = a & 0xf;                           // Table A-1 note: filter level = address bits 0-3
   if (!(regs_[addr::kCsr] & csr::kEnableSampling)) return;  // Table 2 bit 0
-  if (!(regs_[addr::kFilter] >> level & 1)) return;        // Filter Register: "the sample is discarded"
+  if (!(regs_[addr::kFilter] >> level & 1)) return;         // Filter Register: "the sample is discarded"
 
   const auto room = [&] { return fifo_.size() < kFifoDepth && (!resource || !shadow_full_); };
   if (!room()) {
@@ -43,9 +43,9 @@ void Mk1::trigger(unsigned a, std::uint64_t data) {
     // by the next successful sample. The RSRC read error flag is always 0: a read is indivisible and
     // the flag is cleared at its end.
     s.flags = static_cast<std::uint8_t>((lost_fifo_ ? kFlagFifoOverrun : 0) | (lost_shadow_ ? kFlagShadowOverrun : 0));
-    s.timestamp = timestamp_;                                    // Table 6: low 40 bits
+    s.timestamp = timestamp_;                                                   // Table 6: low 40 bits
     s.source = static_cast<std::uint32_t>(regs_[addr::kSourceAddress + cpu_]);  // Table A-1 note
-    s.data = data;                                               // Table 6: low 48 bits
+    s.data = data;                                                              // Table 6: low 48 bits
     std::array<std::uint8_t, 80> buf{};
     classic::encode(classic::Chip::Mk1, s, buf);
     std::copy_n(buf.begin(), 16, e.bytes.begin());
@@ -109,8 +109,8 @@ std::uint64_t Mk1::wait_for(bool need_fifo, bool need_shadow) {
     kick();
     if (!output_possible())
       throw sim::HangError(std::string("MultiKron: the processor would wait forever for ") +
-                             (need_fifo ? "the FIFO" : "the shadow registers") +
-                             ": the network output is stalled (External FIFO Free low or disabled in test mode)");
+                           (need_fifo ? "the FIFO" : "the shadow registers") +
+                           ": the network output is stalled (External FIFO Free low or disabled in test mode)");
     advance(next_byte_at_ - now_);
   }
   return now_ - start;

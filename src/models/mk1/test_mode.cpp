@@ -37,7 +37,7 @@ void Mk1::test_write(std::uint64_t value) {
     case 3: counters_.fill(data); break;
     default: break;  // NOP
   }
-  switch (instr >> 2 & 3) {  // bits 3-2 (35-34): Increment Counter
+  switch (instr >> 2 & 3) {                              // bits 3-2 (35-34): Increment Counter
     case 1: ++wait_counter_, ++overrun_counter_; break;  // both wrap (Wait/Overrun Counter sections)
     case 2: timestamp_ = (timestamp_ + 1) & kTimestampMask; break;
     case 3:
@@ -46,7 +46,7 @@ void Mk1::test_write(std::uint64_t value) {
       break;
     default: break;  // NOP
   }
-  fifo_group_ = instr >> 4 & 3;        // bits 5-4 (37-36): FIFO read group, stays until changed
+  fifo_group_ = instr >> 4 & 3;           // bits 5-4 (37-36): FIFO read group, stays until changed
   net_disabled_ = (instr >> 6 & 1) != 0;  // bit 6 (38): Disable Network Output
   test_source_ = (instr >> 7 & 1) != 0;   // bit 7 (39): FIFO data source
   if (test_source_) {

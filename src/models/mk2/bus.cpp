@@ -33,8 +33,10 @@ void Mk2::hold_until(std::uint64_t& t, bool (Mk2::*ready)() const, const char* w
     const std::uint64_t r = next_release();
     // ERRATUM E17: silicon would hold the processor forever.
     if (r == kNever)
-      throw sim::HangError(std::string(what) + (net_enabled_ ? " while NETRDY is low: the processor would be held forever"
-                                                             : " while the output network is disabled: the processor would be held forever"));
+      throw sim::HangError(std::string(what) +
+                           (net_enabled_
+                                ? " while NETRDY is low: the processor would be held forever"
+                                : " while the output network is disabled: the processor would be held forever"));
     run_network(r);
     t = r;
   }
@@ -65,7 +67,9 @@ void Mk2::write_hook(const RegisterInfo& r, std::uint32_t addr, std::uint64_t da
   const unsigned low4 = addr & 0xf;
   switch (r.reg) {
     case Reg::SoftwareReset: reset_state(t); break;
-    case Reg::Timestamp: set_timestamp(t, data); break;  // test mode only (Table B4 "*")
+    case Reg::Timestamp:
+      set_timestamp(t, data);
+      break;  // test mode only (Table B4 "*")
     // Table B4 "** Reset to zero ONLY when NOT in TEST mode"; in test mode they are writable (000 TEST MODE).
     case Reg::WaitCounter: wait_counter_ = test_mode_ ? static_cast<std::uint32_t>(data) : 0; break;
     case Reg::OverrunCounter: overrun_counter_ = test_mode_ ? static_cast<std::uint32_t>(data) : 0; break;
@@ -104,8 +108,8 @@ void Mk2::write_hook(const RegisterInfo& r, std::uint32_t addr, std::uint64_t da
 // Table B1: control bits as stored; status bits from the chip's state.
 std::uint64_t Mk2::csr_value() const {
   using csr::bit;
-  std::uint64_t v = reg(Reg::Csr) & (bit(csr::kSamplingEnable) | bit(csr::kWaitOnOverrun) | bit(csr::kReadWait) |
-                                  bit(csr::kMode32));
+  std::uint64_t v =
+      reg(Reg::Csr) & (bit(csr::kSamplingEnable) | bit(csr::kWaitOnOverrun) | bit(csr::kReadWait) | bit(csr::kMode32));
   if (fifo_count_ == kFifoDepth) v |= bit(csr::kFifoFull);
   if (shadow_busy_) v |= bit(csr::kShadowFull);
   // ERRATUM E11: the overrun status bits are the error flags the next successful sample will carry.

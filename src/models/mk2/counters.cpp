@@ -69,7 +69,8 @@ void Mk2::settle_counters(std::uint64_t t) {
 }
 
 // $08 Enable, $0A Mode, $0C Clock Select: fields whose code bits are written 0 are left unchanged
-// (regs::write_fields, ERRATUM E13). Table B7 xx11 "Reset & Enable counter" clears the counter (both halves of a pair) as it enables it.
+// (regs::write_fields, ERRATUM E13). Table B7 xx11 "Reset & Enable counter" clears the counter (both halves of a pair)
+// as it enables it.
 void Mk2::write_control(const RegisterInfo& r, std::uint64_t data, std::uint64_t t) {
   settle_counters(t);
   reg(r.reg) = apply_write(r, reg(r.reg), data);
@@ -94,8 +95,7 @@ void Mk2::write_counter(unsigned j, std::uint32_t value, std::uint64_t t) {
 void Mk2::increment_counter(unsigned j, std::uint64_t t) {
   settle_counters(t);
   const unsigned l = lead(j);
-  if (test_mode_ ||
-      (mode_of(control_field(Reg::Mode, l)) == Mode::Software && enabled(control_field(Reg::Enable, l))))
+  if (test_mode_ || (mode_of(control_field(Reg::Mode, l)) == Mode::Software && enabled(control_field(Reg::Enable, l))))
     add_counts(l, 1);
 }
 

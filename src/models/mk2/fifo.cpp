@@ -23,8 +23,9 @@ void Mk2::trigger(bool resource, unsigned level, std::uint64_t data, std::uint64
     if (csr_control(csr::kWaitOnOverrun)) {
       // Rows 3-6: "Wait until FIFO / Shadow Regs / both are available, then take data"; the Wait
       // Counter counts the node clocks (CNT).
-      hold_until(t, resource ? &Mk2::resource_ready : &Mk2::fifo_ready,
-                 resource ? "Resource sample waits for the FIFO and shadow registers" : "Trace sample waits for the FIFO");
+      hold_until(
+          t, resource ? &Mk2::resource_ready : &Mk2::fifo_ready,
+          resource ? "Resource sample waits for the FIFO and shadow registers" : "Trace sample waits for the FIFO");
     } else {
       // Rows 9-12: "Data Discarded"; the header error flag of each full resource is set in the next
       // successful sample, and the Overrun Counter is incremented (Incr), once per lost sample.

@@ -95,7 +95,8 @@ void Mk2::set_external(unsigned counter, bool level) {
   ext_[counter] = level;
   // Table B5 x100: "Count external signals, low to high". ERRATUM E8: a pair counts its even input.
   if (rising && counting() && lead(counter) == counter &&
-      mode_of(control_field(Reg::Mode, counter)) == Mode::ExternalSignal && enabled(control_field(Reg::Enable, counter)))
+      mode_of(control_field(Reg::Mode, counter)) == Mode::ExternalSignal &&
+      enabled(control_field(Reg::Enable, counter)))
     add_counts(counter, 1);
 }
 

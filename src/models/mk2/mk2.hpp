@@ -29,10 +29,10 @@ namespace kron::mk2 {
 
 // ERRATUM E5: the depth of the Trace FIFO ("a small internal FIFO") is not given; kron uses 4 entries.
 inline constexpr unsigned kFifoDepth = 4;
-inline constexpr unsigned kFifoGroups = 5;               // 160 bits = five 32-bit groups A-E (000 TEST MODE)
-inline constexpr unsigned kTraceBytes = 20;              // 000 Table B2
-inline constexpr unsigned kResourceBytes = 84;           // 000 Table B2
-inline constexpr unsigned kNodeClocksPerNetClock = 2;    // NETCLK is half the Node clock (000 NETWORK OUTPUT)
+inline constexpr unsigned kFifoGroups = 5;             // 160 bits = five 32-bit groups A-E (000 TEST MODE)
+inline constexpr unsigned kTraceBytes = 20;            // 000 Table B2
+inline constexpr unsigned kResourceBytes = 84;         // 000 Table B2
+inline constexpr unsigned kNodeClocksPerNetClock = 2;  // NETCLK is half the Node clock (000 NETWORK OUTPUT)
 inline constexpr std::uint64_t kTimestampMask = (std::uint64_t{1} << 56) - 1;  // 56-bit counter
 inline constexpr std::uint64_t kNever = ~std::uint64_t{0};
 
@@ -81,17 +81,17 @@ class Mk2 final : public sim::Device {
   unsigned control_field(Reg r, unsigned counter) const { return field(reg(r), counter); }
 
   // ---- mk2.cpp: resets, time, timestamp ----
-  void reset_state(std::uint64_t t);       // what both resets do, at node clock t (000 Software Reset)
-  void advance(std::uint64_t t);           // run the network up to node clock t, then now_ = t
+  void reset_state(std::uint64_t t);              // what both resets do, at node clock t (000 Software Reset)
+  void advance(std::uint64_t t);                  // run the network up to node clock t, then now_ = t
   std::uint64_t ts_edges(std::uint64_t t) const;  // timestamp-clock rising edges in (0, t]
   std::uint64_t timestamp(std::uint64_t t) const;
   void set_timestamp(std::uint64_t t, std::uint64_t value);
-  void rebase_clocks();                    // before the clock ratio or the counting state changes
+  void rebase_clocks();                          // before the clock ratio or the counting state changes
   bool counting() const { return !test_mode_; }  // ERRATUM E15: TESTB stops the timestamp and the counters
 
   // ---- bus.cpp ----
-  std::uint64_t begin_access();            // the clock at which an access that is not held acts
-  void end_access(std::uint64_t t_act);    // ACKB at t_act; the access ends one clock later
+  std::uint64_t begin_access();          // the clock at which an access that is not held acts
+  void end_access(std::uint64_t t_act);  // ACKB at t_act; the access ends one clock later
   void hold_until(std::uint64_t& t, bool (Mk2::*ready)() const, const char* what);
   void write_hook(const RegisterInfo& r, std::uint32_t addr, std::uint64_t data, std::uint64_t& t);
   std::uint64_t read_hook(const RegisterInfo& r, std::uint32_t addr, std::uint64_t t) const;
@@ -99,9 +99,9 @@ class Mk2 final : public sim::Device {
 
   // ---- counters.cpp ----
   std::array<std::uint32_t, 16> counters_at(std::uint64_t t) const;  // the counters at node clock t
-  void settle_counters(std::uint64_t t);   // bring every counter up to node clock t
+  void settle_counters(std::uint64_t t);                             // bring every counter up to node clock t
   std::uint64_t clock_edges(ClockSel c, std::uint64_t from, std::uint64_t to) const;
-  unsigned lead(unsigned j) const;         // the even counter of a double-precision pair, else j
+  unsigned lead(unsigned j) const;  // the even counter of a double-precision pair, else j
   bool is_pair(unsigned j) const;
   void add_counts(unsigned j, std::uint64_t n);  // saturating (000 "will not count beyond their maximum")
   void write_control(const RegisterInfo& r, std::uint64_t data, std::uint64_t t);
@@ -119,8 +119,8 @@ class Mk2 final : public sim::Device {
   const FifoEntry& fifo_head() const { return fifo_[fifo_head_]; }
 
   // ---- network.cpp ----
-  void run_network(std::uint64_t t);       // send every byte whose network clock ends by t
-  std::uint64_t next_release() const;      // when the next FIFO level or the shadow registers free up
+  void run_network(std::uint64_t t);   // send every byte whose network clock ends by t
+  std::uint64_t next_release() const;  // when the next FIFO level or the shadow registers free up
   bool output_pending() const { return out_active_ || fifo_count_ > 0; }
   bool net_ready_at(std::uint64_t cycle_start) const;
   void start_output();
@@ -129,7 +129,7 @@ class Mk2 final : public sim::Device {
   // ---- state ----
   // Clocks and time.
   std::uint64_t node_hz_ = sim::kDefaultNodeHz, ts_hz_ = sim::kDefaultTsHz;
-  std::uint64_t now_ = 0;                  // node clocks since the last hardware reset
+  std::uint64_t now_ = 0;                                  // node clocks since the last hardware reset
   std::uint64_t ts_epoch_clock_ = 0, ts_epoch_edges_ = 0;  // ts_edges() across clock changes
   // $02 Timestamp: value_ at ts edge count base_edges_ (frozen in test mode).
   std::uint64_t ts_value_ = 0, ts_base_edges_ = 0;
@@ -162,12 +162,12 @@ class Mk2 final : public sim::Device {
   unsigned fifo_head_ = 0, fifo_count_ = 0;
 
   // The network output: the sample being sent (snapshotted when its first byte starts).
-  bool net_enabled_ = true;            // test mode: Disable / Enable Output Network
+  bool net_enabled_ = true;  // test mode: Disable / Enable Output Network
   bool out_active_ = false;
   unsigned out_pos_ = 0, out_size_ = 0;
-  bool out_popped_ = false;            // its FIFO level has been advanced
+  bool out_popped_ = false;  // its FIFO level has been advanced
   std::array<std::uint8_t, kResourceBytes> out_bytes_{};
-  std::uint64_t next_cycle_ = 0;       // start (node clock, even) of the next network clock cycle
+  std::uint64_t next_cycle_ = 0;  // start (node clock, even) of the next network clock cycle
 };
 
 }  // namespace kron::mk2

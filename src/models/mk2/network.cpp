@@ -63,8 +63,8 @@ void Mk2::run_network(std::uint64_t t) {
   while (net_enabled_ && output_pending()) {
     const std::uint64_t s = next_cycle_;
     if (!net_ready_at(s)) {
-      if (!netrdy_) return;                     // FIFODAB stays high until NETRDY rises
-      next_cycle_ = even_ceil(netrdy_since_);   // it rose: the first cycle after
+      if (!netrdy_) return;                    // FIFODAB stays high until NETRDY rises
+      next_cycle_ = even_ceil(netrdy_since_);  // it rose: the first cycle after
       continue;
     }
     if (s + 2 > t) return;

@@ -31,15 +31,13 @@ const RegisterInfo& decode(std::uint32_t addr) { return kRegisters[kDecode[addr 
 std::uint64_t apply_write(const RegisterInfo& r, std::uint64_t old, std::uint64_t data) {
   const std::uint64_t writable = width_mask(r.width) & ~r.read_only;
   switch (r.write) {
-    case WriteKind::Store:
-      return (old & ~writable) | (data & writable);
+    case WriteKind::Store: return (old & ~writable) | (data & writable);
     case WriteKind::Fields:  // 000 Tables B5-B7; ERRATUM E13 is decided in regs::write_fields
       return regs::write_fields(old, data, r.field_code);
     case WriteKind::W1Pairs:  // 000 Table B1; ERRATUM E13 is decided in regs::w1_pairs
       return regs::w1_pairs(old, data, r.w1_act);
     case WriteKind::Ignored:
-    case WriteKind::Hook:
-      break;
+    case WriteKind::Hook: break;
   }
   return old;
 }

@@ -23,38 +23,38 @@ inline constexpr unsigned kAddresses = 128;  // the 7-bit MultiKron field of the
 
 // What an address does; one entry per row of 000 Table B4.
 enum class Reg : std::uint8_t {
-  Unused,          // "-": writes ignored, reads all ones (ERRATUM E3)
-  SoftwareReset,   // 0: "Reset chip, Timestamp unchanged"
-  Csr,             // 1: Table B1
-  Timestamp,       // 2: "* Timestamp Register (56 bits)"
-  Filter,          // 4
-  WaitCounter,     // 5: "** Wait Counter to zero"
-  OverrunCounter,  // 6: "** Overrun Counter to zero"
-  HighOrder,       // 7: High Order 32 bit Reg
-  Enable,          // 8: Table B7
-  Mode,            // 10: Table B5
-  ClockSelect,     // 12: Table B6
-  IncrTimestamp,   // 16: "* Incr Timestamp Register"
-  IncrWait,        // 17: "* Incr Wait Error Cntr"
-  IncrOverrun,     // 18: "* Incr OverRun Error Cntr"
-  DisableNetwork,  // 19: "* Disable Output Network"
-  EnableNetwork,   // 20: "* Enable Output Network"
-  AdvanceFifo,     // 21: "* Advance FIFO and free Resource Cntr Shadow Reg"
-  FifoGroup,       // 25-29: write "* FIFO", read FIFO group A-E
-  SourceAddress,   // 32-39: Source Addr Reg i
-  CounterCopy,     // 64-79: write Resource Counter j, read with copy
-  CounterNoCopy,   // 80-95: write Increment Resource Counter j, read without copy
-  TraceTrigger,    // 96-111: trigger a Trace sample, filter level = low 4 bits
-  ResourceTrigger, // 112-127: trigger a Resource sample, filter level = low 4 bits
+  Unused,           // "-": writes ignored, reads all ones (ERRATUM E3)
+  SoftwareReset,    // 0: "Reset chip, Timestamp unchanged"
+  Csr,              // 1: Table B1
+  Timestamp,        // 2: "* Timestamp Register (56 bits)"
+  Filter,           // 4
+  WaitCounter,      // 5: "** Wait Counter to zero"
+  OverrunCounter,   // 6: "** Overrun Counter to zero"
+  HighOrder,        // 7: High Order 32 bit Reg
+  Enable,           // 8: Table B7
+  Mode,             // 10: Table B5
+  ClockSelect,      // 12: Table B6
+  IncrTimestamp,    // 16: "* Incr Timestamp Register"
+  IncrWait,         // 17: "* Incr Wait Error Cntr"
+  IncrOverrun,      // 18: "* Incr OverRun Error Cntr"
+  DisableNetwork,   // 19: "* Disable Output Network"
+  EnableNetwork,    // 20: "* Enable Output Network"
+  AdvanceFifo,      // 21: "* Advance FIFO and free Resource Cntr Shadow Reg"
+  FifoGroup,        // 25-29: write "* FIFO", read FIFO group A-E
+  SourceAddress,    // 32-39: Source Addr Reg i
+  CounterCopy,      // 64-79: write Resource Counter j, read with copy
+  CounterNoCopy,    // 80-95: write Increment Resource Counter j, read without copy
+  TraceTrigger,     // 96-111: trigger a Trace sample, filter level = low 4 bits
+  ResourceTrigger,  // 112-127: trigger a Resource sample, filter level = low 4 bits
 };
 
 // How generic code treats a processor write.
 enum class WriteKind : std::uint8_t {
-  Ignored,   // nothing happens ("-" in Table B4, or a "*" address outside test mode)
-  Store,     // the data, within `width` and outside `read_only`, is stored
-  Fields,    // sixteen 4-bit fields; a field whose `field_code` bits are written 0 is left unchanged (Tables B5-B7)
-  W1Pairs,   // write-1-to-act: bit 2k sets control bit 2k, bit 2k+1 clears it (Table B1)
-  Hook,      // the chip's own action (reset, counters, samples, test operations)
+  Ignored,  // nothing happens ("-" in Table B4, or a "*" address outside test mode)
+  Store,    // the data, within `width` and outside `read_only`, is stored
+  Fields,   // sixteen 4-bit fields; a field whose `field_code` bits are written 0 is left unchanged (Tables B5-B7)
+  W1Pairs,  // write-1-to-act: bit 2k sets control bit 2k, bit 2k+1 clears it (Table B1)
+  Hook,     // the chip's own action (reset, counters, samples, test operations)
 };
 enum class ReadKind : std::uint8_t {
   AllOnes,  // no readable register: every bit reads 1 (ERRATUM E3)
@@ -72,8 +72,8 @@ struct RegisterInfo {
   std::uint64_t w1_act;      // bits where writing 1 commands an action (Table B1 "Control")
   WriteKind write;
   ReadKind read;
-  bool test_only_write;      // Table B4 "*": "Available ONLY in TEST mode"
-  std::uint8_t field_code;   // Fields: the bits of a 4-bit field that say what to do; 0 there = NOP (Tables B5-B7)
+  bool test_only_write;     // Table B4 "*": "Available ONLY in TEST mode"
+  std::uint8_t field_code;  // Fields: the bits of a 4-bit field that say what to do; 0 there = NOP (Tables B5-B7)
 };
 
 // ---- CSR bits (000 Table B1) and the control fields (Tables B5-B7): include/kron/core/control_regs.hpp,
@@ -133,14 +133,14 @@ inline constexpr std::uint64_t bus_value(const RegisterInfo& r, std::uint64_t va
 std::uint64_t apply_write(const RegisterInfo& r, std::uint64_t old, std::uint64_t data);
 
 // ---- 4-bit control fields, 000 Tables B5-B7 (control_regs.hpp) ----------------------------------------
+using regs::clock_of;
 using regs::ClockSel;
 using regs::double_precision;
 using regs::Enable;
-using regs::enabled;
-using regs::Mode;
-using regs::field;
-using regs::mode_of;
-using regs::clock_of;
 using regs::enable_of;
+using regs::enabled;
+using regs::field;
+using regs::Mode;
+using regs::mode_of;
 
 }  // namespace kron::mk2

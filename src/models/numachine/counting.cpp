@@ -93,7 +93,8 @@ std::uint16_t Numachine::sram_address() const {
 
 void Numachine::raise(int gpc, std::uint16_t sram, std::uint64_t cycle) {
   irqs.push_back({cycle, gpc, sram});
-  if (on_line) on_line(gpc >= 0 ? fmt::format("irq @{} GPC{}", cycle, gpc) : fmt::format("irq @{} SRAM[0x{:04x}]", cycle, sram));
+  if (on_line)
+    on_line(gpc >= 0 ? fmt::format("irq @{} GPC{}", cycle, gpc) : fmt::format("irq @{} SRAM[0x{:04x}]", cycle, sram));
 }
 
 // `add` increments of counter k, the first in cycle `start`, one a cycle. A 32-bit counter wraps; the
@@ -139,10 +140,11 @@ void Numachine::run(std::uint64_t n, const char* what) {
     gpc_prev_[k] = gated;
   }
   const CounterConfig& s = sram_cfg_;
-  const bool gated = (regs_[static_cast<unsigned>(Reg::SRAMCE)] & 1) && (sig_.sram >> s.event & 1) &&
-                     (s.ce_table >> in & 1);
+  const bool gated =
+      (regs_[static_cast<unsigned>(Reg::SRAMCE)] & 1) && (sig_.sram >> s.event & 1) && (s.ce_table >> in & 1);
   if (gated) {
-    const bool follows_lt = lt_running_ && (sram_mode_ == SramMode::LatencyTimer || sram_mode_ == SramMode::LatencyCompact);
+    const bool follows_lt =
+        lt_running_ && (sram_mode_ == SramMode::LatencyTimer || sram_mode_ == SramMode::LatencyCompact);
     if (s.edge) {
       if (!sram_prev_) count_sram(sram_address(), 1, now_);
     } else if (!follows_lt) {

@@ -67,7 +67,10 @@ void Numachine::store_register(unsigned a, std::uint32_t data) {
   const RegisterInfo& r = kRegisters[a];
   regs_[a] = data & width_mask(r.width);  // bits beyond the register are not stored (reserved D: none)
   switch (r.reg) {
-    case Reg::GPCM0: case Reg::GPCM1: case Reg::GPCM2: case Reg::GPCM3: {
+    case Reg::GPCM0:
+    case Reg::GPCM1:
+    case Reg::GPCM2:
+    case Reg::GPCM3: {
       const unsigned k = a - info(Reg::GPCM0).address;
       gpc_cfg_[k] = decode_counter(regs_[a], true, gpcm::kIrq.lo);
       gpc_pending_[k] = false;  // ERRATUM E90: rewriting the mode acknowledges the interrupt

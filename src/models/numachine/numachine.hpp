@@ -20,10 +20,10 @@
 //   cycles at once. The processor is blocked while a miss is outstanding (the R4400 has blocking caches),
 //   so the card's traffic is a sequence: each traffic command runs to its end before the next.
 // Not modelled: the barrier and NUMAchine interrupt registers of Counters & Interrupts (4.3.3: "not essential
-//   for monitor operation"); PR[3..0] on outgoing transactions (4.4.1, for other cards' monitors); the Local I/O bus (boot ROM, UART); hard reconfiguration; the accumulate mode
-//   of Count & Increment (4.3.5: "not yet implemented in the current design"); PhaseID changes encoded in
-//   addresses (4.4.1 note 2: "not yet implemented"); the cache tags the invalidation state machines of
-//   Figure 4.8 cannot see (their outcome is given by the script, ERRATUM E91).
+//   for monitor operation"); PR[3..0] on outgoing transactions (4.4.1, for other cards' monitors); the Local I/O bus
+//   (boot ROM, UART); hard reconfiguration; the accumulate mode of Count & Increment (4.3.5: "not yet implemented in
+//   the current design"); PhaseID changes encoded in addresses (4.4.1 note 2: "not yet implemented"); the cache tags
+//   the invalidation state machines of Figure 4.8 cannot see (their outcome is given by the script, ERRATUM E91).
 // Decisions: docs/errata.md E80-E93; grep ERRATUM.
 #pragma once
 #include <array>
@@ -47,11 +47,11 @@ inline constexpr std::uint64_t kAddressMask = (std::uint64_t{1} << kAddressBits)
 // One count-enable circuit and its counter's configuration, decoded from GPCMx (or SCM bits 14..0) when
 // the register is written, so that the hot path is a table look-up (004 4.4.4, Figure 4.7, ERRATUM E83).
 struct CounterConfig {
-  std::uint8_t event = 0;     // Table 4.5 (GPC) or Table 4.6 (SRAM)
-  bool edge = false;          // bit 10: low-to-high transitions
-  bool enabled = false;       // GPCMx bit 23 (the SRAM has no such bit: true)
-  bool irq = false;           // bit 15 (SCM bit 22)
-  std::uint8_t ps = 0;        // PS[6..0]
+  std::uint8_t event = 0;  // Table 4.5 (GPC) or Table 4.6 (SRAM)
+  bool edge = false;       // bit 10: low-to-high transitions
+  bool enabled = false;    // GPCMx bit 23 (the SRAM has no such bit: true)
+  bool irq = false;        // bit 15 (SCM bit 22)
+  std::uint8_t ps = 0;     // PS[6..0]
   // Bit i: the count-enable for inputs i = sending | receiving<<1 | (PW==PR)<<2 | (AR&AF==AW)<<3 | (CR&CF==CW)<<4.
   std::uint32_t ce_table = ~std::uint32_t{0};
 };
@@ -59,7 +59,7 @@ CounterConfig decode_counter(std::uint32_t mode_bits, bool has_enable_bit, unsig
 
 // What the traffic drives during one segment of cycles.
 struct Signals {
-  bool sending = false, receiving = false;  // a packet to / from the External Agent this cycle
+  bool sending = false, receiving = false;      // a packet to / from the External Agent this cycle
   std::uint16_t gpc = bit(GpcEvent::Always);    // Table 4.5 events asserted (bit e)
   std::uint16_t sram = bit(SramEvent::Always);  // Table 4.6 events asserted (bit e)
 };
@@ -124,13 +124,13 @@ class Numachine final : public sim::Device {
   std::uint16_t cr() const { return cr_; }
   std::uint8_t mtr() const { return mtr_; }
   std::uint8_t rsr() const { return rsr_; }
-  std::uint32_t latency_timer() const;         // the 12-bit LT now
-  std::uint16_t sram_address() const;          // the SRAM address the MCC forms now (Table 4.7, Figure 4.9)
+  std::uint32_t latency_timer() const;              // the 12-bit LT now
+  std::uint16_t sram_address() const;               // the SRAM address the MCC forms now (Table 4.7, Figure 4.9)
   std::string sram_line(std::uint16_t addr) const;  // `sram ADDR count=N ...` under the current SCM mode
   struct Irq {
     std::uint64_t cycle;
-    int gpc;              // 0-3, or -1 for the SRAM
-    std::uint16_t sram;   // the SRAM word that overflowed
+    int gpc;             // 0-3, or -1 for the SRAM
+    std::uint16_t sram;  // the SRAM word that overflowed
   };
   std::vector<Irq> irqs;  // every interrupt raised since the last reset, in order
 
@@ -138,10 +138,10 @@ class Numachine final : public sim::Device {
   // ---- numachine.cpp ----
   void write_word(std::uint32_t addr, std::uint32_t data);
   void store_register(unsigned a, std::uint32_t data);
-  void access();               // the cycles of one monitor-bus access
+  void access();  // the cycles of one monitor-bus access
   // ---- counting.cpp ----
-  void compare();              // the three comparators of 004 4.4.1-4.4.3, after a register write
-  void compare_traffic();      // the two that follow CR and AR, after a packet
+  void compare();                               // the three comparators of 004 4.4.1-4.4.3, after a register write
+  void compare_traffic();                       // the two that follow CR and AR, after a packet
   void run(std::uint64_t n, const char* what);  // n cycles with sig_ constant
   void count_gpc(unsigned k, std::uint64_t add, std::uint64_t start);
   void count_sram(std::uint16_t addr, std::uint64_t add, std::uint64_t start);
@@ -149,7 +149,7 @@ class Numachine final : public sim::Device {
   void pipeline_pulse(unsigned k);
   // ---- traffic.cpp ----
   void send_packet(bool send, std::uint16_t command, std::uint64_t addr, std::uint16_t extra_gpc = 0);
-  void start_request();        // the LT resets; event B counters reset
+  void start_request();  // the LT resets; event B counters reset
   void stop_request(std::uint64_t latency);
 
   // ---- state ----
@@ -157,28 +157,28 @@ class Numachine final : public sim::Device {
   std::array<std::uint32_t, kRegisterCount> regs_{};  // Table 4.4, as stored
   std::array<CounterConfig, kGpcs> gpc_cfg_{};
   CounterConfig sram_cfg_{};
-  std::array<std::uint32_t, kGpcs> gpc_{};            // the four 32-bit counters (4.3.3)
-  std::array<bool, kGpcs> gpc_prev_{};                // gated signal in the last cycle (transitions)
+  std::array<std::uint32_t, kGpcs> gpc_{};  // the four 32-bit counters (4.3.3)
+  std::array<bool, kGpcs> gpc_prev_{};      // gated signal in the last cycle (transitions)
   bool sram_prev_ = false;
-  std::array<bool, kGpcs> gpc_pending_{};             // interrupt raised, not yet acknowledged (ERRATUM E90)
+  std::array<bool, kGpcs> gpc_pending_{};  // interrupt raised, not yet acknowledged (ERRATUM E90)
   bool sram_pending_ = false;
-  std::array<std::uint8_t, kGpcs> ps_acc_{};          // the hidden 2-bit accumulators (4.3.2)
-  std::uint64_t ps_next_ = 0;                         // the next free 75 MHz cycle
-  std::vector<std::uint32_t> sram_;                   // 64K x 32 (4.3.4)
+  std::array<std::uint8_t, kGpcs> ps_acc_{};  // the hidden 2-bit accumulators (4.3.2)
+  std::uint64_t ps_next_ = 0;                 // the next free 75 MHz cycle
+  std::vector<std::uint32_t> sram_;           // 64K x 32 (4.3.4)
 
   // Traffic and the registers it updates.
   Signals sig_{};
-  std::uint16_t cr_ = 0;                              // Command Register (4.4.2)
-  std::uint64_t ar_ = 0;                              // Address Register, 40 bits (4.4.3)
-  bool pw_eq_ = true, aw_eq_ = true, cw_eq_ = true;   // comparator outputs
-  std::uint64_t aw_ = 0, af_ = 0;                     // AWhi:AWlo and AFhi:AFlo, 40 bits
-  SramMode sram_mode_ = SramMode::SecondaryCache;     // SCM[21..20]
-  std::uint8_t mtr_ = 0, rsr_ = 0;                    // Tables 4.8, 4.9
-  std::uint16_t l2_index_ = 0;                        // the secondary cache index buffer (Figure 4.5)
+  std::uint16_t cr_ = 0;                             // Command Register (4.4.2)
+  std::uint64_t ar_ = 0;                             // Address Register, 40 bits (4.4.3)
+  bool pw_eq_ = true, aw_eq_ = true, cw_eq_ = true;  // comparator outputs
+  std::uint64_t aw_ = 0, af_ = 0;                    // AWhi:AWlo and AFhi:AFlo, 40 bits
+  SramMode sram_mode_ = SramMode::SecondaryCache;    // SCM[21..20]
+  std::uint8_t mtr_ = 0, rsr_ = 0;                   // Tables 4.8, 4.9
+  std::uint16_t l2_index_ = 0;                       // the secondary cache index buffer (Figure 4.5)
   bool lt_running_ = false;
-  std::uint64_t lt_start_ = 0;                        // cycle the LT was reset
-  std::uint32_t lt_held_ = 0;                         // its value once stopped
-  bool inval_armed_ = false;                          // Figure 4.8b waiting for a read
+  std::uint64_t lt_start_ = 0;  // cycle the LT was reset
+  std::uint32_t lt_held_ = 0;   // its value once stopped
+  bool inval_armed_ = false;    // Figure 4.8b waiting for a read
 };
 
 }  // namespace kron::numachine

@@ -24,7 +24,8 @@ std::optional<std::uint32_t> address_named(std::string_view name) {
     if (same_name(name, r.acronym)) return r.address;
   if (same_name(name, "reserved")) return info(Reg::Reserved).address;
   // GPC0-GPC3, and GPC0.clr-GPC3.clr: the reset-on-read addresses (ERRATUM E80).
-  if (name.size() >= 4 && same_name(name.substr(0, 3), "GPC") && name[3] >= '0' && name[3] < '0' + static_cast<int>(kGpcs)) {
+  if (name.size() >= 4 && same_name(name.substr(0, 3), "GPC") && name[3] >= '0' &&
+      name[3] < '0' + static_cast<int>(kGpcs)) {
     const unsigned k = static_cast<unsigned>(name[3] - '0');
     if (name.size() == 4) return kGpcBase + k;
     if (same_name(name.substr(4), ".clr")) return kGpcResetBase + k;
@@ -48,8 +49,10 @@ std::string address_name(std::uint32_t addr) {
 std::string describe(const RegisterInfo& r, std::uint32_t value) {
   std::string s = fmt::format("{} = 0x{:08x}", r.acronym, value);
   for (const Field& f : r.fields) {
-    if (f.hi == f.lo) s += fmt::format(" {}={}", f.name, f.get(value));
-    else s += fmt::format(" {}=0x{:x}", f.name, f.get(value));
+    if (f.hi == f.lo)
+      s += fmt::format(" {}={}", f.name, f.get(value));
+    else
+      s += fmt::format(" {}=0x{:x}", f.name, f.get(value));
   }
   return s;
 }

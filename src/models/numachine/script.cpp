@@ -25,9 +25,12 @@ struct Args {
       if (eq == std::string::npos) {
         bool known = false;
         for (std::string_view f : flags) known |= f == a;
-        if (!known) error = fmt::format("{}: unknown argument '{}'", word, a);
-        else if (flag.count(a)) error = fmt::format("{}: '{}' given twice", word, a);
-        else flag[a] = true;
+        if (!known)
+          error = fmt::format("{}: unknown argument '{}'", word, a);
+        else if (flag.count(a))
+          error = fmt::format("{}: '{}' given twice", word, a);
+        else
+          flag[a] = true;
         continue;
       }
       const std::string_view key = std::string_view(a).substr(0, eq);
@@ -107,7 +110,8 @@ bool Numachine::command(std::string_view word, const std::vector<std::string>& a
   if (word == "packet") {
     if (args.empty() || (args[0] != "send" && args[0] != "recv")) return usage("packet send|recv word=C addr=A");
     Args p(word, args, 1, {{"cmd", cmd::kMask}, {"addr", kAddressMask}}, {});
-    if (p.need(word, {"cmd", "addr"})) packet(args[0] == "send", static_cast<std::uint16_t>(p.num["cmd"]), p.num["addr"]);
+    if (p.need(word, {"cmd", "addr"}))
+      packet(args[0] == "send", static_cast<std::uint16_t>(p.num["cmd"]), p.num["addr"]);
     error = p.error;
     return true;
   }
@@ -141,8 +145,10 @@ bool Numachine::command(std::string_view word, const std::vector<std::string>& a
   if (word == "interrupt" || word == "bus-request") {
     Args p(word, args, 0, {{"latency", kLatencyMax}}, {});
     if (p.need(word, {"latency"})) {
-      if (word == "interrupt") interrupt_request(p.num["latency"]);
-      else bus_request(p.num["latency"]);
+      if (word == "interrupt")
+        interrupt_request(p.num["latency"]);
+      else
+        bus_request(p.num["latency"]);
     }
     error = p.error;
     return true;

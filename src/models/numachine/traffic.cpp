@@ -10,7 +10,8 @@
 namespace kron::numachine {
 namespace {
 void check_address(std::uint64_t a) {
-  if (a > kAddressMask) throw sim::ConfigError(fmt::format("address 0x{:x} is wider than the 40 bits of AR (004 4.4.3)", a));
+  if (a > kAddressMask)
+    throw sim::ConfigError(fmt::format("address 0x{:x} is wider than the 40 bits of AR (004 4.4.3)", a));
 }
 }  // namespace
 
@@ -41,7 +42,8 @@ void Numachine::send_packet(bool send, std::uint16_t command, std::uint64_t addr
 }
 
 void Numachine::packet(bool send, std::uint16_t command, std::uint64_t addr) {
-  if (command > cmd::kMask) throw sim::ConfigError(fmt::format("command 0x{:x} is wider than 13 bits (004 4.4.2)", command));
+  if (command > cmd::kMask)
+    throw sim::ConfigError(fmt::format("command 0x{:x} is wider than 13 bits (004 4.4.2)", command));
   send_packet(send, command, addr);
 }
 
@@ -61,7 +63,8 @@ void Numachine::stop_request(std::uint64_t latency) {
 namespace {
 std::uint64_t checked_latency(std::uint64_t n, const char* what) {
   if (n < kPacketCycles)
-    throw sim::ConfigError(fmt::format("{}: latency {} is less than the request's own {} cycles", what, n, kPacketCycles));
+    throw sim::ConfigError(
+        fmt::format("{}: latency {} is less than the request's own {} cycles", what, n, kPacketCycles));
   return std::min<std::uint64_t>(n, kBusErrorCycles);  // 004 4.3.6: BUS_ERROR after 4096 cycles
 }
 }  // namespace
@@ -73,8 +76,8 @@ void Numachine::read_miss(const Miss& m) {
   check_address(m.addr);
   const std::uint64_t wait = checked_latency(m.latency, "read-miss");
   sim::clock_after(now_, wait + kPacketCycles, "read-miss");
-  std::uint16_t level = bit(GpcEvent::LastRequest) | bit(GpcEvent::ReadOrReadEx) |
-                        bit(m.exclusive ? GpcEvent::ReadEx : GpcEvent::Read);
+  std::uint16_t level =
+      bit(GpcEvent::LastRequest) | bit(GpcEvent::ReadOrReadEx) | bit(m.exclusive ? GpcEvent::ReadEx : GpcEvent::Read);
   if (inval_armed_) level |= bit(GpcEvent::InvalMiss);  // Figure 4.8b: the next read maps to the line (ERRATUM E91)
   mtr_ = m.mtr ? *m.mtr & 3 : static_cast<std::uint8_t>(inval_armed_ ? MissType::Invalidation : MissType::Other);
   inval_armed_ = false;
@@ -113,8 +116,8 @@ void Numachine::ownership_miss(std::uint64_t latency, bool cancelled, std::optio
 // event A high throughout, event 9 a one-cycle pulse per retry, evenly spaced (ERRATUM E91).
 void Numachine::nack(std::uint64_t retries, std::uint64_t cycles) {
   if (retries == 0 || retries > 65536 || cycles < 2 * retries)
-    throw sim::ConfigError(fmt::format("nack: needs 1-65536 retries and at least two cycles per retry (got {} in {})",
-                                       retries, cycles));
+    throw sim::ConfigError(
+        fmt::format("nack: needs 1-65536 retries and at least two cycles per retry (got {} in {})", retries, cycles));
   sim::clock_after(now_, cycles, "nack");
   const std::uint64_t step = cycles / retries;
   sig_.gpc |= bit(GpcEvent::NackCycles);

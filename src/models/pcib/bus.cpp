@@ -14,7 +14,8 @@ PciBoard::PciBoard(std::unique_ptr<sim::Device> chip) : chip_(std::move(chip)), 
   chip_->on_element = [this](std::uint64_t clock, classic::NetElement e) { on_chip_element(clock, e); };
   chip_->on_sample = [this](const sim::SampleOut& s) {
     // Its bytes are [in_count_ - size, in_count_); some may already have been discarded (lost_upto_).
-    if (!sample_lost_) pending_.push_back({{s.bytes.begin(), s.bytes.end()}, in_count_, lost_upto_ > in_count_ - s.bytes.size()});
+    if (!sample_lost_)
+      pending_.push_back({{s.bytes.begin(), s.bytes.end()}, in_count_, lost_upto_ > in_count_ - s.bytes.size()});
     sample_lost_ = false;
     deliver();
   };
@@ -24,8 +25,10 @@ PciBoard::PciBoard(std::unique_ptr<sim::Device> chip) : chip_(std::move(chip)), 
 PciBoard::PciBoard() : PciBoard(std::make_unique<mk2::Mk2>()) {}
 
 PciBoard::~PciBoard() {
-  if (cable_ == stdout) std::fflush(cable_);
-  else if (cable_) std::fclose(cable_);
+  if (cable_ == stdout)
+    std::fflush(cable_);
+  else if (cable_)
+    std::fclose(cable_);
 }
 
 // 003 2.3: "two versions of the DEVSEL# signal to the external input pin of the MultiKron Resource
@@ -46,8 +49,9 @@ void PciBoard::end_access() {
 // program crash due to a bus time-out": the model reports the time-out instead of hanging.
 std::uint64_t PciBoard::chip_access_check() const {
   if (!(config_ & cfg::kMkOe))
-    throw sim::ConfigError("PCI bus time-out: MK_OE (Configuration Register bit 13) is 0, so the MultiKron_II "
-                           "never acknowledges; write the Configuration Register (e.g. 0x003201) first");
+    throw sim::ConfigError(
+        "PCI bus time-out: MK_OE (Configuration Register bit 13) is 0, so the MultiKron_II "
+        "never acknowledges; write the Configuration Register (e.g. 0x003201) first");
   return 0;
 }
 
@@ -148,9 +152,7 @@ void PciBoard::board_reset() {
   chip_->hardware_reset();
 }
 
-void PciBoard::hardware_reset() {
-  board_reset();
-}
+void PciBoard::hardware_reset() { board_reset(); }
 
 void PciBoard::write_config(std::uint32_t value) {
   config_ = (config_ & cfg::kReadOnly) | (value & ~cfg::kReadOnly);

@@ -35,7 +35,7 @@ void PciBoard::apply_pins() {
   unsigned cpu = 0;
   while (lines && !(lines >> cpu & 1)) ++cpu;
   chip_->set_cpu(lines ? cpu : 0);
-  chip_->set_test_mode(!(config_ & cfg::kTestB));         // Bit 12: 0 places the MultiKron into TEST mode
+  chip_->set_test_mode(!(config_ & cfg::kTestB));             // Bit 12: 0 places the MultiKron into TEST mode
   chip_->set_wait_states((config_ & cfg::kWaitCpu) ? 1 : 0);  // Bit 11: latched by the chip at reset
   apply_clocks();
   chip_->set_net_ready(!full_flag_);
@@ -68,8 +68,9 @@ void PciBoard::set_net_ready(bool ready) {
 
 void PciBoard::set_external(unsigned counter, bool level) {
   if (counter == 2)
-    throw sim::ConfigError("PCI board: X2 is hardwired to the board's own DEVSEL# (003 2.3); drive X0 for other "
-                           "PCI traffic");
+    throw sim::ConfigError(
+        "PCI board: X2 is hardwired to the board's own DEVSEL# (003 2.3); drive X0 for other "
+        "PCI traffic");
   if (counter == 0) {
     devsel_other_ = level;
     chip_->set_external(0, level || in_access_);
@@ -148,8 +149,10 @@ bool PciBoard::command(std::string_view cmd, const std::vector<std::string>& arg
     return true;
   }
   if (cmd == "extreset") {  // 003 1.2 Bit 15: with EN_EXT an external reset also resets the MultiKron
-    if (!(config_ & cfg::kEnExt)) error = "extreset: EN_EXT (Configuration Register bit 15) is 0, the external reset is ignored";
-    else chip_->hardware_reset();
+    if (!(config_ & cfg::kEnExt))
+      error = "extreset: EN_EXT (Configuration Register bit 15) is 0, the external reset is ignored";
+    else
+      chip_->hardware_reset();
     return true;
   }
   if (cmd == "cable") {  // cable FILE | cable - (standard output, for a reader) | cable off
@@ -157,8 +160,10 @@ bool PciBoard::command(std::string_view cmd, const std::vector<std::string>& arg
       error = "usage: cable FILE, cable - (standard output) or cable off (disconnected)";
       return true;
     }
-    if (cable_ == stdout) std::fflush(cable_);
-    else if (cable_) std::fclose(cable_);
+    if (cable_ == stdout)
+      std::fflush(cable_);
+    else if (cable_)
+      std::fclose(cable_);
     cable_ = nullptr;
     cable_path_.clear();
     if (args[0] == "-") {
@@ -166,8 +171,10 @@ bool PciBoard::command(std::string_view cmd, const std::vector<std::string>& arg
       cable_path_ = "-";
     } else if (args[0] != "off") {
       cable_ = std::fopen(args[0].c_str(), "wb");
-      if (!cable_) error = "cable: cannot open " + args[0] + " for writing";
-      else cable_path_ = args[0];
+      if (!cable_)
+        error = "cable: cannot open " + args[0] + " for writing";
+      else
+        cable_path_ = args[0];
     }
     return true;
   }

@@ -44,12 +44,13 @@ MemoryDump parse_memory_dump(const std::string& name, std::span<const std::uint8
   MemoryDump m;
   m.name = name;
   const auto fail = [&](std::uint64_t off, const std::string& what) { return InputError::at_offset(name, off, what); };
-  const bool image = bytes.size() >= sizeof kImageMagic && std::memcmp(bytes.data(), kImageMagic, sizeof kImageMagic) == 0;
+  const bool image =
+      bytes.size() >= sizeof kImageMagic && std::memcmp(bytes.data(), kImageMagic, sizeof kImageMagic) == 0;
   if (image) {
     m.image = true;
     if (bytes.size() < kImageHeaderSize)
-      throw fail(bytes.size(), fmt::format("board memory image header cut short ({} of {} bytes)", bytes.size(),
-                                           kImageHeaderSize));
+      throw fail(bytes.size(),
+                 fmt::format("board memory image header cut short ({} of {} bytes)", bytes.size(), kImageHeaderSize));
     if (le32(bytes, 8) != kImageByteOrder)
       throw fail(8, fmt::format("byte-order mark 0x{:08x}, expected 0x{:08x} written little-endian", le32(bytes, 8),
                                 kImageByteOrder));
@@ -58,11 +59,12 @@ MemoryDump parse_memory_dump(const std::string& name, std::span<const std::uint8
                                  le16(bytes, 14), kImageMajor));
     const std::uint32_t header = le32(bytes, 16);
     if (header < kImageHeaderSize || header > bytes.size())
-      throw fail(16, fmt::format("header size {} outside {}..{} (the file's size)", header, kImageHeaderSize,
-                                 bytes.size()));
+      throw fail(
+          16, fmt::format("header size {} outside {}..{} (the file's size)", header, kImageHeaderSize, bytes.size()));
     m.config = le32(bytes, 20);
     m.pointer = le32(bytes, 24);
-    if (m.pointer > kPointerMask) throw fail(24, fmt::format("memory address pointer 0x{:x} wider than 24 bits", m.pointer));
+    if (m.pointer > kPointerMask)
+      throw fail(24, fmt::format("memory address pointer 0x{:x} wider than 24 bits", m.pointer));
     m.first_word = le32(bytes, 28);
     const std::uint32_t count = le32(bytes, 32);
     if (m.first_word > kMemoryWords || count > kMemoryWords - m.first_word)
@@ -85,7 +87,8 @@ MemoryDump parse_memory_dump(const std::string& name, std::span<const std::uint8
     m.words = bytes;
   }
   if (pointer) {
-    if (*pointer > kPointerMask) throw fail(0, fmt::format("--pointer 0x{:x} is wider than the 24-bit pointer", *pointer));
+    if (*pointer > kPointerMask)
+      throw fail(0, fmt::format("--pointer 0x{:x} is wider than the 24-bit pointer", *pointer));
     m.pointer = *pointer;
   }
   if (config) m.config = *config;

@@ -33,13 +33,13 @@ inline constexpr std::uint32_t kImageHeaderSize = 40;
 
 // The board memory as read from a file: the registers and a window of memory words.
 struct MemoryDump {
-  std::string name;                  // file name, for messages
-  bool image = false;                // the file had an image header
-  std::uint32_t config = 0;          // Configuration Register
-  std::uint32_t pointer = 0;         // Memory Address Pointer (24 bits)
-  std::uint32_t first_word = 0;      // memory word number of words[0]
+  std::string name;                     // file name, for messages
+  bool image = false;                   // the file had an image header
+  std::uint32_t config = 0;             // Configuration Register
+  std::uint32_t pointer = 0;            // Memory Address Pointer (24 bits)
+  std::uint32_t first_word = 0;         // memory word number of words[0]
   std::span<const std::uint8_t> words;  // 4 bytes per word, most significant first
-  std::uint64_t data_offset = 0;     // file offset of words[0]
+  std::uint64_t data_offset = 0;        // file offset of words[0]
 
   std::uint32_t word_count() const { return static_cast<std::uint32_t>(words.size() / 4); }
   bool holds(std::uint32_t word) const { return word >= first_word && word - first_word < word_count(); }

@@ -57,7 +57,7 @@ class PciBoard final : public sim::Device {
   void set_clocks(std::uint64_t node_hz, std::uint64_t ts_hz) override;
   void hardware_reset() override;
   void set_cpu(unsigned cpu) override;
-  void set_test_mode(bool on) override;  // no test pin on the connector: ConfigError (use TESTB)
+  void set_test_mode(bool on) override;       // no test pin on the connector: ConfigError (use TESTB)
   void set_wait_states(unsigned n) override;  // likewise (use WAIT_CPU)
   void set_net_ready(bool ready) override;    // the S16D's readiness on the cable (non-LOCAL)
   void set_external(unsigned counter, bool level) override;
@@ -72,8 +72,8 @@ class PciBoard final : public sim::Device {
   std::uint64_t now() const override { return chip_->now(); }
 
   // memdump START COUNT FILE (words); memimage FILE (image.hpp: pointer, Configuration Register and the
-  // words that hold samples, for kron rdsample --pci-memory); cable FILE|-|off; extreset (EN_EXT); memfault WORD MASK (bits of one
-  // memory word stuck at 0, so that the toolkit's memory tests can be shown to catch a fault).
+  // words that hold samples, for kron rdsample --pci-memory); cable FILE|-|off; extreset (EN_EXT); memfault WORD MASK
+  // (bits of one memory word stuck at 0, so that the toolkit's memory tests can be shown to catch a fault).
   bool command(std::string_view cmd, const std::vector<std::string>& args, std::string& error) override;
 
   // ---- inspection (never changes state) ----
@@ -126,7 +126,7 @@ class PciBoard final : public sim::Device {
   void mem_store(std::uint32_t index, std::uint32_t v) { memory_[index] = index == fault_word_ ? v & ~fault_mask_ : v; }
   std::deque<std::uint8_t> fifo_;
   std::uint64_t ext_hz_ = 0;
-  unsigned xcpu_ = 0;  // XCPU[7..0] connector lines
+  unsigned xcpu_ = 0;          // XCPU[7..0] connector lines
   bool devsel_other_ = false;  // DEVSEL# of other PCI masters (X0 only)
   bool in_access_ = false;
   bool full_flag_ = false;
@@ -141,13 +141,12 @@ class PciBoard final : public sim::Device {
   std::uint64_t in_count_ = 0, out_count_ = 0;  // bytes ever pushed into / popped from the FIFO
   std::uint64_t last_in_clock_ = 0;
   std::uint64_t lost_upto_ = 0;  // out_count_ after the last discarded word
-  bool sample_lost_ = false;  // a byte of the sample now arriving never entered the FIFO
+  bool sample_lost_ = false;     // a byte of the sample now arriving never entered the FIFO
   void deliver();
   bool cable_ready_ = true;
   std::FILE* cable_ = nullptr;
   std::string cable_path_;
   std::uint64_t lost_full_ = 0, lost_oe_ = 0, lost_fifo_ = 0, cable_bytes_ = 0, parity_errors_ = 0;
 };
-
 
 }  // namespace kron::pcib

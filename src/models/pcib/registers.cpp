@@ -17,8 +17,10 @@ std::string describe_config(std::uint32_t value) {
   for (const ConfigField& f : kFields) {
     const unsigned v = (value >> f.lsb) & ((1u << f.width) - 1);
     char buf[64];
-    if (f.width > 1) std::snprintf(buf, sizeof buf, "%s=0x%02x", std::string(f.name).c_str(), v);
-    else std::snprintf(buf, sizeof buf, "%s=%u", std::string(f.name).c_str(), v);
+    if (f.width > 1)
+      std::snprintf(buf, sizeof buf, "%s=0x%02x", std::string(f.name).c_str(), v);
+    else
+      std::snprintf(buf, sizeof buf, "%s=%u", std::string(f.name).c_str(), v);
     if (!out.empty()) out += ' ';
     out += buf;
   }

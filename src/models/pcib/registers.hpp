@@ -15,10 +15,10 @@ namespace offset = regs::toolkit::offset;
 namespace cfg = regs::toolkit::cfg;
 using regs::toolkit::ConfigField;
 using regs::toolkit::kAddressLimit;
-using regs::toolkit::kMemoryWords;
-using regs::toolkit::kMemoryWordMask;
-using regs::toolkit::kPointerMask;
 using regs::toolkit::kFifoEntries;
+using regs::toolkit::kMemoryWordMask;
+using regs::toolkit::kMemoryWords;
+using regs::toolkit::kPointerMask;
 
 std::span<const ConfigField> config_fields();
 // "CPU_ID=01 LOCAL=1 ... V_NUM=0x90": every field of a Configuration Register value.
