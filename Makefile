@@ -51,7 +51,7 @@ build: deps
 
 # The same tree for make test: the HTML report test in headless Chromium on.
 test-build: deps test-deps
-	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=ON -DKRON_WITH_PROTOC=ON \
+	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=ON -DKRON_WITH_STYLE_CHECK=ON -DKRON_WITH_PROTOC=ON \
 	  -DKRON_WITH_BABELTRACE2=ON -DKRON_WITH_OTF2=ON -DKRON_WITH_MPI=ON $(LANG_FLAGS))
 	@cmake --build $(BUILD) -j $(JOBS)
 

@@ -39,15 +39,8 @@ Timeline::Timeline(Merged& in, TimelineOptions o) : in_(in), opt_(std::move(o)) 
   }
 }
 
-std::uint64_t Timeline::ns(std::uint64_t t) const {
-  const std::uint64_t d = (t - t0_) & in_.ts_mask(), clock = in_.clock_hz();
-  if (clock == 1'000'000'000u) return d;
-  if (d < ~std::uint64_t{0} / 1'000'000'000u) return d * 1'000'000'000u / clock;
-  return static_cast<std::uint64_t>(static_cast<u128>(d) * 1'000'000'000u / clock);
-}
-
-std::uint64_t Timeline::ns_after(std::uint64_t t) const {
-  return t <= t0_ ? 0 : static_cast<std::uint64_t>(static_cast<u128>(t - t0_) * 1'000'000'000u / in_.clock_hz());
+std::uint64_t Timeline::wide_ns(std::uint64_t d) const {
+  return static_cast<std::uint64_t>(static_cast<u128>(d) * 1'000'000'000u / in_.clock_hz());
 }
 
 std::string Timeline::process_label(std::uint32_t source) const {

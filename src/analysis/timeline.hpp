@@ -149,10 +149,16 @@ class Timeline {
     return it == stream_of_key_.end() ? kNoStream : it->second;
   }
 
-  // ERRATUM E153: integer nanoseconds since t0, rounding down, the timestamp taken modulo its width.
-  std::uint64_t ns(std::uint64_t t) const;
+  // ERRATUM E153: integer nanoseconds since t0, rounding down, the timestamp taken modulo its width. Inline:
+  // every sample of an export asks it.
+  std::uint64_t ns(std::uint64_t t) const {
+    const std::uint64_t d = (t - t0_) & in_.ts_mask(), clock = in_.clock_hz();
+    if (clock == 1'000'000'000u) return d;
+    if (d < ~std::uint64_t{0} / 1'000'000'000u) return d * 1'000'000'000u / clock;
+    return wide_ns(d);
+  }
   // The same for a record after the samples (switches, MPI calls): 0 at or before t0, full 64-bit ticks.
-  std::uint64_t ns_after(std::uint64_t t) const;
+  std::uint64_t ns_after(std::uint64_t t) const { return t <= t0_ ? 0 : wide_ns(t - t0_); }
 
   // Names as every export labels them: a process by its main thread's name ("NAME (pid P)", else
   // "source 0xSSSSSSSS"); a stream by its thread's name ("NAME (tid T)", else "thread T" or "cpu C");
@@ -172,6 +178,7 @@ class Timeline {
   const TimelineOptions& options() const { return opt_; }
 
  private:
+  std::uint64_t wide_ns(std::uint64_t d) const;  // d ticks in ns through 128 bits
   void prepare_matcher(const TimelineSink::Needs& n);
   std::size_t next_batch(std::vector<Sample>& batch);
   void each_sample(TimelineSink& sink, std::span<const Sample> batch);
