@@ -101,7 +101,7 @@ fuzz: san-build
 # `make test`, which it would take past CI's budget on 2 cores: README "make tsan". tests/tsan.supp is for
 # suppressions, each with its reason (none needed today); label notsan leaves a test out (none today).
 TSAN_TARGETS = kron-cli kron_sample1 kron_sample1_disabled kron-selftest-probe attach_writer probe_test \
-  recorder_order_test recorder_merge_test recorder_crash_test recorder_stress_test recorder_options_test \
+  recorder_order_test recorder_lane_merge_test recorder_crash_test recorder_stress_test recorder_options_test \
   recorder_pool_test board_test board_pool_test board_trust_test stats_probe_test kron_kserver
 tsan-build: deps test-deps
 	$(call configure,$(TSAN_BUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \

@@ -142,14 +142,14 @@ Run best_of(int n, const std::function<Run()>& f) {
   return best;
 }
 
-// The merge alone (recorder::TimeMerge), in memory: `lanes` lanes whose timestamps interleave record by
+// The merge alone (recorder::LaneMerge), in memory: `lanes` lanes whose timestamps interleave record by
 // record (the worst case: every piece one record), 64 Ki records a lane a pass, a quarter held each pass.
-void BM_TimeMerge(benchmark::State& state) {
+void BM_LaneMerge(benchmark::State& state) {
   const auto lanes = static_cast<std::uint32_t>(state.range(0));
   constexpr std::uint64_t kPerLane = 1 << 16;
   std::vector<std::vector<std::uint8_t>> bufs(lanes, std::vector<std::uint8_t>(kPerLane * 32));
   std::uint64_t sink = 0, ts = 0;
-  kron::recorder::TimeMerge m([&](std::span<const std::uint8_t> r, std::uint64_t) { sink += r.size(); });
+  kron::recorder::LaneMerge m([&](std::span<const std::uint8_t> r, std::uint64_t) { sink += r.size(); });
   for (auto _ : state) {
     state.PauseTiming();  // making the records is not the merge's work
     for (std::uint32_t l = 0; l < lanes; ++l) {
@@ -169,7 +169,7 @@ void BM_TimeMerge(benchmark::State& state) {
   benchmark::DoNotOptimize(sink);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kPerLane * lanes));
 }
-BENCHMARK(BM_TimeMerge)->Arg(1)->Arg(2)->Arg(16)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LaneMerge)->Arg(1)->Arg(2)->Arg(16)->Unit(benchmark::kMillisecond);
 
 double loadavg() {
   double l = -1;
@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
   const fs::path out = build / "bench-record-e2e.json";
   std::ofstream(out) << j.dump(1) << "\n";
   std::printf("load average %.2f before, %.2f after; wrote %s\n", load0, loadavg(), out.c_str());
-  // In process: the merge alone (BM_TimeMerge), for the JSON scripts/bench.sh merges.
+  // In process: the merge alone (BM_LaneMerge), for the JSON scripts/bench.sh merges.
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -26,14 +26,14 @@ constexpr std::uint64_t kForever = std::numeric_limits<std::uint64_t>::max();
 // chunks; emptied chunks are kept for reuse, up to kSpareBytes of them.
 constexpr std::size_t kMinChunk = 16 << 10, kMaxChunk = 1 << 20, kSpareBytes = 64 << 20;
 // A piece of one lane at least this long goes to the writer as it is, without staging.
-constexpr std::size_t kDirectBytes = TimeMerge::kStageBytes / 2;
+constexpr std::size_t kDirectBytes = LaneMerge::kStageBytes / 2;
 }  // namespace
 
-// ---- TimeMerge ---------------------------------------------------------------------------------------
+// ---- LaneMerge ---------------------------------------------------------------------------------------
 
-TimeMerge::TimeMerge(Out out) : out_(std::move(out)), stage_(new std::uint8_t[kStageBytes]) {}
+LaneMerge::LaneMerge(Out out) : out_(std::move(out)), stage_(new std::uint8_t[kStageBytes]) {}
 
-void TimeMerge::hold(Lane& l, std::span<const std::uint8_t> recs) {
+void LaneMerge::hold(Lane& l, std::span<const std::uint8_t> recs) {
   if (recs.empty()) return;
   if (l.chunks.empty() || l.chunks.back().buf.size() + recs.size() > l.chunks.back().buf.capacity()) {
     // Capacities are powers of two, so that an emptied chunk fits the next lane that grows to its size.
@@ -57,7 +57,7 @@ void TimeMerge::hold(Lane& l, std::span<const std::uint8_t> recs) {
   b.insert(b.end(), recs.begin(), recs.end());  // within capacity: one memcpy, no reallocation
 }
 
-void TimeMerge::add(std::uint32_t lane, std::span<const std::uint8_t> recs, std::uint64_t n) {
+void LaneMerge::add(std::uint32_t lane, std::span<const std::uint8_t> recs, std::uint64_t n) {
   if (!n) return;
   if (lanes_.size() <= lane) lanes_.resize(lane + 1);
   Lane& l = lanes_[lane];
@@ -73,7 +73,7 @@ void TimeMerge::add(std::uint32_t lane, std::span<const std::uint8_t> recs, std:
   held_ += n;
 }
 
-bool TimeMerge::next_piece(Cursor& c) {
+bool LaneMerge::next_piece(Cursor& c) {
   Lane& l = lanes_[c.lane];
   if (!l.fresh.empty()) {  // the fresh span was the lane's only piece
     l.fresh = {};
@@ -95,7 +95,7 @@ bool TimeMerge::next_piece(Cursor& c) {
   return true;
 }
 
-void TimeMerge::sift_down(std::size_t i) {
+void LaneMerge::sift_down(std::size_t i) {
   const std::size_t n = heap_.size();
   const Cursor x = heap_[i];
   for (;;) {
@@ -109,7 +109,7 @@ void TimeMerge::sift_down(std::size_t i) {
   heap_[i] = x;
 }
 
-void TimeMerge::emit(const std::uint8_t* p, std::size_t bytes, std::uint64_t count) {
+void LaneMerge::emit(const std::uint8_t* p, std::size_t bytes, std::uint64_t count) {
   records_ += count;
   bytes_ += bytes;
   if (bytes >= kDirectBytes) {  // a long run of one lane (one busy thread): no copy into the stage
@@ -126,14 +126,14 @@ void TimeMerge::emit(const std::uint8_t* p, std::size_t bytes, std::uint64_t cou
   staged_count_ += count;
 }
 
-void TimeMerge::flush() {
+void LaneMerge::flush() {
   if (!staged_) return;
   out_(std::span<const std::uint8_t>(stage_.get(), staged_), staged_count_);
   staged_ = 0;
   staged_count_ = 0;
 }
 
-std::uint64_t TimeMerge::merge(std::uint64_t w) {
+std::uint64_t LaneMerge::merge(std::uint64_t w) {
   // Every lane with records is a cursor in a min-heap keyed by the timestamp of its next record.
   heap_.clear();
   for (const std::uint32_t i : active_) {

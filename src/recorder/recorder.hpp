@@ -13,7 +13,7 @@
 // late() (FileHeader::late): a record written after one with a later timestamp. Never dropped, never
 // silently reordered. The final pass (final = true) takes the watermark to infinity.
 //
-// The merge itself (TimeMerge) knows nothing of boards: lanes' records go in, each lane's in its own
+// The merge itself (LaneMerge) knows nothing of boards: lanes' records go in, each lane's in its own
 // order, and come out merged by timestamp up to a watermark. docs/architecture.md "The drain" says why
 // it is a heap of per-lane cursors over chunked held memory, staged into large writes.
 #pragma once
@@ -30,16 +30,16 @@
 
 namespace kron::recorder {
 
-class TimeMerge {
+class LaneMerge {
  public:
   // Receives the merged records, whole ones, in pieces of about kStageBytes (or a longer run of one lane
   // as it is): the bytes and their record count. Valid only during the call.
   using Out = std::function<void(std::span<const std::uint8_t> records, std::uint64_t count)>;
   static constexpr std::size_t kStageBytes = std::size_t{1} << 20;
 
-  explicit TimeMerge(Out out);
-  TimeMerge(const TimeMerge&) = delete;
-  TimeMerge& operator=(const TimeMerge&) = delete;
+  explicit LaneMerge(Out out);
+  LaneMerge(const LaneMerge&) = delete;
+  LaneMerge& operator=(const LaneMerge&) = delete;
 
   // `n` whole, validated records of lane `lane` (trace-file layout), to go after every record of that
   // lane added before (one lane's records are in the order its thread took them). `recs` may be the
@@ -149,7 +149,7 @@ class Recorder {
   std::uint64_t hold_;
   std::function<std::uint64_t(std::uint64_t)> map_;  // set_timestamp_map (before merge_: its callback uses it)
   std::vector<std::uint8_t> mapped_;                 // the records it rewrote
-  TimeMerge merge_;
+  LaneMerge merge_;
   std::vector<tracefile::LaneEntry> finished_;
   std::uint64_t taken_ = 0;
   double fill_ = 0;

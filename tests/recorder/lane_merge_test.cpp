@@ -1,4 +1,4 @@
-// The recorder's time-order merge (recorder::TimeMerge, docs/trace-format.md "Time order", ERRATA
+// The recorder's time-order merge (recorder::LaneMerge, docs/trace-format.md "Time order", ERRATA
 // E31-E33), apart from any board: lanes' records go in pass by pass, each lane's in its own order, and
 // must come out merged by timestamp up to each pass's watermark, the rest held, every record written
 // exactly once, and `late` counting exactly the records written after one with a later timestamp.
@@ -30,7 +30,7 @@ struct Got {
 struct Harness {
   std::vector<std::uint8_t> bytes;
   std::uint64_t counted = 0;
-  recorder::TimeMerge merge{[this](std::span<const std::uint8_t> r, std::uint64_t n) {
+  recorder::LaneMerge merge{[this](std::span<const std::uint8_t> r, std::uint64_t n) {
     bytes.insert(bytes.end(), r.begin(), r.end());
     counted += n;
   }};
@@ -74,7 +74,7 @@ void expect_time_and_lane_order(const std::vector<Got>& got, std::size_t total) 
 // 64 lanes, timestamps interleaved at random, records added in many passes of random size with a rising
 // watermark; the caller's buffer is scribbled after every merge (the reader reuses it). Resource records
 // (160 bytes) are mixed in.
-TEST(TimeMerge, ManyLanesInterleavedComeOutInTimestampOrder) {
+TEST(LaneMerge, ManyLanesInterleavedComeOutInTimestampOrder) {
   Harness h;
   std::mt19937_64 rng(10);
   constexpr std::uint32_t kLanes = 64;
@@ -111,7 +111,7 @@ TEST(TimeMerge, ManyLanesInterleavedComeOutInTimestampOrder) {
 }
 
 // Records younger than the watermark are held, not written, and survive the caller reusing its buffer.
-TEST(TimeMerge, RecordsYoungerThanTheWatermarkAreHeldIntact) {
+TEST(LaneMerge, RecordsYoungerThanTheWatermarkAreHeldIntact) {
   Harness h;
   std::vector<std::uint8_t> a, b;
   for (std::uint64_t i = 0; i < 10; ++i) put(a, 0, 100 + 10 * i, i);  // 100..190
@@ -130,7 +130,7 @@ TEST(TimeMerge, RecordsYoungerThanTheWatermarkAreHeldIntact) {
 }
 
 // Equal timestamps across lanes: every record written, once, each lane's in its order; none is late.
-TEST(TimeMerge, EqualTimestampsAreAllWrittenAndNoneIsLate) {
+TEST(LaneMerge, EqualTimestampsAreAllWrittenAndNoneIsLate) {
   Harness h;
   constexpr std::uint32_t kLanes = 33;
   std::vector<std::vector<std::uint8_t>> bufs(kLanes);
@@ -146,7 +146,7 @@ TEST(TimeMerge, EqualTimestampsAreAllWrittenAndNoneIsLate) {
 
 // A record older than one already written comes in a later pass: written where it arrives (never dropped)
 // and counted in late, once; a record equal to the newest written is not late.
-TEST(TimeMerge, ARecordBehindTheWatermarkIsWrittenAndCountedLate) {
+TEST(LaneMerge, ARecordBehindTheWatermarkIsWrittenAndCountedLate) {
   Harness h;
   std::vector<std::uint8_t> a, b, c;
   put(a, 0, 100, 0), put(a, 0, 200, 1);
@@ -168,13 +168,13 @@ TEST(TimeMerge, ARecordBehindTheWatermarkIsWrittenAndCountedLate) {
 
 // One busy lane well beyond the stage (and a chunk) per pass: written in pieces without the stage, chunks
 // recycled pass after pass, every byte kept in order.
-TEST(TimeMerge, OneBusyLaneLargerThanTheStage) {
+TEST(LaneMerge, OneBusyLaneLargerThanTheStage) {
   Harness h;
   std::vector<std::uint8_t> buf;
   std::uint64_t seq = 0, ts = 1, total = 0;
   for (int pass = 0; pass < 12; ++pass) {
     buf.clear();
-    const std::uint64_t n = 3 * recorder::TimeMerge::kStageBytes / sizeof(tracefile::TraceRecord) / 2;
+    const std::uint64_t n = 3 * recorder::LaneMerge::kStageBytes / sizeof(tracefile::TraceRecord) / 2;
     for (std::uint64_t k = 0; k < n; ++k) put(buf, 7, ts++, seq++);
     h.merge.add(7, buf, n);
     total += n;
