@@ -69,6 +69,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (n2 != n || failed2 != failed || behind != mg.out_of_order()) __builtin_trap();
   }
   m.finish();
-  (void)render_text(make_report(m, true), {true, true});
+  (void)render_text(report_rows(m, true), {true, true});
   return 0;
 }
