@@ -1,4 +1,4 @@
-// Histograms and virtual counters on the trace side (issue 12): the board's statistics area read into
+// Histograms and virtual counters on the trace side: the board's statistics area read into
 // snapshot records (trace format 1.4 kinds 5 and 6), snapshots merged exactly (bucket sums), and the
 // summaries `kron hist` prints (count, min, percentiles, max, mean, a bar chart) or writes as JSON
 // (docs/hist-json.md). The bucket format is kron/core/stats.hpp.

@@ -280,7 +280,7 @@ SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const S
   const auto names = r.names(&fh.names_lost, &bad);
   fh.names_lost += bad;
   std::vector<std::string> problems;
-  append_board_stats(w, r, &fh, &problems);  // the histograms and counters, also of a killed program (issue 12)
+  append_board_stats(w, r, &fh, &problems);  // the histograms and counters, also of a killed program
   w.finish(fh, r.lane_entries(), names);
   res.problems = r.problems();
   res.problems.insert(res.problems.end(), problems.begin(), problems.end());

@@ -24,7 +24,7 @@ struct RecordOptions {
   double hold_ms = double(Recorder::kDefaultHoldMs);
   int compress_level = 0;          // --compress: zstd level 1-19 for the file's chunks; 0 none
   bool sched = false;              // --sched: the program's context switches (sched.hpp) into the file
-  double snapshot_interval_s = 0;  // --snapshot-interval: histogram/counter snapshots (issue 12); 0 final only
+  double snapshot_interval_s = 0;  // --snapshot-interval: histogram/counter snapshots; 0 final only
 };
 struct RecordResult {
   int wait_status = 0;  // the program's, as waitpid() returns it
@@ -39,7 +39,7 @@ struct RecordResult {
   std::vector<std::string> problems;                 // corrupt lane memory met (each names its offset)
   std::string board_note;                            // --huge-pages: what the board got, or why not
   std::uint64_t sched_switches = 0, sched_lost = 0;  // --sched: switches written; lost by the kernel
-  std::uint64_t snapshots = 0;                       // histogram and counter snapshot records written (issue 12)
+  std::uint64_t snapshots = 0;                       // histogram and counter snapshot records written
 };
 // Called about every 250 ms while the program runs: records and bytes written so far, seconds.
 using Progress = std::function<void(std::uint64_t records, std::uint64_t bytes, double seconds)>;

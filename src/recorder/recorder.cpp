@@ -321,7 +321,7 @@ void Recorder::finish(tracefile::FileHeader h, std::span<const record::NameRecor
   auto names = board_.names(&h.names_lost, &bad);
   h.names_lost += bad;  // an entry scribbled on the board: its name is lost, and counted
   std::vector<std::string> problems;
-  snapshots_ += append_board_stats(out_, board_, &h, &problems);  // the final totals (issue 12)
+  snapshots_ += append_board_stats(out_, board_, &h, &problems);  // the final totals
   for (const auto& p : problems) board_.note_problem(p);
   names.insert(names.end(), extra_names.begin(), extra_names.end());
   out_.finish(h, lanes, names);

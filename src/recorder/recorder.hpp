@@ -158,7 +158,7 @@ class Recorder {
   std::uint64_t snapshots_ = 0;
 };
 
-// The board's histograms and virtual counters now, as snapshot records into `w` (issue 12); the board's
+// The board's histograms and virtual counters now, as snapshot records into `w`; the board's
 // statistics losses into `fh` when given, damaged cells into `problems`. Returns the records written.
 std::uint64_t append_board_stats(tracefile::Writer& w, const BoardReader& board, tracefile::FileHeader* fh,
                                  std::vector<std::string>* problems);

@@ -317,7 +317,7 @@ KRON_COMMAND("counters",
                app.add_option("--enable-reg", a->enable_reg, "raw 64-bit Enable Register write");
                app.add_option("--threshold", a->threshold,
                               "arm a threshold: HIST=TICKS[:COUNT] (COUNT values at or above TICKS' bucket), "
-                              "vc:INDEX=VALUE, or HIST|vc:INDEX=off; HIST is a name or #ID (issue 12)");
+                              "vc:INDEX=VALUE, or HIST|vc:INDEX=off; HIST is a name or #ID");
                app.add_option("--watch", a->watch,
                               "phase watch (004 PW): HIST=only:PHASE, HIST=except:PHASE, HIST=off; "
                               "vc=... for the virtual counters");

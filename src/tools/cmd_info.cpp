@@ -89,7 +89,7 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
   }
   j["sched_switches"] = r.sched_switches().size();
   j["sched_threads"] = fs.sched_threads;
-  j["snapshots"] = r.snapshot_count();  // 1.4 (issue 12): histogram and virtual counter snapshots
+  j["snapshots"] = r.snapshot_count();  // 1.4: histogram and virtual counter snapshots
   j["stat_lost"] = h.stat_lost;
   j["stat_cells_lost"] = h.stat_cells_lost;
   j["thresholds_crossed"] = h.thresholds_crossed;

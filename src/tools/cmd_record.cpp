@@ -33,7 +33,7 @@ struct Args {
   unsigned node = 0;
   bool quiet = false;
   double hold_ms = double(recorder::Recorder::kDefaultHoldMs);
-  double snapshot_interval = 0;  // --snapshot-interval SECONDS (issue 12)
+  double snapshot_interval = 0;  // --snapshot-interval SECONDS
   unsigned hist_slots = board::kDefaultHistSlots, stat_cells = board::kDefaultStatCells;
   std::vector<std::string> program;
   std::string compress;  // --compress[=LEVEL]

@@ -1,4 +1,4 @@
-// Phases, latency histograms and virtual counters (issue 12): the bucket format, the layout of a statistics
+// Phases, latency histograms and virtual counters: the bucket format, the layout of a statistics
 // cell on a board (2.2) and the snapshot records of a trace file (1.4). Shared by the probe side (kron.hpp's
 // record_latency/vcount, src/probe), the board reader and the tools. No third-party dependency.
 //

@@ -43,7 +43,7 @@ inline constexpr std::uint16_t kMinor =
 // and of threads; a 1.2 reader ignores it (the samples carry the name id in their data word, kFlagNamed).
 // Scheduling switches (record::SchedRecord: `kron record --sched`): after the samples, not counted in
 // `samples`.
-// 1.4 (issue 12) adds phased samples (ERRATUM E180: a Trace or Resource record's header holds the thread's
+// 1.4 adds phased samples (ERRATUM E180: a Trace or Resource record's header holds the thread's
 // phase where 1.3 held the cpu, which moves to the thread field's bits 22-31; a 1.3 file reads as phase 0),
 // record kinds 5 (histogram snapshot) and 6 (virtual counter snapshot) among the records, not samples
 // (kron/core/stats.hpp), kFlagThreshold samples, and FileHeader::snapshots..stat_cells_lost.
