@@ -2,7 +2,7 @@
 # The Debian packages come from deps/: debian-packages.txt (building kron and its tests: every target),
 # test-packages.txt (make test: clang for the sanitized and fuzz tree, python3, chromium), and
 # bench-packages.txt (make bench: the LTTng-UST peer).
-# Every optional part is an explicit CMake option set here for each tree (issue 9): a tree never turns a
+# Every optional part is an explicit CMake option set here for each tree: a tree never turns a
 # part on because the machine happens to have a leftover package, and never silently drops one it was
 # asked for (CMake stops with the package to install).
 SHELL := /bin/bash
@@ -95,7 +95,7 @@ test-san: san-build
 
 fuzz: san-build
 
-# ThreadSanitizer (issue 16): a clang tree of its own with -fsanitize=thread, built only for the tests
+# ThreadSanitizer: a clang tree of its own with -fsanitize=thread, built only for the tests
 # labelled `tsan` (the probe's, the board's and the recorder's: threads writing lanes while a drainer
 # reads them, the pool and its lock, the merge, kron record end to end), which it then runs. Not part of
 # `make test`, which it would take past CI's budget on 2 cores: README "make tsan". tests/tsan.supp is for

@@ -1,4 +1,4 @@
-// kron merge's rate (issue 14; goal: 20 M samples/s on one core): four rank files of synthetic samples
+// kron merge's rate (goal: 20 M samples/s on one core): four rank files of synthetic samples
 // (each rank's clock offset and drift known, a few MPI calls and clock-offset measurements after the
 // samples) merged into one file, alignment and the controlled logical clock on. The figure is samples
 // merged a second (CPU time of the one merging thread, best of the repetitions); the files are written

@@ -1,6 +1,6 @@
 // MultiKron II model speed: one simulated second of a 50 MHz chip taking a million Trace samples
 // (one trigger every 50 node clocks, the network sending each in 40), against a floor of the same
-// second with no samples (tick only). Issue 2: "must take well under a second".
+// second with no samples (tick only). The goal: well under a second.
 // Figures: BUILD/bench-mk2.json (mk2_second_ms, mk2_ns_per_sample), merged by scripts/bench.sh.
 #include <benchmark/benchmark.h>
 

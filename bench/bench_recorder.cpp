@@ -1,9 +1,9 @@
 // bench_recorder (make bench): the live recorder's costs measured side by side in one run, against a
-// floor and a peer (issue 3):
+// floor and a peer:
 //   floor_ns        rdtsc + a 24-byte store into the thread's own buffer (what any software probe must do)
 //   trace_ns        kron::trace() enabled, recording into its lane
 //   fresh_trace_ns  the same, the first batch of probes on a board created just before (in a child process
-//                   attached to it): what page faults on first touch would cost (issue 10)
+//                   attached to it): what page faults on first touch would cost
 //   fresh_p50_ns, fresh_p99_ns, fresh_p999_ns, fresh_max_ns, and warm_*: one probe's latency, timed alone
 //                   (lfence; rdtsc around each of 100,000 single probes, less the timer's own median cost),
 //                   on a freshly created board (first probes of its lanes) and on a warm one
@@ -14,7 +14,7 @@
 //   threads2_scaling two threads tracing at once / one thread alone (samples per second)
 //   drain_mb_s      BoardReader drain + trace file writer (kron record's loop), MB/s and samples/s
 //   lttng_ns        LTTng-UST tracepoint with one integer, a real session recording in a userspace channel
-//   record_latency_ns  kron::record_latency(h, v) of a value at hand (issue 12: goal <= 3 ns on top of the
+//   record_latency_ns  kron::record_latency(h, v) of a value at hand (goal <= 3 ns on top of the
 //                   timestamp reads), values cycling through 4096 log-normal ones; latency_timer_ns the
 //                   same with its two timestamp reads (kron::latency_timer); vcount_ns kron::vcount
 //   c_record_latency_ns, c_latency_timer_ns, c_vcount_ns, c_trace_ns, c_phase_ns, phase_ns: the same batches
@@ -118,7 +118,7 @@ __attribute__((noinline)) void named_scope_batch(std::uint64_t n) {
     benchmark::ClobberMemory();
   }
 }
-// Issue 12: histograms. Values at hand (no timestamp read inside), the same for every histogram measured.
+// Histograms. Values at hand (no timestamp read inside), the same for every histogram measured.
 std::vector<std::uint64_t> make_values() {
   std::vector<std::uint64_t> v(4096);
   std::uint64_t x = 88172645463325252ull;
@@ -420,7 +420,7 @@ int main(int argc, char** argv) {
   const double floor_after_ns = measure(kBatch, [] { floor_batch(kBatch); }, [] {});
   const double named_floor_ns = std::min(floor_ns, floor_after_ns);
   const double resource_ns = measure(kBatch / 8, [] { resource_batch(kBatch / 8); }, drain);
-  // Issue 12: histograms and virtual counters, in the same run as the floor (the cells taken before the clock).
+  // Histograms and virtual counters, in the same run as the floor (the cells taken before the clock).
   hist_batch(4096), timer_batch(16), vcount_batch(8192), loglinear_batch(4096), hdr_batch(4096), map_batch(4096);
   const double record_latency_ns = measure(kBatch, [] { hist_batch(kBatch); }, [] {});
   const double latency_timer_ns = measure(kBatch, [] { timer_batch(kBatch); }, [] {});

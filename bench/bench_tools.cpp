@@ -1,4 +1,4 @@
-// The analysis tools' speed (issue 4, "Fast"): `kron rpt` and `kron expand` over a large kron trace file
+// The analysis tools' speed ("Fast"): `kron rpt` and `kron expand` over a large kron trace file
 // against the floor `cat FILE > /dev/null`, in the same run, with peak memory at two file sizes (memory
 // must stay flat), and expand against a second floor, `head -c BYTES /dev/zero > /dev/null` (producing
 // and writing as many bytes as expand prints). Wall and CPU (user + system) time of each child. Writes

@@ -1,8 +1,8 @@
-// Fuzz target: a board rewritten while it is being drained (issue 16: the board is untrusted shared
+// Fuzz target: a board rewritten while it is being drained (the board is untrusted shared
 // memory). A valid board with records in several lanes (a simple and a circular one, built once) is
 // copied; the input is a script of 8-byte writes anywhere in the segment, each made at a chosen moment:
 // before the board is opened, right after it was validated (the header's offsets and sizes rewritten
-// under the reader, issue 16 row 1), or between two steps of the drain (inside a lane's sink call, between
+// under the reader), or between two steps of the drain (inside a lane's sink call, between
 // passes). The reader must never leave the segment, loop forever or hand out a record that is not one
 // (ASan/UBSan watch); whatever it reports, it reports by a problem naming an offset or an InputError.
 // Deterministic: the writes interleave with the drain at fixed points, not from another thread.

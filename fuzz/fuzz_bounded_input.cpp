@@ -1,4 +1,4 @@
-// Fuzz target: the bounded readers of issue 16 (ERRATUM E130). (1) StreamClassic, standard input's raw
+// Fuzz target: the bounded readers (ERRATUM E130). (1) StreamClassic, standard input's raw
 // stream reader, through a small buffer so that refills happen: it must yield exactly the samples, and
 // stop with exactly the error (same offset), that ClassicStream yields over the same bytes in memory.
 // (2) read_text_stream with small limits: the text comes back unchanged when it is within them, else an

@@ -1,4 +1,4 @@
-// Fuzz target: the histogram and virtual counter snapshot records (trace format 1.4 kinds 5 and 6, issue 12)
+// Fuzz target: the histogram and virtual counter snapshot records (trace format 1.4 kinds 5 and 6)
 // and the board's statistics area. The first byte chooses: 0, the bytes are snapshot records back to back
 // (each checked by stats::snapshot_problem before it is merged, as the trace file reader does); 1, a trace
 // file (the reader keeps the snapshots it validated: merged and rendered); 2, a board image (its statistics

@@ -1,4 +1,4 @@
-// Fuzz target: kron merge's input (issue 14) on arbitrary bytes: a trace file of trace format 1.5 with
+// Fuzz target: kron merge's input on arbitrary bytes: a trace file of trace format 1.5 with
 // MPI calls (kind 8) and clock-offset measurements (kind 9) after its samples, merged alone (its calls
 // matched among themselves, its clocks aligned, the controlled logical clock run). It must merge or throw
 // InputError naming the file; never crash, hang or read out of bounds. What is written must be a trace

@@ -16,7 +16,7 @@ for b in "$build"/bench/kron_bench_*; do
   # own BUILD/bench-NAME.json, merged below.
   [ -f "$build/$name.gbench.json" ] && results+=("$build/$name.gbench.json")
 done
-# libkron_mpi's cost per MPI call (issue 14): the ping-pong of bench/mpi/pingpong.cpp, 2 ranks, plain and
+# libkron_mpi's cost per MPI call: the ping-pong of bench/mpi/pingpong.cpp, 2 ranks, plain and
 # with libkron_mpi preloaded; (instrumented - plain) / 4 calls a round trip, into bench-mpi.json.
 if [ -x "$build/bench/kron_mpi_pingpong" ] && [ -f "$build/lib/libkron_mpi.so" ]; then
   echo "== kron_mpi_pingpong (plain, then under libkron_mpi)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: kron's main job. First the live recorder: an instrumented multithreaded program (after the
 # toolkit's sample1.c, 003 section 3.6) recorded on a board, and what was recorded; a server loop's latency
-# histograms per phase (issue 12, kron hist); then a MultiKron II
+# histograms per phase (kron hist); then a MultiKron II
 # simulator session (000) and a NUMAchine monitor session (004): a read-latency histogram per phase.
 set -euo pipefail
 build=${1:-build}
@@ -48,7 +48,7 @@ echo "   CTF:         $out/kcompress.ctf (babeltrace2 $out/kcompress.ctf, or Tra
 echo "   walkthrough: docs/walkthrough.md"
 echo
 
-echo "== kron record: examples/server (kserver: three request types, two phases; latency histograms and virtual counters, issue 12)"
+echo "== kron record: examples/server (kserver: three request types, two phases; latency histograms and virtual counters)"
 "$kron" record -q -o "$out/kserver.trace" -- "$build/examples/kserver" -t 3 -n 20000
 echo "== kron hist $out/kserver.trace (per phase and in total; the bars are the total's buckets)"
 "$kron" hist "$out/kserver.trace"

@@ -1,4 +1,4 @@
-// The per-call cost of libkron_mpi (issue 14), for make bench: an MPI ping-pong between ranks 0 and 1,
+// The per-call cost of libkron_mpi, for make bench: an MPI ping-pong between ranks 0 and 1,
 // run by scripts/bench.sh twice under mpirun: as it is, and with libkron_mpi preloaded. Each round trip
 // is four MPI calls on the critical path (0 sends, 1 receives, 1 sends, 0 receives), so the cost a call
 // adds is (instrumented - plain) / 4. Rank 0 prints its figure as JSON: the best of several runs of N

@@ -8,7 +8,7 @@
 //
 // Before the timed loop it commits its mapping of the board (MADV_POPULATE_WRITE over the /dev/shm
 // mapping found in /proc/self/maps), so that what is timed is the probe and the drain behind it, not the
-// first touch of each ring page (issue 10 part 3 moves that into the board itself; until then a probe's
+// first touch of each ring page (board format 2.0 moves that into the board itself; until then a probe's
 // first touch of a page costs microseconds in this VM and would swamp a board large enough never to wait).
 #include <sys/mman.h>
 #include <sys/resource.h>

@@ -1,4 +1,4 @@
-// kserver: a small server loop for issue 12's phases, latency histograms and virtual counters. Worker
+// kserver: a small server loop for phases, latency histograms and virtual counters. Worker
 // threads take requests of three types (get, put, scan) from a shared queue and serve them; the program
 // runs two phases (1 warm-up: a cold cache, slower gets; 2 steady: a warm cache), set with kron::phase()
 // as 004's PhaseID Register would be. Each request's service time goes into the histogram of its type

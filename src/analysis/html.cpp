@@ -93,7 +93,7 @@ std::string svg_histogram(const Histogram& h, std::uint64_t clock_hz, const std:
       "interval duration (log-linear buckets)");
 }
 
-// Issue 12: a kron::histogram's total, a bar per bucket (stats::bucket_range).
+// A kron::histogram's total, a bar per bucket (stats::bucket_range).
 std::string svg_latency(const analysis::LatencyHistogram& h, std::uint64_t clock_hz, const std::string& label) {
   return svg_bars(
       stats::kHistBuckets, [&](unsigned b) { return h.buckets[b]; },
@@ -164,7 +164,7 @@ section.chart h3 { font-size: 14px; margin: 0.2em 0; }
     ++charts;
   }
   if (!charts) o += "<p>No interval occurred.</p>\n";
-  if (latency && !latency->hists.empty()) {  // issue 12: kron::histogram, per phase
+  if (latency && !latency->hists.empty()) {  // kron::histogram, per phase
     o += "<h2>Latency histograms (kron::histogram)</h2>\n";
     for (const auto& [hname, phases] : latency->hists) {
       const std::string& name =

@@ -551,7 +551,7 @@ bool hand_out(detail::ThreadLane& t, std::uint32_t y) {
   // Acquire: y's last writer sealed it with a release (seal()) before the drain gave it back. The pool's
   // pop carries that edge already, through the drainer; but the drainer is usually another process,
   // which ThreadSanitizer cannot see, and without this load it reports this thread's records as racing
-  // with the last owner's (issue 16). A plain load on x86-64, once a block, outside the hot path.
+  // with the last owner's. A plain load on x86-64, once a block, outside the hot path.
   (void)Y.state.load(std::memory_order_acquire);
   commit_block(y);  // ERRATUM E321: its pages mapped here, so that no probe writing it takes a page fault
   Y.lane.store(t_blk.lane, std::memory_order_relaxed);

@@ -1,6 +1,6 @@
 // kron-selftest-probe BOARD LEVEL CPU OP DATA [OP DATA]...: the probes of `kron selftest basic|sample
 // --board BOARD` (src/toolkit/live_selftest.cpp), run in a process of their own. The kron command never
-// links the probe side (it must never attach to a board, issue 17); it starts this small instrumented
+// links the probe side (it must never attach to a board); it starts this small instrumented
 // program with KRON_BOARD=BOARD instead, so that the samples land on BOARD and nowhere else.
 //   LEVEL  filter level of every probe;  CPU  the CPU to run on (-1: wherever);
 //   OP     trace | resource;             DATA the probe's user data.

@@ -30,7 +30,7 @@ bool process_gone(std::uint32_t pid) {
 // (tail, evicted) of a circular lane under its seqlock. False when the writer is inside its update
 // (tail_seq odd, or changing) for all of a short spin: it was preempted or stopped there (SIGSTOP, a
 // debugger) or it died there. The caller then defers that lane to a later pass, or, where it cannot
-// wait (the owner is dead, a snapshot), takes the fields as they are (issue 10: the seqlock reader
+// wait (the owner is dead, a snapshot), takes the fields as they are (the seqlock reader
 // never fails a recording).
 bool load_tail(const LaneHeader* L, std::uint64_t* tail, std::uint64_t* evicted) {
   for (int tries = 0; tries < 4096; ++tries) {

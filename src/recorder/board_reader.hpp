@@ -151,7 +151,7 @@ class BoardReader {
  public:
   // Corrupt lane memory met so far (each names the segment offset).
   const std::vector<std::string>& problems() const { return problems_; }
-  // A problem met elsewhere on the board (its statistics area, issue 12), reported with the lanes'.
+  // A problem met elsewhere on the board (its statistics area), reported with the lanes'.
   void note_problem(std::string what) { problems_.push_back(std::move(what)); }
   // Lane passes the drain left for a later pass because the lane's writer was stopped or preempted in
   // the middle of its (tail, evicted) update (statistics; nothing is lost or counted twice).

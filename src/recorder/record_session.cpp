@@ -247,7 +247,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
 
 std::uint64_t write_in_time_order(tracefile::Writer& w, std::span<const std::span<const std::uint8_t>> pieces,
                                   std::uint64_t start, std::uint64_t end, std::uint64_t* held) {
-  // (timestamp, record) per record: pointers into the pieces, never 32-bit offsets (issue 16: a board
+  // (timestamp, record) per record: pointers into the pieces, never 32-bit offsets (a board
   // holds more than 4 GiB of records, and nothing is copied to sort them).
   std::vector<std::pair<std::uint64_t, const std::uint8_t*>> index;
   for (const auto& piece : pieces)

@@ -118,7 +118,7 @@ class Recorder {
   // still held first. Call after the program ended and a last drain_once(true).
   // `extra_names` join the board's in the name section (libkron_mpi's node entry).
   void finish(tracefile::FileHeader header, std::span<const record::NameRecord> extra_names = {});
-  // Issue 12: histogram and virtual counter snapshots (trace format 1.4 kinds 5 and 6) every `interval`
+  // Histogram and virtual counter snapshots (trace format 1.4 kinds 5 and 6) every `interval`
   // (0: only the final one, which finish() always writes).
   void set_snapshot_interval(std::chrono::milliseconds interval) { snapshot_every_ = interval; }
   std::uint64_t snapshots() const { return snapshots_; }

@@ -44,7 +44,7 @@ std::uint64_t mono_ns() {
 
 // The probes run in a process of their own: kron-selftest-probe (src/probe/selftest_probe.cpp), an
 // instrumented program started with KRON_BOARD=board. This process never links the probe side and never
-// attaches (issue 17: with KRON_BOARD=A in the environment, `--board B` samples land on B only).
+// attaches (with KRON_BOARD=A in the environment, `--board B` samples land on B only).
 // Found through $KRON_SELFTEST_PROBE, beside this binary (a build tree), or in LIBEXECDIR/kron (installed).
 std::string probe_program() {
   if (const char* p = std::getenv("KRON_SELFTEST_PROBE"); p && *p) return p;

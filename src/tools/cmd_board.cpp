@@ -21,7 +21,7 @@ struct CreateArgs {
   bool wait = false, replace = false, disabled = false, huge_pages = false;
   std::vector<std::string> counters;
   unsigned lanes = board::kDefaultLanes, node = 0;
-  unsigned hist_slots = board::kDefaultHistSlots, stat_cells = board::kDefaultStatCells;  // issue 12
+  unsigned hist_slots = board::kDefaultHistSlots, stat_cells = board::kDefaultStatCells;
   std::string block = "auto";
 };
 

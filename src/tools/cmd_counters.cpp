@@ -10,7 +10,8 @@
 //   kron counters --board B --mode 5=software --enable 5=reset
 //   kron counters --board B --mode 0-3=clk --clock 2=nodeclk/10 --enable 3=enable,5=disable
 //   kron counters --board B --enable-reg 0x0000000000300000   the 64-bit register as on the chip
-// Issue 12 (004 4.4.1 PhaseID Watch, 4.4.5 negative preload with interrupt on overflow; ERRATA E185, E186):
+// Phase watches and thresholds (004 4.4.1 PhaseID Watch, 4.4.5 negative preload with interrupt on overflow; ERRATA
+// E185, E186):
 //   kron counters --board B --threshold get=100000:3      3 values of histogram get at or above 100000 ticks
 //   kron counters --board B --threshold vc:12=1000        virtual counter 12 reaching 1000
 //   kron counters --board B --watch get=only:2 --watch vc=except:1 --threshold get=off
@@ -37,7 +38,7 @@ struct Args {
   std::string board;
   std::vector<std::string> enable, mode, clock;  // N=VALUE,N-M=VALUE,all=VALUE
   std::string enable_reg, mode_reg, clock_reg;   // raw 64-bit writes
-  std::vector<std::string> threshold, watch;     // issue 12: NAME|#ID|vc[:INDEX]=...
+  std::vector<std::string> threshold, watch;     // NAME|#ID|vc[:INDEX]=...
 };
 
 // ---- thresholds and phase watches on histograms and virtual counters -----------------------------

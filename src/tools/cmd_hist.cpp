@@ -1,6 +1,6 @@
 // kron hist FILE | --board NAME: the latency histograms and virtual counters of a recording (its snapshot
 // records, trace format 1.4) or of a live board (read, never changed), per phase and in total: count, min,
-// p50/p90/p99/p99.9, max, mean and a bar chart of the buckets; --json (docs/hist-json.md). Issue 12.
+// p50/p90/p99/p99.9, max, mean and a bar chart of the buckets; --json (docs/hist-json.md).
 #include <fmt/core.h>
 
 #include <vector>

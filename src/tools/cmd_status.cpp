@@ -90,7 +90,7 @@ int run(const Args& a) {
   }
   fmt::print("accounting: passed {} {} recorded {} + overruns {} + overwritten {}\n", t.passed,
              t.exact() ? "=" : "!=", t.recorded, t.overruns, t.overwritten);
-  // Issue 12: the statistics area, and the virtual counters summed over threads and phases (live).
+  // The statistics area, and the virtual counters summed over threads and phases (live).
   if (g.stat_cells) {
     const recorder::BoardStats st = recorder::read_board_stats(r.mapping(), 0);
     analysis::SnapshotSum mg;

@@ -37,7 +37,7 @@ struct CommandRegistrar {
 
 // The check of an option that fills a field of fixed width (a node number, a memory word): a value above
 // `max` is refused where it is parsed, with the range and the field in the message, instead of being
-// stored whole in one place and cut to the field's width in another (issue 16). Text that is not a
+// stored whole in one place and cut to the field's width in another. Text that is not a
 // number is left to the option's own conversion, which refuses it.
 inline CLI::Validator field_range(std::uint64_t max, std::string field) {
   return CLI::Validator(

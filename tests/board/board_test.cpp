@@ -81,7 +81,7 @@ TEST_F(BoardValidateTest, HostileHeadersAreRefusedWithTheirOffset) {
   EXPECT_FALSE(validate(image_.data(), 100).ok);  // shorter than a header
 }
 
-// Issue 10: a board of format 1.0 (the static split into rings) is refused with both versions named.
+// A board of format 1.0 (the static split into rings) is refused with both versions named.
 TEST_F(BoardValidateTest, OlderFormatIsRefusedNamingBothVersions) {
   h()->major = 1;
   h()->minor = 0;

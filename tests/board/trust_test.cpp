@@ -1,4 +1,4 @@
-// Issue 16: the board is untrusted shared memory (docs/board-format.md "Trust model"). Each test is one
+// The board is untrusted shared memory (docs/board-format.md "Trust model"). Each test is one
 // row of the issue's table rewritten as the hostile or unlucky process would: a header changed after it
 // was validated (row 1), a board larger than its tmpfs (row 3), two recorders naming their boards alike
 // (row 4), probes and control calls facing scribbled or abandoned words (row 7), a lane count that hides a

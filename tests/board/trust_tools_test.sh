@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 through the commands: boards named apart (row 4), --shm-dir (row 3), the owner/mode check
+# The board's trust model through the commands: boards named apart (row 4), --shm-dir (row 3), the owner/mode check
 # and --trust-board (ERRATUM E121). The library-level rows are tests/board/trust_test.cpp.
 set -euo pipefail
 kron=${KRON:?}

@@ -1,7 +1,7 @@
 // The MultiKron II control registers (include/kron/core/control_regs.hpp): one vector set, run against
 // both the live board (board::write_csr / write_counter_control on a created board) and the MultiKron II
 // model (writes and reads of addresses 1, 8, 10, 12 on its bus), so that the two cannot decide the
-// datasheet differently again (issue 17).
+// datasheet differently again.
 // Sources: 000 (NISTIR 5571) "CSR Register", Table B1; "Resource Counter Control Registers", Tables B5
 //   (Mode), B6 (Clock Select), B7 (Enable) and their "** default setting" rows; Table B4 (addresses).
 // Decisions tested: ERRATUM E13 (pairs with both bits written; fields whose code bits are written 0).

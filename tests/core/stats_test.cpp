@@ -1,6 +1,6 @@
 // The histogram bucket format (kron/core/stats.hpp) and the trace side's summaries (src/analysis/hist.cpp).
 // Sources: 004 4.3.6 (the 7-bit compact floating-point latency format; the NUMAchine model's definition,
-// src/models/numachine/events.hpp, is the reference), issue 12 (6.25% relative width, exact below 32).
+// src/models/numachine/events.hpp, is the reference), widened to 64 bits (6.25% relative width, exact below 32).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -68,7 +68,7 @@ TEST(HistFormatTest, RandomValuesLandInTheirBucket) {
   }
 }
 
-// Done means (issue 12): the percentiles match a sorted-array computation on the same data within the
+// Done means: the percentiles match a sorted-array computation on the same data within the
 // bucket width (nearest rank, ERRATUM E184).
 TEST(HistSummaryTest, PercentilesMatchASortedArrayWithinTheBucketWidth) {
   std::mt19937_64 rng(7);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kron export from the device models' raw streams (issue 13: every kind of kron trace): the first
+# kron export from the device models' raw streams (every kind of kron trace): the first
 # MultiKron's network stream (kron sim --chip mk1: 16-byte Trace and 80-byte Resource samples, 001 Table 7),
 # the MultiKron II's (kron sim --chip mk2: 20/84-byte samples, 000 Table B8) and the PCI board's cable
 # (MultiKron II samples, 003) into every format, each read back by its reader: the Perfetto trace inflated

@@ -49,7 +49,7 @@ touch notdir
 if "$kron" export --format ctf -o notdir k.trace 2>err.txt; then fail "wrote over a file"; fi
 grep -q "notdir: exists and is not a directory" err.txt || fail "unclear refusal: $(cat err.txt)"
 
-# Phases (issue 12's kserver: two phases): each kron:trace event's phase is its sample's (the CSV's column).
+# Phases (kserver: two phases): each kron:trace event's phase is its sample's (the CSV's column).
 "$kron" record -q -o h.trace -- "${KRON_KSERVER:?}" -t 2 -n 2000 >/dev/null
 "$kron" export --format ctf -o h.ctf h.trace >/dev/null
 "$kron" export --format csv -o h.csv h.trace >/dev/null

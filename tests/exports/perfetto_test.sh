@@ -257,7 +257,7 @@ assert sum(1 for l in exp if l[0] == "18") == 1  # one Resource sample (header 0
 print("classic stream: 2 instants and 1 counter event, tracks by source and CPU")
 PY
 
-# Histograms and virtual counters (issue 12's kserver: three request types, two phases): each snapshot
+# Histograms and virtual counters (kserver: three request types, two phases): each snapshot
 # series a counter track of its process, the same values at the same times as the JSON's counter events.
 "$kron" record -q -o h.trace -- "${KRON_KSERVER:?}" -t 2 -n 4000 >/dev/null
 "$kron" export -o h.pftrace h.trace >/dev/null
@@ -290,7 +290,7 @@ for e in json.load(open("h.json"))["traceEvents"]:
         want[(e["name"] + ("" if k == "value" else " " + k), ns(e["ts"]), v)] += 1
 assert want and sum(1 for k in want if k[0].startswith("hist ")) and sum(1 for k in want if k[0].startswith("vc ")), want
 assert got == want, (list((got - want).items())[:3], list((want - got).items())[:3])
-# Phases (issue 12): a debug annotation "phase" (interned as 3) on each event of a thread in a phase other
+# Phases: a debug annotation "phase" (interned as 3) on each event of a thread in a phase other
 # than 0, as the JSON's instants carry "phase" in their args.
 assert 'debug_annotation_names {\n      iid: 3\n      name: "phase"' in txt, "the phase annotation is not interned"
 pp = Counter(int(v) for v in re.findall(r"debug_annotations \{\s*name_iid: 3\s*uint_value: (\d+)", txt))

@@ -72,7 +72,7 @@ TEST(MappedFile, ErrorsNameTheFile) {
             dir.string() + ": offset 0: not a regular file (a directory)");
 }
 
-// Issue 16 row 7: opening a FIFO waited for a writer for ever; it is refused at once, asked or not.
+// Opening a FIFO waited for a writer for ever; it is refused at once, asked or not.
 TEST(MappedFile, FifoIsRefusedWithoutWaitingForAWriter) {
   const fs::path p = temp_dir() / "fifo";
   fs::remove(p);
@@ -83,7 +83,7 @@ TEST(MappedFile, FifoIsRefusedWithoutWaitingForAWriter) {
             std::string::npos);
 }
 
-// Issue 16 row 12 (ERRATUM E127): pages past the end of a file that shrank read as zeros, not SIGBUS;
+// ERRATUM E127: pages past the end of a file that shrank read as zeros, not SIGBUS;
 // shrunk() says so and check() throws naming the file and its size now.
 TEST(MappedFile, ShrinkingFileReadsZerosAndIsReported) {
   const fs::path p = temp_dir() / "shrink.bin";

@@ -249,7 +249,7 @@ TEST(TraceFile, NextBatchStopsBeforeABadRecordThenThrows) {
   }
 }
 
-// ---- Issue 16: nothing silent, nothing hangs, nothing crashes (ERRATA E127-E129) -------------------
+// ---- Hardening: nothing silent, nothing hangs, nothing crashes (ERRATA E127-E129) -------------------
 
 namespace {
 using kron::testing::error_of;
@@ -268,7 +268,7 @@ void set_header(fs::path p, void (*change)(FileHeader&)) {
 }
 }  // namespace
 
-// Issue 16 row 8: a record kind flipped to 0 or 7 in a file of this reader's minor was skipped silently.
+// A record kind flipped to 0 or 7 in a file of this reader's minor was skipped silently.
 TEST(TraceFile, UnknownRecordKindOfThisMinorIsAnErrorOrSalvaged) {
   for (const std::uint16_t kind : {std::uint16_t{0}, std::uint16_t{7}}) {
     const auto p = write_file("kindflip", some_samples());
@@ -290,7 +290,7 @@ TEST(TraceFile, UnknownRecordKindOfThisMinorIsAnErrorOrSalvaged) {
   }
 }
 
-// Issue 16 row 8: records_bytes set to 0 read as an empty recording, exit 0 and no output.
+// records_bytes set to 0 read as an empty recording, exit 0 and no output.
 TEST(TraceFile, EmptyRecordAreaWithSamplesIsAnError) {
   const auto p = write_file("zerobytes", some_samples());
   set_header(p, [](FileHeader& h) { h.records_bytes = 0; });
@@ -300,7 +300,7 @@ TEST(TraceFile, EmptyRecordAreaWithSamplesIsAnError) {
             std::string::npos);
 }
 
-// Issue 16 item 6: the header's count and the records found must agree (else an error, or a warning).
+// The header's count and the records found must agree (else an error, or a warning).
 TEST(TraceFile, SampleCountMismatchIsAnErrorOrSalvaged) {
   const auto p = write_file("countoff", some_samples());
   set_header(p, [](FileHeader& h) { h.samples += 2000; });
@@ -315,7 +315,7 @@ TEST(TraceFile, SampleCountMismatchIsAnErrorOrSalvaged) {
   EXPECT_NE(error_of([&] { while (t.next_batch(buf)) {} }).find("the header counts 2010"), std::string::npos);
 }
 
-// Issue 16 row 7: a FIFO given as a trace file blocked in open() for ever.
+// A FIFO given as a trace file blocked in open() for ever.
 TEST(TraceFile, FifoIsRefusedWithoutBlocking) {
   const auto p = temp_path("fifo");
   fs::remove(p);
@@ -327,7 +327,7 @@ TEST(TraceFile, FifoIsRefusedWithoutBlocking) {
             std::string::npos);
 }
 
-// Issue 16 row 12: a file that shrinks while it is read gave SIGBUS (exit 135); now an InputError.
+// A file that shrinks while it is read gave SIGBUS (exit 135); now an InputError.
 TEST(TraceFile, FileShrinkingWhileReadIsAnErrorNotSigbus) {
   std::vector<Sample> many;
   for (int i = 0; i < 50000; ++i) many.push_back(some_samples()[static_cast<std::size_t>(i % 10)]);
@@ -344,7 +344,7 @@ TEST(TraceFile, FileShrinkingWhileReadIsAnErrorNotSigbus) {
   }
 }
 
-// Issue 16 row 6: two writers of one file interleaved their records; the second is now refused.
+// Two writers of one file interleaved their records; the second is now refused.
 TEST(TraceFile, SecondWriterOfTheSameFileIsRefused) {
   const auto p = temp_path("twowriters");
   FileHeader h = make_header();
@@ -441,7 +441,7 @@ TEST(TraceFile, SchedSwitchesAreKeptApartFromSamples) {
   EXPECT_THROW(r.next(s), InputError);
 }
 
-// Trace format 1.5 (issue 14): MPI calls (kind 8) and clock-offset measurements (kind 9) follow the samples,
+// Trace format 1.5: MPI calls (kind 8) and clock-offset measurements (kind 9) follow the samples,
 // are not samples, come back apart from them (passed over by next(), or read at once by read_annex()), and
 // are counted in the header (mpi_records at 992, clock_offsets at 1000), checked as `samples` is (E128).
 TEST(TraceFile, MpiAndClockOffsetRecordsAreKeptApartAndCounted) {

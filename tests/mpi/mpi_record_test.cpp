@@ -1,4 +1,4 @@
-// libkron_mpi and kron merge on real MPI jobs (issue 14): examples/mpi/mpi_demo.cpp (a ring, a halo
+// libkron_mpi and kron merge on real MPI jobs: examples/mpi/mpi_demo.cpp (a ring, a halo
 // exchange, an allreduce, reports received with MPI_ANY_SOURCE, a Sendrecv shift) run by mpirun with 4
 // ranks, each rank's clock given a known fault (KRON_MPI_TEST_CLOCK_FAULT, ERRATUM E207): an offset up to
 // 50 ms and a drift up to 100 ppm. What is checked, and why it can fail:

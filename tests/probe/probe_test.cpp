@@ -123,7 +123,7 @@ TEST(ProbeTest, ScopeEmitsAPair) {
 }
 
 TEST(ProbeTest, SimpleBufferKeepsOldestAndCountsOverruns) {  // 003 2.7 simple buffer; 000 Table B3a, discard
-  ScratchBoard b(small(board::BufferMode::Simple, 32 << 10));  // one thread may fill the whole pool (issue 10)
+  ScratchBoard b(small(board::BufferMode::Simple, 32 << 10));  // one thread may fill the whole pool
   const std::uint64_t slots = testing::pool_slots(b.header());
   const std::uint64_t n = slots + 100;
   ASSERT_EQ(testing::trace_in_child(b.name, n), 0);
@@ -352,13 +352,13 @@ TEST(RecorderTest, LanesOfOnePassAreMergedByTimestamp) {
   std::remove(path.c_str());
 }
 
-TEST(ProbeTest, BoardIsPrivateAndSixteenMegabytesByDefault) {  // issue 3: 0600; 003: 16 MB local memory
+TEST(ProbeTest, BoardIsPrivateAndSixteenMegabytesByDefault) {  // 0600; 003: 16 MB local memory
   ScratchBoard b(board::CreateOptions{});
   struct stat st;
   ASSERT_EQ(::stat(("/dev/shm/kron." + b.name).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(std::uint64_t{b.header().block_bytes} * b.header().block_count, 16u << 20);  // sample memory
-  EXPECT_EQ(b.header().lane_count, 4096u);  // issue 10: 4096 threads at once by default
+  EXPECT_EQ(b.header().lane_count, 4096u);  // 4096 threads at once by default
 }
 
 // A board's memory is committed when it is created; ERRATUM E321: no process maps all of it when it opens

@@ -1,4 +1,4 @@
-// Phases, latency histograms and virtual counters on a real board (issue 12). Each test runs its probes in
+// Phases, latency histograms and virtual counters on a real board. Each test runs its probes in
 // a forked child and reads the board from the parent, as kron hist --board does.
 // Sources: 004 4.4.1 (PhaseID Register, PhaseID Watch), 4.4.5 (SRAM counters: negative preload, interrupt
 // on overflow = kron's thresholds), 003 (MultiKron_vc, 8,192 virtual counters).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kron record --board NAME: drain an existing board live while programs started with `kron run --board`
-# write it (issue 10, part 4). Three writer processes with known sequences (attach_writer.cpp): every
+# write it. Three writer processes with known sequences (attach_writer.cpp): every
 # sample in the file once, in time order, accounting exact, including samples written before the drainer
 # attached and those the board lost before; a second drainer refused with the first one's pid;
 # --until-idle ends the recording, and not while a writer is attached but silent; SIGINT ends it with a
@@ -26,7 +26,7 @@ wait_end() { for _ in $(seq 600); do kill -0 "$1" 2>/dev/null || return 0; sleep
 # ---- 1. three processes, drained live; before-attach samples and losses; refusal; --until-idle ----------
 # A pool of 64 KiB (16 blocks of 4 KiB, 2048 slots) for 16 lanes: writer 1 runs before any drainer and
 # writes 3000 samples in each of two threads, so the board keeps the oldest it can hold and counts the
-# rest as overruns (003 Table 2 WRAPB=1; issue 10: one pool for every thread).
+# rest as overruns (003 Table 2 WRAPB=1; board format 2.0: one pool for every thread).
 "$kron" board create "$b1" --buffer 64K --lanes 16 --wait >/dev/null
 "$kron" run --board "$b1" -- "$writer" seq 1 3000 2
 # Writer 5 attaches and stays silent until told to write: while it is attached, --until-idle must not end

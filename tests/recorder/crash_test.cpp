@@ -1,4 +1,4 @@
-// Crash survival (issue 3): kill -9 of an instrumented program loses no completed sample, and a record
+// Crash survival: kill -9 of an instrumented program loses no completed sample, and a record
 // cut short by the death is detected, counted and never decoded.
 #include <signal.h>
 

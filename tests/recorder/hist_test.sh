@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12 on a real program (examples/server, kserver: three request types, two phases, latency
+# Phases, histograms and virtual counters on a real program (examples/server, kserver: three request types, two phases, latency
 # histograms and virtual counters): kron record writes the snapshots, kron hist reads them (text and
 # --json), the counts agree with what the program did; kron hist --board reads a live board; kron
 # record --snapshot-interval writes periodic snapshots whose last ones are the totals.

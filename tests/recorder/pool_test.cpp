@@ -1,4 +1,4 @@
-// The block pool (board format 2.0, issue 10 part 2): one memory for every thread. A single thread fills
+// The block pool (board format 2.0): one memory for every thread. A single thread fills
 // the whole board; a circular board keeps the newest samples of the whole board; threads beyond the old
 // lane count lose nothing in wait mode; 4096 threads across processes record at once; drained blocks go
 // back to the pool. Sources: 003 section 2.7 (simple buffer keeps the oldest, circular the newest), 000
@@ -30,7 +30,7 @@ board::CreateOptions board_of(board::BufferMode mode, std::uint64_t size = board
   return o;
 }
 
-// Issue 10: "2 threads on a 16 MiB board could use only 2 MiB of it". Simple buffer (003 2.7): two threads
+// The goal: not "2 threads on a 16 MiB board could use only 2 MiB of it". Simple buffer (003 2.7): two threads
 // with no drainer fill the whole pool, every slot, and the rest is counted.
 TEST(PoolTest, TwoThreadsFillTheWholeSixteenMegabyteBoard) {
   ScratchBoard b(board_of(board::BufferMode::Simple));
@@ -274,7 +274,7 @@ TEST(PoolTest, SixtyFourThreadsLoseNothingInWaitMode) {
   std::remove(path.c_str());
 }
 
-// Issue 10: "any number of threads, at least 4,096 per board and across processes, records without a lane
+// The goal: "any number of threads, at least 4,096 per board and across processes, records without a lane
 // shortage". Four processes of 1024 threads each, all alive at once (each holds its lane and its block
 // until all 4096 threads have probed: a process-shared barrier), on the default board (4096 lane headers,
 // 4096 blocks of 4 KiB): no probe finds no lane, none is dropped, every thread has a lane of its own.

@@ -49,7 +49,7 @@ inline board::CreateOptions board_options(board::BufferMode mode, std::uint64_t 
   return o;
 }
 
-// Trace records a board's pool holds: what one thread alone may fill (issue 10: no static split).
+// Trace records a board's pool holds: what one thread alone may fill (no static split).
 inline std::uint64_t pool_slots(const board::BoardHeader& h) { return std::uint64_t{h.block_count} * (h.block_bytes / board::kSlot); }
 
 // Every record on a board now, in lane order.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kron record and the program it runs (issue 16 rows 9 and item 5, ERRATUM E135): the signals that end
+# kron record and the program it runs (ERRATUM E135): the signals that end
 # kron record are passed on to the program, kron record drains on until the program has ended and
 # finishes the file; on its own fatal error (here a write error: RLIMIT_FSIZE with SIGXFSZ ignored gives
 # EFBIG, as a full disk gives ENOSPC, without root) it stops the program, says so, and leaves the file

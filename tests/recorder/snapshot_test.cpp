@@ -1,5 +1,5 @@
 // rdsample's time-order write (recorder::write_in_time_order, the core of snapshot_to_file) with more
-// than 4 GiB of records (issue 16 row 2: record offsets kept as uint32 wrote a file whose header
+// than 4 GiB of records (record offsets kept as uint32 wrote a file whose header
 // claimed 27.5 M records while it held 26.8 M). The records are generated, not stored: one 62.5 MiB
 // memfd of Resource records is mapped 67 times side by side, so the records span 4.2 GiB of address
 // space on 62.5 MiB of memory; the output is zstd-compressed (the repeated records shrink to a few

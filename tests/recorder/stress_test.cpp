@@ -1,4 +1,4 @@
-// Exact accounting under load (issue 3): several threads in two processes write to one board while
+// Exact accounting under load: several threads in two processes write to one board while
 // this process drains it into a trace file, in both buffer modes and both CSR policies. For every probe
 // that passed the filter: recorded + overrun + overwritten == passed, exactly; every thread's samples
 // arrive in order, none twice; with the wait policy in simple mode, none is lost. The file is in time
@@ -114,7 +114,7 @@ TEST_P(StressTest, AccountingIsExact) {
   EXPECT_EQ(behind, h.late) << "a record out of time order that the header does not count";
   EXPECT_LE(h.late * 1000, h.samples) << "more than one record in 1000 behind the watermark";
   // Every thread's records reach the file when nothing is lost. Otherwise the board's one pool keeps the
-  // oldest (simple) or newest (circular) samples of the whole board (issue 10), not some of every thread.
+  // oldest (simple) or newest (circular) samples of the whole board, not some of every thread.
   if (c.wait && c.mode == board::BufferMode::Simple) {
     EXPECT_EQ(last.size(), kProcs * kThreads);
   }
@@ -199,7 +199,7 @@ TEST(StressOrder, FileIsInTimeOrderAcrossThreads) {
   std::remove(path.c_str());
 }
 
-// ---- a writer stopped mid-run (issue 10 part 3) -----------------------------------------------------------------
+// ---- a writer stopped mid-run -----------------------------------------------------------------
 // Shared between the test and its forked writers.
 struct StopShared {
   std::atomic<int> stop{0};       // writers end when set
@@ -270,7 +270,7 @@ bool drain_until(recorder::Recorder& rec, const std::function<bool()>& until) {
 // lane's tail seqlock, holding the pool lock, made on purpose as recycle() does it (src/probe/probe.cpp).
 // The drain must go on with the other writer's lane, report no problem, retry the stopped lane; the other
 // writer never hangs (it waits at most 100 ms for the lock, then counts what it drops, E36); after SIGCONT
-// everything is accounted for. (Before issue 10 the reader gave up on such a lane: "tail never settles".)
+// everything is accounted for. (Before board format 2.0 the reader gave up on such a lane: "tail never settles".)
 TEST(StressStop, RecyclerStoppedInsideASeqlockDelaysOnlyThatLane) {
   ScratchBoard b(stop_board(board::BufferMode::Circular), "stopseq");
   StopShared* sh = shared_page();

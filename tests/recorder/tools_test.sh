@@ -143,7 +143,7 @@ grep -q -- "--buffer 12Q" "$tmp/err" || fail "bad --buffer message"
 printf 'garbage!' | dd of=/dev/shm/kron.$board bs=1 seek=0 conv=notrunc 2>/dev/null
 "$kron" status --board "$board" 2>"$tmp/err"; [ $? -eq 2 ] || fail "corrupt board accepted"
 grep -q "offset 0: board '$board' refused: not a kron board" "$tmp/err" || { cat "$tmp/err"; fail "corrupt board message"; }
-# --node is 10 bits of the source identification (issue 16 row 8: 99999 was stored whole in the header
+# --node is 10 bits of the source identification (99999 was stored whole in the header
 # and cut to 671 in the sources): refused where it is parsed, with the range; 1023 is kept whole in both.
 for cmd in "record -o $tmp/x" "board create $board-node"; do
   for n in 1024 99999 0x400; do

@@ -1,4 +1,4 @@
-// The `kron sim` script language and printer (issue 2 section 4), on the MultiKron II model.
+// The `kron sim` script language and printer, on the MultiKron II model.
 #include "sim/script.hpp"
 
 #include <gtest/gtest.h>
@@ -61,7 +61,7 @@ TEST(ScriptParse, WholeScriptParsedFirst) {
   EXPECT_THROW(parse_script(in, "t.sim"), InputError);
 }
 
-// Issue 2 section 4: `read ADDR = 0xHHHHHHHHHHHHHHHH` with ADDR in decimal; the sample line.
+// docs/tools.md "kron sim": `read ADDR = 0xHHHHHHHHHHHHHHHH` with ADDR in decimal; the sample line.
 TEST(ScriptRun, ReadAndSampleLines) {
   const std::string out = run(
       "write 33 0xdeadbeef\nwrite 1 1\nwrite 4 0xffff\ncpu 1\nwrite 112 0x2a\nread 0x21\ndrain\n");

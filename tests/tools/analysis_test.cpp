@@ -273,7 +273,7 @@ TEST_F(Tools, ExportCsvOneRowPerSample) {
   std::size_t rows = 0;
   while (std::getline(in, line)) {
     ++rows;
-    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 8 + 16 + 1) << line;  // and the phase (issue 12)
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 8 + 16 + 1) << line;  // and the phase
     EXPECT_EQ(line.substr(line.rfind(',')), ",0") << line;                      // a file without phases
     if (rows == 2) {
       EXPECT_EQ(line.rfind("resource,0,0x00010001,0,,0,60,1.0000,99,1000,1001,", 0), 0u) << line;
@@ -323,7 +323,7 @@ TEST_F(Tools, HtmlReportInHeadlessChromium) {
   EXPECT_EQ(b.err.find("CONSOLE"), std::string::npos) << b.err;
 }
 
-// Issue 12: kron::histogram snapshots (trace format 1.4) drawn as SVG charts with their phase table, in the
+// kron::histogram snapshots (trace format 1.4) drawn as SVG charts with their phase table, in the
 // same page, checked by the same page script in headless Chromium.
 TEST_F(Tools, HtmlLatencyHistogramsInHeadlessChromium) {
   {
@@ -409,7 +409,7 @@ TEST_F(Tools, IncompleteAndLossyRecordingsAreReported) {
       << l.out;
 }
 
-// ---- Issue 16: hostile inputs and outputs (ERRATA E128-E131) ------------------------------------------
+// ---- Hardening: hostile inputs and outputs (ERRATA E128-E131) ------------------------------------------
 
 // Row 5: a symlink planted at OUT.tmp.PID made `kron export -o OUT` write through it. The shell execs
 // kron, so $$ is kron's pid: the name the old code would have used.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `kron sim` as a tool: exit statuses (0, 1 failed expect, 2 script error with FILE:LINE), standard
-# input, --net (raw network bytes) and --net-bits (every 10-bit element). Issue 2 section 4.
+# input, --net (raw network bytes) and --net-bits (every 10-bit element).
 # Parity worked by hand: 0x10 has one 1 bit, so the odd-parity bit is 0 (ERRATUM E10 bit layout).
 set -uo pipefail
 fail() { echo "FAIL: $*"; exit 1; }
@@ -42,7 +42,7 @@ grep -q '^net @46 0x208 data=0x08 parity=0 eom=1$' <<<"$out" || fail "--net-bits
 grep -q '^sample @46 type=trace cpu=0 ts=1 src=0x00000000 data=0x0102030405060708 flags=-$' <<<"$out" || fail "sample line: $out"
 [ "$(od -An -tx1 -v "$tmp/net.bin" | tr -d ' \n')" = "1000000000000001000000000102030405060708" ] || fail "--net bytes"
 
-# Simulator time is range-checked in every model (issue 16 rows 7 and 8, ERRATUM E134): a device's clock
+# Simulator time is range-checked in every model (ERRATUM E134): a device's clock
 # stops at 2^62 node clocks. A tick beyond it is refused at its line and column before anything runs
 # (the MultiKron II looped forever on a sample after `tick 0xfffffffffffffff0`, the first MultiKron
 # wrapped it); ticks that add up past it are refused at the line that would pass it, after the sample

@@ -41,7 +41,7 @@ set -e
 [ $rc = 2 ] && grep -q "cut.mk: offset 50: the header announces 31 memory words" err.txt || fail "cut image: rc $rc $(cat err.txt)"
 ! "$kron" rdsample --pci-memory raw.mk 2>err.txt && grep -q "raw.mk: offset 0: .*give --pointer" err.txt || fail "raw without pointer"
 ! "$kron" rdsample 2>/dev/null || fail "rdsample with neither --board nor --pci-memory"
-# -s/-e are memory words there (22 bits): a value past 32 bits was cut to 0xffffffff (issue 16).
+# -s/-e are memory words there (22 bits): a value past 32 bits was cut to 0xffffffff.
 for o in -s -e; do
   set +e; "$kron" rdsample --pci-memory raw.mk --pointer 31 -f x.dat $o 4294967301 2>err.txt; rc=$?; set -e
   [ $rc = 2 ] && grep -qF -- "$o 4294967301: offset 0: out of range 0-4194304 (memory words" err.txt || fail "$o: rc $rc $(cat err.txt)"

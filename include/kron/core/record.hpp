@@ -37,8 +37,8 @@ namespace kron::record {
 // record area (its kRecordSize entry is 0). SchedSwitch (4, trace format 1.3) is the recorder's, never a
 // probe's: a board never holds one (valid_slots refuses it).
 // HistSnapshot (5) and CounterSnapshot (6) are trace format 1.4 (kron/core/stats.hpp): the recorder's, never
-// in a board's lane, not samples; of variable size, so kRecordSize holds 0 for them. (7 is kept for issue 12's
-// threshold crossings, which are Trace samples with kFlagThreshold instead: ERRATUM E185.) Mpi (8) and
+// in a board's lane, not samples; of variable size, so kRecordSize holds 0 for them. (7 is kept for the statistics
+// area's threshold crossings, which are Trace samples with kFlagThreshold instead: ERRATUM E185.) Mpi (8) and
 // ClockOffset (9, trace format 1.5) are libkron_mpi's (src/mpi), never a probe's: after the samples of a
 // rank's file, not samples (FileHeader::mpi_records, clock_offsets count them); kind 10 is reserved for MPI.
 enum class RecordKind : std::uint16_t {
