@@ -457,6 +457,11 @@ using namespace kron::mpi;
 // Each is a named scope (begin and end samples on the rank's board) around the PMPI call, plus, for a call
 // that moves data, its MpiRecord.
 #define KRON_MPI_ON (g && g->on)
+// The scope's site names the library, not a file: the wrapper's own source path (kron's build) means nothing
+// to the program's reader, and the program's call site is not known here. Its location reads "libkron_mpi".
+#define KRON_MPI_SCOPE(name)                                                                              \
+  static ::kron_site KRON_CAT_(mpi_site_, __LINE__){(name), "", "libkron_mpi", 0, KRON_SITE_SCOPE, 0, 0}; \
+  ::kron::NamedScope KRON_CAT_(mpi_scope_, __LINE__)(KRON_CAT_(mpi_site_, __LINE__), 0)
 
 // The library is built with hidden visibility: only the MPI_* wrappers below are exported.
 #pragma GCC visibility push(default)
@@ -484,19 +489,19 @@ int MPI_Finalize(void) {
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!KRON_MPI_ON) return PMPI_Send(buf, count, type, dest, tag, comm);
-  KRON_SCOPE("MPI_Send");
+  KRON_MPI_SCOPE("MPI_Send");
   return blocking_send([&] { return PMPI_Send(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
 }
 
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!KRON_MPI_ON) return PMPI_Ssend(buf, count, type, dest, tag, comm);
-  KRON_SCOPE("MPI_Ssend");
+  KRON_MPI_SCOPE("MPI_Ssend");
   return blocking_send([&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (!KRON_MPI_ON) return PMPI_Recv(buf, count, type, source, tag, comm, status);
-  KRON_SCOPE("MPI_Recv");
+  KRON_MPI_SCOPE("MPI_Recv");
   MPI_Status st;
   const std::uint64_t t0 = now();
   const int rc = PMPI_Recv(buf, count, type, source, tag, comm, &st);
@@ -512,7 +517,7 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
   if (!KRON_MPI_ON) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
-  KRON_SCOPE("MPI_Isend");
+  KRON_MPI_SCOPE("MPI_Isend");
   const std::uint64_t t0 = now();
   const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
   std::lock_guard<std::mutex> lk(g->mu);
@@ -522,7 +527,7 @@ int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req) {
   if (!KRON_MPI_ON) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
-  KRON_SCOPE("MPI_Irecv");
+  KRON_MPI_SCOPE("MPI_Irecv");
   const std::uint64_t t0 = now();
   const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
   std::lock_guard<std::mutex> lk(g->mu);
@@ -534,7 +539,7 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
                  MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
   if (!KRON_MPI_ON)
     return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
-  KRON_SCOPE("MPI_Sendrecv");
+  KRON_MPI_SCOPE("MPI_Sendrecv");
   MPI_Status st;
   const std::uint64_t t0 = now();
   const int rc = PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, &st);
@@ -557,7 +562,7 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
 
 int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   if (!KRON_MPI_ON) return PMPI_Wait(req, status);
-  KRON_SCOPE("MPI_Wait");
+  KRON_MPI_SCOPE("MPI_Wait");
   const MPI_Request r0 = *req;
   MPI_Status st;
   const int rc = PMPI_Wait(req, &st);
@@ -570,7 +575,7 @@ int MPI_Wait(MPI_Request* req, MPI_Status* status) {
 
 int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
   if (!KRON_MPI_ON) return PMPI_Test(req, flag, status);
-  KRON_SCOPE("MPI_Test");
+  KRON_MPI_SCOPE("MPI_Test");
   const MPI_Request r0 = *req;
   MPI_Status st;
   const int rc = PMPI_Test(req, flag, &st);
@@ -583,7 +588,7 @@ int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
   if (!KRON_MPI_ON) return PMPI_Waitall(n, reqs, statuses);
-  KRON_SCOPE("MPI_Waitall");
+  KRON_MPI_SCOPE("MPI_Waitall");
   std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
   std::vector<MPI_Status> st(static_cast<std::size_t>(std::max(n, 0)));
   const int rc = PMPI_Waitall(n, reqs, st.data());
@@ -598,7 +603,7 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
 
 int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
   if (!KRON_MPI_ON) return PMPI_Testall(n, reqs, flag, statuses);
-  KRON_SCOPE("MPI_Testall");
+  KRON_MPI_SCOPE("MPI_Testall");
   std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
   std::vector<MPI_Status> st(static_cast<std::size_t>(std::max(n, 0)));
   const int rc = PMPI_Testall(n, reqs, flag, st.data());
@@ -613,7 +618,7 @@ int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
 
 int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
   if (!KRON_MPI_ON) return PMPI_Waitany(n, reqs, index, status);
-  KRON_SCOPE("MPI_Waitany");
+  KRON_MPI_SCOPE("MPI_Waitany");
   std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
   MPI_Status st;
   const int rc = PMPI_Waitany(n, reqs, index, &st);
@@ -627,7 +632,7 @@ int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
 
 int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
   if (!KRON_MPI_ON) return PMPI_Testany(n, reqs, index, flag, status);
-  KRON_SCOPE("MPI_Testany");
+  KRON_MPI_SCOPE("MPI_Testany");
   std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
   MPI_Status st;
   const int rc = PMPI_Testany(n, reqs, index, flag, &st);
@@ -641,7 +646,7 @@ int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
 
 int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (!KRON_MPI_ON) return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
-  KRON_SCOPE("MPI_Waitsome");
+  KRON_MPI_SCOPE("MPI_Waitsome");
   std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
   std::vector<MPI_Status> st(static_cast<std::size_t>(std::max(n, 0)));
   const int rc = PMPI_Waitsome(n, reqs, outcount, indices, st.data());
@@ -660,7 +665,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_St
 #define KRON_MPI_COLLECTIVE(CALL, NAME, ROOT, BYTES, PMPI_CALL)                        \
   if (!KRON_MPI_ON) return PMPI_CALL;                                                  \
   maybe_sync(comm);                                                                    \
-  KRON_SCOPE(NAME);                                                                    \
+  KRON_MPI_SCOPE(NAME);                                                                 \
   const std::uint64_t t0 = now();                                                      \
   const int rc = PMPI_CALL;                                                            \
   const std::uint64_t t1 = now();                                                      \

@@ -475,7 +475,7 @@ BoardReader::PoolView BoardReader::pool() const {
   return v;
 }
 
-void BoardReader::snapshot(const Sink& sink) {
+void BoardReader::snapshot(const Sink& sink, bool release_copies) {
   check_claims(false);
   check_blocks();
   const std::uint32_t n = map_.lanes_in_use();
@@ -485,6 +485,7 @@ void BoardReader::snapshot(const Sink& sink) {
     if (v.state == LaneState::Free && L->head.load(std::memory_order_relaxed) == 0) continue;
     Pass p = pass(i, L->read.load(std::memory_order_relaxed), L->read_records.load(std::memory_order_relaxed), v, sink);
     if (p.corrupt) add_problem(p.problem);
+    if (release_copies && i < bufs_.size()) std::vector<std::uint8_t>().swap(bufs_[i]);
   }
 }
 

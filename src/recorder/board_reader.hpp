@@ -69,8 +69,9 @@ class BoardReader {
   void set_drainer(bool on);
   void heartbeat();
 
-  // The records on the board now, lane by lane, without changing anything.
-  void snapshot(const Sink& sink);
+  // The records on the board now, lane by lane, without changing anything. release_copies: each lane's
+  // copy is given back once the sink has returned (the sink keeps what it needs; ERRATUM E348).
+  void snapshot(const Sink& sink, bool release_copies = false);
   // Every lane's figures now (no change to the board).
   std::vector<LaneView> lanes();
   // The block pool now: blocks by state (a count taken while writers run is a moment's picture).

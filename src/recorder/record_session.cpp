@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <queue>
 #include <stdexcept>
 
 #include "kron/core/record.hpp"
@@ -134,9 +136,113 @@ void find_program(const std::string& name) {
 }
 }  // namespace
 
+namespace {
+// ERRATUM E341: an output that cannot be written is refused before the program starts, and the output is
+// neither created nor emptied until the program runs (its exec succeeded, --sched is recording): every
+// failure before that leaves an OLD file as it was.
+void check_output(const std::string& path) {
+  if (path.empty()) throw std::runtime_error("the output file name is empty (-o)");
+  struct stat st {};
+  auto refuse = [&](const char* what) { return std::runtime_error(path + ": " + what + ": " + std::strerror(errno)); };
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) return;  // a device or FIFO: the trace file's writer says what it makes of it
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // no O_TRUNC: only a check
+    if (fd < 0) throw refuse("cannot write the trace file");
+    ::close(fd);
+    return;
+  }
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) throw refuse("cannot create the trace file");
+}
+
+// The program, started: forked, its --sched recording set up, and exec'd. A failure anywhere here ends
+// the child and throws, with nothing written.
+struct Started {
+  pid_t child = 0;
+  std::unique_ptr<SchedRecorder> sched;
+};
+
+[[noreturn]] void child_exec(const RecordOptions& o, pid_t parent, const sigset_t& before, int gate, int exec_fd) {
+  // The program ends with kron record however kron record ends, SIGKILL included (ERRATUM E135).
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) ::_exit(127);  // kron record already gone
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  if (gate >= 0) {
+    char go = 0;
+    while (::read(gate, &go, 1) < 0 && errno == EINTR) {}
+    if (go != 1) ::_exit(127);  // kron record could not record the switches: it says why
+  }
+  ::setenv(board::kEnvBoard, o.board.name.c_str(), 1);
+  ::setenv(board::kEnvNode, std::to_string(o.board.node).c_str(), 1);
+  std::vector<char*> argv;
+  for (const auto& p : o.program) argv.push_back(const_cast<char*>(p.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  const int e = errno;  // the parent reads it from the close-on-exec pipe and says why
+  if (::write(exec_fd, &e, sizeof e) != static_cast<ssize_t>(sizeof e)) {}
+  ::_exit(127);
+}
+
+Started start_program(const RecordOptions& o, const tracefile::FileHeader& fh, const sigset_t& forwarded) {
+  sigset_t before;
+  ::pthread_sigmask(SIG_BLOCK, &forwarded, &before);
+  const pid_t parent = ::getpid();
+  auto fail = [&](const std::string& what) {
+    const int e = errno;
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    return std::runtime_error(what + " failed: " + std::strerror(e));
+  };
+  // --sched: the program waits at this pipe until its context switches are being recorded.
+  int gate[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
+  if (o.sched && ::pipe2(gate, O_CLOEXEC) != 0) throw fail("pipe");
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) throw fail("pipe");
+  Started s;
+  s.child = ::fork();
+  if (s.child < 0) throw fail("fork");
+  if (s.child == 0) {
+    if (gate[1] >= 0) ::close(gate[1]);
+    ::close(exec_pipe[0]);
+    child_exec(o, parent, before, gate[0], exec_pipe[1]);
+  }
+  ::close(exec_pipe[1]);
+  g_child = s.child;
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a signal that came meanwhile is forwarded now
+  auto reap = [&] {
+    int status = 0;
+    while (::waitpid(s.child, &status, 0) < 0 && errno == EINTR) {}
+    g_child = 0;
+    ::close(exec_pipe[0]);
+  };
+  if (o.sched) {
+    ::close(gate[0]);
+    std::string why;
+    s.sched = SchedRecorder::open(s.child, o.board.node, tracefile::time_source(fh), &why);
+    if (!s.sched) {  // the program never ran: closing the gate ends it
+      ::close(gate[1]);
+      reap();
+      throw InputError::at_offset("--sched", 0, why);
+    }
+    const char go = 1;
+    if (::write(gate[1], &go, 1) != 1) {}
+    ::close(gate[1]);
+  }
+  int exec_errno = 0;  // end of file: the exec succeeded and closed the pipe
+  ssize_t n;
+  while ((n = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {}
+  if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+    reap();
+    throw std::runtime_error("cannot run " + o.program[0] + ": " + std::strerror(exec_errno));
+  }
+  ::close(exec_pipe[0]);
+  return s;
+}
+}  // namespace
+
 RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   if (o.program.empty()) throw std::runtime_error("no program to record");
   find_program(o.program[0]);
+  check_output(o.output);
   std::string err, note;
   board::Mapping created = board::Mapping::create(o.board, &err, &note);
   if (!created) throw std::runtime_error(err);
@@ -155,75 +261,26 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   const std::string command = text::shell_command(o.program);  // as typed: each word shell-quoted where needed
   tracefile::set_program(fh, command);
   reader.set_program(command);  // for kron rdsample --board on this board
-  tracefile::Writer writer(o.output, fh, o.compress_level);
-  Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
-  rec.set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
   reader.set_drainer(true);
 
   struct sigaction sa {};
   sa.sa_handler = forward;
   for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
-  const sigset_t forwarded = forwarded_set();
-  sigset_t before;
-  ::pthread_sigmask(SIG_BLOCK, &forwarded, &before);
-  const pid_t parent = ::getpid();
   const auto t0 = std::chrono::steady_clock::now();
-  // --sched: the program waits at this pipe until its context switches are being recorded.
-  int gate[2] = {-1, -1};
-  if (o.sched && ::pipe2(gate, O_CLOEXEC) != 0) {
-    const int e = errno;
-    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-    throw std::runtime_error(std::string("pipe failed: ") + std::strerror(e));
-  }
-  const pid_t child = ::fork();
-  if (child < 0) {
-    const int e = errno;
-    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-    throw std::runtime_error(std::string("fork failed: ") + std::strerror(e));
-  }
-  if (child == 0) {
-    // The program ends with kron record however kron record ends, SIGKILL included (ERRATUM E135).
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);  // kron record already gone
-    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-    if (gate[0] >= 0) {
-      ::close(gate[1]);
-      char go = 0;
-      while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {}
-      if (go != 1) ::_exit(127);  // kron record could not record the switches: it says why
-    }
-    ::setenv(board::kEnvBoard, o.board.name.c_str(), 1);
-    ::setenv(board::kEnvNode, std::to_string(o.board.node).c_str(), 1);
-    std::vector<char*> argv;
-    for (const auto& p : o.program) argv.push_back(const_cast<char*>(p.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "kron record: cannot run %s: %s\n", o.program[0].c_str(), std::strerror(errno));
-    ::_exit(127);
-  }
-  g_child = child;
-  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a signal that came meanwhile is forwarded now
-  std::unique_ptr<SchedRecorder> sched;
-  if (o.sched) {
-    ::close(gate[0]);
-    std::string why;
-    sched = SchedRecorder::open(child, o.board.node, tracefile::time_source(fh), &why);
-    if (!sched) {  // the program never ran: closing the gate ends it
-      ::close(gate[1]);
-      int status = 0;
-      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
-      g_child = 0;
-      throw InputError::at_offset("--sched", 0, why);
-    }
-    const char go = 1;
-    if (::write(gate[1], &go, 1) != 1) {}
-    ::close(gate[1]);
-  }
+  Started started = start_program(o, fh, forwarded_set());
+  const pid_t child = started.child;
   RecordResult r;
   r.board_note = note;
   bool reaped = false;
+  std::optional<tracefile::Writer> writer;
+  std::optional<Recorder> rec;
   try {
-    drain_until(rec, progress, t0, [&] {
+    // The program runs: now the output is created (or emptied), and the board drained into it.
+    writer.emplace(o.output, fh, o.compress_level);
+    rec.emplace(reader, *writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
+    rec->set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
+    const auto& sched = started.sched;
+    drain_until(*rec, progress, t0, [&] {
       if (sched) sched->poll();
       return reaped = ::waitpid(child, &r.wait_status, WNOHANG) == child;
     });
@@ -233,7 +290,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
       reader.close_time_base(fh);  // the end anchor first: the switches convert between the two (E305)
       const auto switches = sched->take_sorted(fh);
       r.sched_switches = switches.size();
-      writer.append_sched(switches);
+      writer->append_sched(switches);
     }
   } catch (const std::exception& e) {
     g_child = 0;
@@ -241,39 +298,173 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     throw;  // the writer's destructor leaves the file marked incomplete, with every record written so far
   }
   g_child = 0;
-  finish_recording(reader, rec, fh, t0, r);
+  finish_recording(reader, *rec, fh, t0, r);
   return r;
 }
 
+namespace {
+// One piece of records in time order, walked by a cursor: the piece itself where its records are in time
+// order already (each lane's are, as its thread wrote them), else a stable-sorted index of it (16 bytes a
+// record, for that piece alone).
+struct Run {
+  const std::uint8_t *at = nullptr, *end = nullptr;                  // a piece in order
+  std::vector<std::pair<std::uint64_t, const std::uint8_t*>> index;  // or its sorted index
+  std::size_t next = 0;
+  const std::uint8_t* base = nullptr;  // where the pages behind `at` begin (drop_behind)
+  const std::uint8_t* current() const { return index.empty() ? at : index[next].second; }
+  bool done() const { return index.empty() ? at >= end : next >= index.size(); }
+  void advance() {
+    if (index.empty())
+      at += record::size_at(at);
+    else
+      ++next;
+  }
+};
+
+Run make_run(std::span<const std::uint8_t> piece, std::uint64_t* count, bool drop_behind) {
+  Run run;
+  run.at = run.base = piece.data();
+  run.end = piece.data() + piece.size();
+  bool ordered = true;
+  std::uint64_t last = 0, n = 0;
+  for (const std::uint8_t* p = run.at; p < run.end; p += record::size_at(p), ++n) {
+    const std::uint64_t t = record::timestamp_at(p);
+    ordered &= t >= last;
+    last = t;
+  }
+  *count += n;
+  if (drop_behind && ordered) {  // the pages this check read go back: the merge reads them again in turn
+    const auto from = (reinterpret_cast<std::uintptr_t>(run.at) + 4095) & ~std::uintptr_t{4095};
+    const auto to = reinterpret_cast<std::uintptr_t>(run.end) & ~std::uintptr_t{4095};
+    if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+  }
+  if (!ordered) {
+    run.index.reserve(n);
+    for (const std::uint8_t* p = run.at; p < run.end; p += record::size_at(p))
+      run.index.emplace_back(record::timestamp_at(p), p);
+    std::stable_sort(run.index.begin(), run.index.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+  }
+  return run;
+}
+
+// Gives the pages a run has passed back to the kernel (a piece mapped from a file: they stay in the page
+// cache, out of this process's memory), each time it has moved `step` bytes on.
+void drop_pages_behind(Run& run, std::uintptr_t step) {
+  constexpr std::uintptr_t kPage = 4096;
+  if (!run.index.empty()) return;
+  const auto from = reinterpret_cast<std::uintptr_t>(run.base) & ~(kPage - 1);
+  const auto to = reinterpret_cast<std::uintptr_t>(run.at) & ~(kPage - 1);
+  if (to < from + step) return;
+  ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+  run.base = reinterpret_cast<const std::uint8_t*>(to);
+}
+}  // namespace
+
 std::uint64_t write_in_time_order(tracefile::Writer& w, std::span<const std::span<const std::uint8_t>> pieces,
-                                  std::uint64_t start, std::uint64_t end, std::uint64_t* held) {
-  // (timestamp, record) per record: pointers into the pieces, never 32-bit offsets (a board
-  // holds more than 4 GiB of records, and nothing is copied to sort them).
-  std::vector<std::pair<std::uint64_t, const std::uint8_t*>> index;
-  for (const auto& piece : pieces)
-    for (std::uint64_t off = 0; off < piece.size(); off += record::size_at(piece.data() + off))
-      index.emplace_back(record::timestamp_at(piece.data() + off), piece.data() + off);
-  std::stable_sort(index.begin(), index.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  if (held) *held = index.size();
-  std::uint64_t written = 0;
-  for (std::uint64_t i = start; i < std::min<std::uint64_t>(end, index.size()); ++i, ++written)
-    w.append_records(std::span<const std::uint8_t>(index[i].second, record::size_at(index[i].second)), 1);
+                                  std::uint64_t start, std::uint64_t end, std::uint64_t* held, bool drop_behind) {
+  // A merge of the pieces' runs by timestamp; equal timestamps in piece order, then in their order within
+  // a piece, which is what a stable sort of all the pieces one after the other gives. No index of every
+  // record: a board holds more than 4 GiB of records (64-bit positions throughout).
+  std::vector<Run> runs;
+  runs.reserve(pieces.size());
+  std::uint64_t count = 0;
+  for (const auto& piece : pieces) runs.push_back(make_run(piece, &count, drop_behind));
+  if (held) *held = count;
+  using Head = std::pair<std::uint64_t, std::size_t>;  // (timestamp, run): the smallest first
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+  for (std::size_t k = 0; k < runs.size(); ++k)
+    if (!runs[k].done()) heads.emplace(record::timestamp_at(runs[k].current()), k);
+  // The pages held behind the runs' cursors stay near 8 MiB in all, however many lanes.
+  const std::uintptr_t step = std::max<std::uintptr_t>(64u << 10, (8u << 20) / std::max<std::size_t>(runs.size(), 1));
+  std::uint64_t i = 0, written = 0;
+  for (; !heads.empty() && i < end; ++i) {
+    Run& run = runs[heads.top().second];
+    const std::size_t k = heads.top().second;
+    heads.pop();
+    const std::uint8_t* rec = run.current();
+    if (i >= start) {
+      w.append_records(std::span<const std::uint8_t>(rec, record::size_at(rec)), 1);
+      ++written;
+    }
+    run.advance();
+    if (drop_behind) drop_pages_behind(run, step);
+    if (!run.done()) heads.emplace(record::timestamp_at(run.current()), k);
+  }
   return written;
 }
 
+namespace {
+// The snapshot's lanes, spilled to an unnamed file beside the output as the reader passes over each (its
+// copy of the lane released after it): the memory of `kron rdsample --board` is the board it maps, the
+// largest lane's copy and the merge's pages, not a copy of every record (ERRATUM E348).
+class Spill {
+ public:
+  explicit Spill(const std::string& output) {
+    const std::size_t slash = output.rfind('/');
+    dir_ = slash == std::string::npos ? "." : slash == 0 ? "/" : output.substr(0, slash);
+    fd_ = ::open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd_ < 0) {  // a file system without O_TMPFILE: a named one, unlinked at once
+      std::string name = dir_ + "/.kron-rdsample-XXXXXX";
+      fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+      if (fd_ < 0) throw fail("cannot create a spill file");
+      ::unlink(name.c_str());
+    }
+  }
+  Spill(const Spill&) = delete;
+  Spill& operator=(const Spill&) = delete;
+  ~Spill() {
+    if (map_) ::munmap(map_, size_);
+    ::close(fd_);
+  }
+  void append(std::span<const std::uint8_t> recs) {
+    for (std::size_t done = 0; done < recs.size();) {
+      const ssize_t n = ::write(fd_, recs.data() + done, recs.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw fail("cannot write the spill file");
+      done += static_cast<std::size_t>(n);
+    }
+    pieces_.push_back({size_, recs.size()});
+    size_ += recs.size();
+  }
+  // The lanes' records, mapped back: one piece a lane.
+  std::vector<std::span<const std::uint8_t>> pieces() {
+    std::vector<std::span<const std::uint8_t>> out;
+    if (size_ == 0) return out;
+    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
+    if (m == MAP_FAILED) throw fail("cannot map the spill file");
+    map_ = m;
+    for (const auto& [off, n] : pieces_) out.emplace_back(static_cast<const std::uint8_t*>(map_) + off, n);
+    return out;
+  }
+
+ private:
+  std::runtime_error fail(const std::string& what) const {
+    return std::runtime_error(dir_ + ": " + what +
+                              " (the board's records are merged through it): " + std::strerror(errno));
+  }
+  std::string dir_;
+  int fd_ = -1;
+  void* map_ = nullptr;
+  std::uint64_t size_ = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> pieces_;
+};
+}  // namespace
+
 SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const SnapshotOptions& o) {
-  // Each lane's records, in the reader's per-lane buffers: they stay valid until the next pass over that
-  // lane, and a snapshot passes over each lane once. The reader validated every record's kind and size.
-  std::vector<std::span<const std::uint8_t>> pieces;
-  r.snapshot([&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
-    if (o.on_lane) o.on_lane(v, n);
-    pieces.push_back(recs);
-  });
+  Spill spill(file);
+  r.snapshot(
+      [&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
+        if (o.on_lane) o.on_lane(v, n);
+        spill.append(recs);
+      },
+      /*release_copies=*/true);
+  const std::vector<std::span<const std::uint8_t>> pieces = spill.pieces();
   tracefile::FileHeader fh = r.file_header();
   tracefile::set_program(fh, o.program);
   tracefile::Writer w(file, fh);
   SnapshotResult res;
-  res.written = write_in_time_order(w, pieces, o.start, o.end, &res.held);
+  res.written = write_in_time_order(w, pieces, o.start, o.end, &res.held, /*drop_behind=*/true);
   res.totals = r.totals();
   fill_totals(fh, res.totals);
   std::uint64_t bad = 0;

@@ -67,12 +67,15 @@ struct SnapshotResult {
 // Writes the samples board `r` holds, in time order, [start, end) of them, to trace file `file`, with the
 // board's totals and lanes; changes nothing on the board.
 SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const SnapshotOptions& o);
-// The core of snapshot_to_file: the records of `pieces` (each whole, valid records back to back) sorted
-// by timestamp (stable: equal timestamps keep their order), [start, end) of them appended to `w`.
-// Returns how many were written; *held (when given) is how many the pieces hold. 64-bit throughout: the
-// pieces may hold any number of bytes (tests/recorder/snapshot_test.cpp sorts more than 4 GiB).
+// The core of snapshot_to_file: the records of `pieces` (each whole, valid records back to back) merged
+// by timestamp (stable: equal timestamps keep their order, pieces in their order), [start, end) of them
+// appended to `w`. A piece in time order is merged where it lies; another is sorted through an index of
+// its own. Returns how many were written; *held (when given) is how many the pieces hold. 64-bit
+// throughout: the pieces may hold any number of bytes (tests/recorder/snapshot_test.cpp merges more than
+// 4 GiB). drop_behind: the pieces are mapped from a file, and the pages passed are given back as it goes.
 std::uint64_t write_in_time_order(tracefile::Writer& w, std::span<const std::span<const std::uint8_t>> pieces,
-                                  std::uint64_t start, std::uint64_t end, std::uint64_t* held = nullptr);
+                                  std::uint64_t start, std::uint64_t end, std::uint64_t* held = nullptr,
+                                  bool drop_behind = false);
 
 // ---- kron record --board: drain an existing board live ----------------------------------------------------
 // One drainer per board: a POSIX record lock (fcntl F_SETLK, write lock on byte 0) on the board's

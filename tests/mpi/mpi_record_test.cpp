@@ -244,8 +244,14 @@ TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
   const merge::MergeReport m = merge::merge_files(files, (dir / "again.kron").string(), merge::MergeOptions{});
   std::uint64_t pairs_total = 0;
   bool all = false;
+  std::size_t mpi_scopes = 0;
   for (const auto& row : j["rows"]) {
     const std::string name = row["name"];
+    // A wrapper's scope names the library, never a source path of kron's own build.
+    if (name.rfind("MPI_", 0) == 0 && row.contains("location")) {
+      ++mpi_scopes;
+      EXPECT_EQ(row["location"], "libkron_mpi") << name;
+    }
     if (name == "MPI messages (all)") {
       all = true;
       EXPECT_EQ(row["class"], 4);
@@ -256,6 +262,7 @@ TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
     }
   }
   EXPECT_TRUE(all);
+  EXPECT_GT(mpi_scopes, 0u);
   EXPECT_EQ(pairs_total, m.messages);
   // An input that is not a trace file: a clear error (exit 2) naming it, never a crash.
   const std::string junk = (dir / "junk.kron").string();
