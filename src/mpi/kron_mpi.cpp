@@ -665,7 +665,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_St
 #define KRON_MPI_COLLECTIVE(CALL, NAME, ROOT, BYTES, PMPI_CALL)                        \
   if (!KRON_MPI_ON) return PMPI_CALL;                                                  \
   maybe_sync(comm);                                                                    \
-  KRON_MPI_SCOPE(NAME);                                                                 \
+  KRON_MPI_SCOPE(NAME);                                                                \
   const std::uint64_t t0 = now();                                                      \
   const int rc = PMPI_CALL;                                                            \
   const std::uint64_t t1 = now();                                                      \
