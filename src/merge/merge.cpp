@@ -288,7 +288,13 @@ void SampleMerge::put(const Sample& s) {
 bool SampleMerge::fill(std::size_t i) {
   Input& x = in_[i];
   if (x.pos < x.n) return true;
-  if (x.batch.empty()) x.batch.resize(kBatch);
+  // A batch of at most kBatch samples, fewer with many inputs (about 256 K samples held in all, at least 64
+  // an input) and never more than the input holds: 4,096 ranks do not hold 4,096 x kBatch samples.
+  if (x.batch.empty()) {
+    const std::uint64_t share = std::max<std::uint64_t>(64, (std::uint64_t{1} << 18) / in_.size());
+    x.batch.resize(static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(x.reader->header().samples, 1, std::min<std::uint64_t>(kBatch, share))));
+  }
   x.n = x.reader->next_batch(x.batch);
   x.pos = 0;
   for (std::size_t k = 0; k < x.n; ++k) {
