@@ -270,6 +270,29 @@ TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
   EXPECT_EQ(run(kron + " merge -q " + files[0] + " " + junk + " -o " + (dir / "x.kron").string() + " 2>/dev/null"), 2);
 }
 
+// A real job wider than the machine: 16 ranks oversubscribed on CI's 2 cores, each its own file, merged with
+// every message matched, every collective whole, and no happened-before violation left.
+TEST(MpiScaleTest, SixteenRanksOversubscribedMergeWhole) {
+  constexpr int kWide = 16;
+  const fs::path d = fs::temp_directory_path() / ("kron-mpi-16-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  ASSERT_EQ(run(mpirun(kWide, std::string("-x LD_PRELOAD=") + KRON_MPI_LIB + " -x KRON_MPI_OUT=" + (d / "w").string(),
+                       KRON_MPI_DEMO)),
+            0);
+  std::vector<std::string> ranks;
+  for (int r = 0; r < kWide; ++r) ranks.push_back((d / ("w.rank-" + std::to_string(r) + ".kron")).string());
+  const merge::MergeReport m = merge::merge_files(ranks, (d / "all.kron").string(), merge::MergeOptions{});
+  EXPECT_EQ(m.ranks.size(), std::size_t{kWide});
+  EXPECT_GT(m.messages, std::uint64_t{kWide});
+  EXPECT_EQ(m.unmatched_sends + m.unmatched_recvs, 0u);
+  EXPECT_GT(m.collectives, 0u);
+  EXPECT_EQ(m.incomplete_collectives, 0u);
+  EXPECT_EQ(m.violations_left, 0u);
+  tracefile::Reader rd((d / "all.kron").string());
+  EXPECT_EQ(rd.header().mpi_world_size, std::uint32_t{kWide});
+  fs::remove_all(d);
+}
+
 TEST(MpiLinkedTest, LinkedBeforeMpiItRecordsToo) {
   const fs::path d = fs::temp_directory_path() / ("kron-mpi-linked-" + std::to_string(::getpid()));
   fs::create_directories(d);
