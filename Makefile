@@ -138,13 +138,14 @@ clean:
 
 # Does the suite notice a bug? (docs/testing.md) The project's mutants, tests/mutants.tsv, one at a time through the
 # mutate tool of the shared folder beside the project (MUTATE=path where it lives elsewhere), in its scratch tree
-# /var/tmp/kron-mutate: kron as a shared library so that a mutant relinks one library, no benchmarks. A
+# /var/tmp/kron-mutate: kron as a shared library so that a mutant relinks one library, no benchmarks, libkron_mpi
+# built (src/mpi has mutants too). A
 # measurement, not a gate, and not part of `make test`; MUTATE_ARGS="--only TEXT" runs the mutants whose line
 # holds TEXT.
 MUTATE ?= ../shared/tools/mutate
 MUTATE_JOBS ?= 1
 MUTATE_ARGS ?=
-MUTATE_CMAKE = -DKRON_BUILD_BENCH=OFF -DKRON_SHARED_LIB=ON -DCMAKE_LINK_DEPENDS_NO_SHARED=ON
+MUTATE_CMAKE = -DKRON_BUILD_BENCH=OFF -DKRON_SHARED_LIB=ON -DCMAKE_LINK_DEPENDS_NO_SHARED=ON -DKRON_WITH_MPI=ON
 # ccache where the machine has it: the tool puts each mutated file back, which rebuilds the original once more.
 MUTATE_CMAKE += $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 mutate:
