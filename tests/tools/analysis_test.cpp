@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "../analysis/fixtures.hpp"
@@ -251,13 +252,20 @@ TEST_F(Tools, ExportPerfettoReadBack) {
   }
   EXPECT_EQ(counters, 1u);  // one resource sample, its sixteen counters as one event
   EXPECT_EQ(instants, 1u);
-  unsigned processes = 0, threads = 0;
-  for (const auto& [uuid, tr] : t.tracks) {
-    if (tr.pid >= 0 && tr.tid < 0) ++processes;
-    if (tr.tid >= 0) ++threads;
+  // A process track per source, in it a track per cpu (a classic recording's cpus are plain tracks), and the
+  // slices on interval tracks inside those.
+  std::set<std::uint64_t> processes;
+  for (const auto& [uuid, tr] : t.tracks)
+    if (tr.pid >= 0 && tr.tid < 0) processes.insert(uuid);
+  EXPECT_EQ(processes.size(), 2u);  // two sources
+  std::set<std::uint64_t> cpus;
+  for (const auto& x : sl) {
+    std::uint64_t u = x.track;
+    while (t.tracks.count(u) && !processes.count(t.tracks.at(u).parent) && t.tracks.at(u).parent) u = t.tracks.at(u).parent;
+    ASSERT_TRUE(t.tracks.count(u) && processes.count(t.tracks.at(u).parent)) << x.name << " is in no process";
+    cpus.insert(u);
   }
-  EXPECT_EQ(processes, 2u);  // two sources
-  EXPECT_GE(threads, 2u);    // two cpus
+  EXPECT_EQ(cpus.size(), 2u) << "two cpus";
 }
 
 // Chrome Trace Event JSON read back: slices per interval occurrence, counters, instants, tracks.
