@@ -3,7 +3,8 @@
 tree is built already (docs/testing.md). Each mutant is applied to the checkout itself, only the executables
 its tests run are rebuilt (ninja, the tree's own settings), its tests are run, and the file is put back.
 
-usage: nice -n 10 tests/mutants_in_tree.py BUILD_DIR [--only SUBSTRING] [--jobs N]   (N: 1 by default)
+usage: nice -n 10 tests/mutants_in_tree.py BUILD_DIR [--only SUBSTRING] [--jobs N] [--list FILE]
+  (N: 1 by default; FILE: another list of the same form, tests/mutants.tsv by default)
 Same list format, selection (the ctest regex, ignoring case) and verdicts as ../shared/tools/mutate: KILLED
 when a selected test fails (or the mutant does not build: NOBUILD, counted apart), SURVIVED when all pass.
 The checkout must not be edited while it runs (each mutant is written into it, then put back).
@@ -32,7 +33,7 @@ def main():
         tests.append((n, t["name"], outs))
     killed = survived = nobuild = stale = 0
     t_start = time.time()
-    path = os.path.join(root, "tests/mutants.tsv")
+    path = args[args.index("--list") + 1] if "--list" in args else os.path.join(root, "tests/mutants.tsv")
     for ln, line in enumerate(open(path), 1):
         if not line.strip() or line.lstrip().startswith("#") or (only and only not in line):
             continue

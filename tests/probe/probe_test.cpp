@@ -180,6 +180,10 @@ TEST(ProbeTest, SimpleBufferKeepsOldestAndCountsOverruns) {  // 003 2.7 simple b
   EXPECT_EQ(t.overruns, 100u);
   EXPECT_EQ(t.passed, n);
   EXPECT_TRUE(t.exact());
+  EXPECT_EQ(t.torn, 0u);  // a program that ended normally cut no record: the 100 are the lane's own overruns
+  const auto lanes = r.lanes();
+  ASSERT_EQ(lanes.size(), 1u);
+  EXPECT_EQ(lanes[0].overruns, 100u);  // 000 Table B3a "Incr": counted where they were lost
   EXPECT_TRUE(r.csr_read() & board::kCsrFifoOverrun);  // 000 Table B1 bit 8
 }
 
