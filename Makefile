@@ -17,7 +17,7 @@ GEN := -G Ninja
 comma := ,
 
 .PHONY: all deps test-deps bench-deps build test-build bench-build test test-fast san-build test-san fuzz \
-        fuzz-smoke tsan-build tsan demo demo-board bench install clean
+        fuzz-smoke tsan-build tsan demo demo-board bench install clean mutate
 
 all: build
 
@@ -135,3 +135,20 @@ install: build
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)
+
+# Does the suite notice a bug? (docs/testing.md) The project's mutants, tests/mutants.tsv, one at a time through the
+# mutate tool of the shared folder beside the project (MUTATE=path where it lives elsewhere), in its scratch tree
+# /var/tmp/kron-mutate: kron as a shared library so that a mutant relinks one library, no benchmarks, libkron_mpi
+# built (src/mpi has mutants too). A
+# measurement, not a gate, and not part of `make test`; MUTATE_ARGS="--only TEXT" runs the mutants whose line
+# holds TEXT.
+MUTATE ?= ../shared/tools/mutate
+MUTATE_JOBS ?= 1
+MUTATE_ARGS ?=
+MUTATE_CMAKE = -DKRON_BUILD_BENCH=OFF -DKRON_SHARED_LIB=ON -DCMAKE_LINK_DEPENDS_NO_SHARED=ON -DKRON_WITH_MPI=ON
+# ccache where the machine has it: the tool puts each mutated file back, which rebuilds the original once more.
+MUTATE_CMAKE += $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+mutate:
+	@test -x "$(MUTATE)" || { echo "make mutate: the mutate tool $(MUTATE) is not there: it lives in the shared folder" \
+	  "beside the project (../shared/tools/mutate); name it with make mutate MUTATE=/path/to/mutate" >&2; exit 2; }
+	nice -n 10 "$(MUTATE)" tests/mutants.tsv --jobs $(MUTATE_JOBS) --cmake-args "$(MUTATE_CMAKE)" $(MUTATE_ARGS)

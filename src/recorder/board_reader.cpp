@@ -257,6 +257,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     }
     const std::uint64_t e = std::min(end, h);  // never past the head read above
     const std::uint64_t a = std::max(from, s);
+    if (before_copy_for_test) before_copy_for_test(i, x);
     if (a < e && !sink) {  // figures only: counted where they are (ERRATUM E348)
       std::string bad;
       std::uint64_t bad_at = 0;

@@ -152,6 +152,10 @@ class BoardReader {
  public:
   // Corrupt lane memory met so far (each names the segment offset).
   const std::vector<std::string>& problems() const { return problems_; }
+  // Tests only: called in every pass over a lane just before the records of one of its blocks are copied or
+  // counted, with the lane and the block, so that a test can recycle the block under the reader the way a
+  // writer on another core may (tests/recorder/pool_test.cpp). Empty otherwise (one branch per block).
+  std::function<void(std::uint32_t lane, std::uint32_t block)> before_copy_for_test;
   // A problem met elsewhere on the board (its statistics area), reported with the lanes'.
   void note_problem(std::string what) { problems_.push_back(std::move(what)); }
   // Lane passes the drain left for a later pass because the lane's writer was stopped or preempted in

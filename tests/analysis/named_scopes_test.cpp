@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,7 @@
 #include "analysis/rpt.hpp"
 #include "fixtures.hpp"
 #include "kron/board.hpp"
+#include "support/perfetto_read.hpp"
 
 namespace kron::analysis {
 namespace {
@@ -187,10 +190,9 @@ TEST(NamedScopes, DamagedNameRecordIsAnErrorAtItsOffset) {
   }
 }
 
-// ERRATUM E153. A clock whose ticks are no whole number of nanoseconds: converting start and duration
-// separately (each rounded) put children 0.1 ns past their parents' ends.
-TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
-  const auto dir = testing::temp_dir("nest");
+// 200 times outer > middle > inner on one thread, ends within a tick of each other, then a named event; on a
+// clock whose ticks are no whole number of nanoseconds (a TSC-like rate, prime).
+std::string nested_scopes_file(const fs::path& dir) {
   const std::uint64_t hz = 2'994'999'991;  // a TSC-like rate, prime
   std::vector<Sample> v;
   std::uint64_t t = 1'000'003;
@@ -211,11 +213,22 @@ TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
   {
     tracefile::Writer w(path, h);
     for (const auto& s : v) w.append(s);
-    const NameRecord names[] = {site(1, NameKind::Scope, "outer", 10), site(2, NameKind::Scope, "middle", 20),
-                                site(3, NameKind::Scope, "inner", 30), site(4, NameKind::Event, "bytes out", 40),
-                                thread(7, "compress 0"), thread(kPid, "kcompress")};
+    const NameRecord names[] = {site(1, NameKind::Scope, "outer", 10),
+                                site(2, NameKind::Scope, "middle", 20),
+                                site(3, NameKind::Scope, "inner", 30),
+                                site(4, NameKind::Event, "bytes out", 40),
+                                thread(7, "compress 0"),
+                                thread(kPid, "kcompress")};
     w.finish(h, {}, names);
   }
+  return path;
+}
+
+// ERRATUM E153, the Chrome JSON export. A clock whose ticks are no whole number of nanoseconds: converting
+// start and duration separately (each rounded) put children 0.1 ns past their parents' ends.
+TEST(NamedScopes, ChromeJsonExportKeepsEveryChildInsideItsParent) {
+  const auto dir = testing::temp_dir("nest");
+  const std::string path = nested_scopes_file(dir);
   Merged in = open_inputs({path}, {});
   const auto out = (dir / "n.json").string();
   std::FILE* f = std::fopen(out.c_str(), "wb");
@@ -258,9 +271,8 @@ TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
   EXPECT_EQ(process_names[std::to_string(kSrc)], "kcompress (pid 4242)");
   ASSERT_EQ(slices.size(), 600u);
   // Every slice inside the one that encloses it: sorted by start (longest first), a stack of open slices.
-  std::sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
-    return a.start != b.start ? a.start < b.start : a.end > b.end;
-  });
+  std::sort(slices.begin(), slices.end(),
+            [](const Slice& a, const Slice& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; });
   std::vector<Slice> stack;
   std::size_t nested = 0, outside = 0;
   for (const auto& s : slices) {
@@ -273,6 +285,79 @@ TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
   }
   EXPECT_EQ(nested, 400u);
   EXPECT_EQ(outside, 0u);
+}
+
+// ERRATUM E153, the Perfetto export (what kron export writes by default), read back by a decoder of the
+// protobuf wire format (tests/support/perfetto_read.hpp): 600 slices, each child inside its parent on the
+// thread's track, names and values in the slices, the event an instant with its value, the thread's track
+// named with its tid.
+TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
+  const auto dir = testing::temp_dir("nest-pf");
+  const std::string path = nested_scopes_file(dir);
+  Merged in = open_inputs({path}, {});
+  const auto out = (dir / "n.pftrace").string();
+  std::FILE* f = std::fopen(out.c_str(), "wb");
+  ASSERT_TRUE(f);
+  Timeline tl(in);
+  exports::PerfettoOptions po;
+  po.deflate_level = 0;  // packets as they are, for the decoder
+  const exports::ExportStats st = exports::export_perfetto(tl, f, po);
+  std::fclose(f);
+  EXPECT_EQ(st.slices, 600u);
+  std::ifstream is(out, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
+  namespace pf = kron::testing::perfetto;
+  const pf::Trace t = pf::read(bytes);
+  const std::vector<pf::Slice> sl = pf::slices(t);
+  ASSERT_EQ(sl.size(), 600u);
+  std::map<std::string, unsigned> depth_of{{"outer", 0}, {"middle", 1}, {"inner", 2}};
+  std::uint64_t value = 0;
+  for (const auto& x : sl) {
+    ASSERT_TRUE(depth_of.count(x.name)) << x.name;
+    EXPECT_EQ(x.depth, depth_of[x.name]) << x.name << " at " << x.start;
+    EXPECT_LT(x.start, x.end) << x.name;
+    if (x.name == "outer") {  // the value as a debug annotation (none when 0)
+      EXPECT_EQ(x.uints.count("value") ? x.uints.at("value") : 0, value++);
+    }
+  }
+  EXPECT_EQ(value, 200u);
+  // Every slice inside the one that encloses it, by time: sorted by start (longest first), a stack.
+  std::vector<pf::Slice> sorted = sl;
+  std::sort(sorted.begin(), sorted.end(), [](const pf::Slice& a, const pf::Slice& b) {
+    return a.start != b.start ? a.start < b.start : a.end > b.end;
+  });
+  std::vector<pf::Slice> stack;
+  std::size_t nested = 0, outside = 0;
+  for (const auto& x : sorted) {
+    while (!stack.empty() && stack.back().end <= x.start) stack.pop_back();
+    if (!stack.empty()) {
+      ++nested;
+      if (x.end > stack.back().end) ++outside;
+    }
+    stack.push_back(x);
+  }
+  EXPECT_EQ(nested, 400u);
+  EXPECT_EQ(outside, 0u);
+  // The slices' times are the timeline's: the first outer begins at tick 1'000'003 (its middle one tick
+  // later, which may round to the same nanosecond).
+  std::uint64_t first_outer = ~std::uint64_t{0};
+  for (const auto& x : sl)
+    if (x.name == "outer") first_outer = std::min(first_outer, x.start);
+  EXPECT_EQ(first_outer, tl.ns(1'000'003));
+  // The named event: one instant with its value, on the same track as the scopes.
+  std::size_t instants = 0;
+  for (const auto& e : t.events)
+    if (e.type == pf::kInstant) {
+      ++instants;
+      EXPECT_EQ(e.name, "bytes out");
+      EXPECT_EQ(e.uints.at("value"), 1234u);
+      EXPECT_EQ(e.track, sl.front().track);
+    }
+  EXPECT_EQ(instants, 1u);
+  ASSERT_TRUE(t.tracks.count(sl.front().track));
+  const pf::Track& thread = t.tracks.at(sl.front().track);
+  EXPECT_EQ(thread.tid, 7);
+  EXPECT_NE(thread.name.find("compress 0"), std::string::npos) << thread.name;
 }
 
 }  // namespace

@@ -107,6 +107,41 @@ TEST(ClockMapTest, MostExchangesPreemptedTheGoodOnesStillDecide) {
   EXPECT_NEAR(m.drift_uncertainty(), (5.0 + 6.0) / 119000.0, 1e-12);
 }
 
+// Ties and outliers (ERRATUM E205): of two measurements at one local time the one with the smaller round trip
+// decides, whichever comes first in the file; a round trip of exactly 4 times the smallest is kept, one tick
+// more is dropped; two measurements sharing the smallest round trip both stay.
+TEST(ClockMapTest, TiesKeepTheSmallerRoundTripAndOutliersStopPastFourTimesTheBest) {
+  tracefile::FileHeader h = tracefile::make_header();
+  const ClockOffsetRecord better = offset(1, 5000, 5000, 10), worse = offset(1, 5000, 5600, 30);
+  for (bool worse_first : {true, false}) {
+    const ClockOffsetRecord o[] = {offset(1, 1000, 1000, 10), worse_first ? worse : better,
+                                   worse_first ? better : worse, offset(1, 9000, 9000, 10)};
+    const ClockMap m = ClockMap::build(o, 1000, 1000, h, h);
+    ASSERT_EQ(m.points().size(), 3u) << "worse first: " << worse_first;
+    EXPECT_EQ(m(5000), 5000u) << "the worse of two measurements at one instant decided (worse first: " << worse_first
+                              << ")";
+    EXPECT_EQ(m(7000), 7000u);
+  }
+  // Round trip 40 = 4 x 10: kept, and it bends the line; 41: dropped.
+  const ClockOffsetRecord at_bound[] = {offset(1, 1000, 1000, 10), offset(1, 5000, 5040, 40),
+                                        offset(1, 9000, 9000, 10)};
+  const ClockMap kept = ClockMap::build(at_bound, 1000, 1000, h, h);
+  EXPECT_EQ(kept.points().size(), 3u);
+  EXPECT_EQ(kept(5000), 5040u);
+  const ClockOffsetRecord past_bound[] = {offset(1, 1000, 1000, 10), offset(1, 5000, 5040, 41),
+                                          offset(1, 9000, 9000, 10)};
+  const ClockMap dropped = ClockMap::build(past_bound, 1000, 1000, h, h);
+  EXPECT_EQ(dropped.points().size(), 2u);
+  EXPECT_EQ(dropped(5000), 5000u);
+  // Every measurement sharing the smallest round trip stays, however far off the line the others put it, and
+  // decides where it is; one of 29 (past 4 x 7) goes.
+  const ClockOffsetRecord two_best[] = {offset(1, 1000, 1000, 7), offset(1, 5000, 5000, 7), offset(1, 9000, 9100, 7),
+                                        offset(1, 13000, 13000, 29)};
+  const ClockMap best = ClockMap::build(two_best, 1000, 1000, h, h);
+  EXPECT_EQ(best.points().size(), 3u);
+  EXPECT_EQ(best(9000), 9100u);
+}
+
 TEST(ClockMapTest, WithoutMeasurementsTheStartTimesAlign) {
   tracefile::FileHeader ref = tracefile::make_header(), loc = tracefile::make_header();
   ref.start_ticks = 1'000'000;

@@ -13,6 +13,7 @@
 
 #include "kron/core/vocabulary.hpp"
 #include "kron/format/trace_file.hpp"
+#include "kron/mk.h"
 #include "recorder/recorder.hpp"
 #include "recorder_test_util.hpp"
 
@@ -98,6 +99,50 @@ TEST(ProbeTest, FilterAndCsrChangedFromOutsideTakeEffect) {
   EXPECT_EQ(s[2].data, 5u);
 }
 
+// 000 Table B1 bit 0 "Enable Sampling" and the Filter Register ("If the correspond entry in the Filter Register
+// is discarded (no sample is assembled)") hold for every probe kind, not only trace(): resource(), a named
+// event, a named scope (its begin and its end) and the C API. Each kind is tried with sampling disabled, then
+// with its filter level off; only the tries with both on record, and nothing else is counted as passed.
+TEST(ProbeTest, EveryProbeKindHonoursSamplingEnableAndFilter) {
+  ScratchBoard b(small());
+  static_assert(KRON_NAMED_GROUP == 0);
+  ASSERT_EQ(in_child(b.name,
+                     [&] {
+                       auto all_kinds = [](std::uint64_t base) {
+                         kron::trace(3, base + 1);
+                         kron::resource(3, base + 2);
+                         mk_trace(3, base + 3);
+                         mk_resource(3, base + 4);
+                         KRON_EVENT("event", base + 5);
+                         { KRON_SCOPE_V("scope", base + 6); }
+                       };
+                       board::write_csr(b.header(), 1u << 1);  // 000 Table B1 bit 1: Disable Sampling
+                       all_kinds(100);
+                       board::write_csr(b.header(), 1u << 0);    // bit 0: Enable Sampling
+                       board::write_filter(b.header(), 0xfff6);  // levels 0 and 3 (named probes: 0) off
+                       all_kinds(200);
+                       board::write_filter(b.header(), 0xffff);
+                       all_kinds(300);
+                       return 0;
+                     }),
+            0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), 7u);  // trace, resource, C trace, C resource, event, scope begin and end
+  for (const Sample& x : s) {
+    const std::uint64_t v = x.flags & kFlagNamed ? record::named_value_of(x.data) : x.data;
+    EXPECT_GT(v, 300u) << "a sample taken while sampling was disabled or its filter level off";
+  }
+  EXPECT_EQ(s[0].type, SampleType::Trace);
+  EXPECT_EQ(s[1].type, SampleType::Resource);
+  EXPECT_EQ(s[2].type, SampleType::Trace);
+  EXPECT_EQ(s[3].type, SampleType::Resource);
+  EXPECT_EQ(s[4].flags, kFlagNamed);
+  EXPECT_EQ(s[5].flags, kFlagNamed | kFlagScopeBegin);
+  EXPECT_EQ(s[6].flags, kFlagNamed | kFlagScopeEnd);
+  EXPECT_EQ(r.totals().passed, 7u);  // what the CSR or the filter stopped is not a passed sample
+}
+
 TEST(ProbeTest, ProgramWithoutBoardRecordsNothing) {
   ASSERT_FALSE(kron::attached());  // the test process itself never attaches
   kron::trace(0, 1);               // must be harmless
@@ -135,6 +180,10 @@ TEST(ProbeTest, SimpleBufferKeepsOldestAndCountsOverruns) {  // 003 2.7 simple b
   EXPECT_EQ(t.overruns, 100u);
   EXPECT_EQ(t.passed, n);
   EXPECT_TRUE(t.exact());
+  EXPECT_EQ(t.torn, 0u);  // a program that ended normally cut no record: the 100 are the lane's own overruns
+  const auto lanes = r.lanes();
+  ASSERT_EQ(lanes.size(), 1u);
+  EXPECT_EQ(lanes[0].overruns, 100u);  // 000 Table B3a "Incr": counted where they were lost
   EXPECT_TRUE(r.csr_read() & board::kCsrFifoOverrun);  // 000 Table B1 bit 8
 }
 

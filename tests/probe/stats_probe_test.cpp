@@ -248,6 +248,70 @@ TEST(ThresholdTest, HistogramThresholdEmitsOneSampleWhenCrossed) {
   EXPECT_EQ(m.counters.at(0).at(7), 100u);
 }
 
+// The boundaries of both thresholds (ERRATUM E185): a histogram threshold counts values "at or above its
+// bucket" (kHistOver), so the last value of the bucket below never counts and the first of its bucket does;
+// it fires on exactly its count-th such value. A counter threshold fires when the counter reaches the limit
+// (49 is not yet, 50 is), once (also when the thread's cached cells are refilled with the counter at the
+// limit), and never for another counter of its page.
+TEST(ThresholdTest, BoundariesOfHistogramAndCounterThresholds) {
+  ScratchBoard b(small());
+  const unsigned bucket = stats::bucket_of(1000);
+  const std::uint64_t lo = stats::bucket_range(bucket).lo;
+  ASSERT_EQ(stats::bucket_of(lo - 1), bucket - 1);
+  board::HistSlot* slot = b.map.hist_slot(0);
+  slot->threshold_bucket.store(static_cast<std::uint16_t>(bucket));
+  slot->threshold_count.store(2);
+  b.header().counter_threshold_index.store(7 + 1);
+  b.header().counter_threshold.store(50);
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  ASSERT_EQ(in_child(b.name,
+                     [&] {
+                       static kron::histogram h("edge");
+                       auto crossed = [&] { return static_cast<std::uint8_t>(b.header().thresholds_crossed.load()); };
+                       std::uint8_t seen[6];
+                       for (int i = 0; i < 50; ++i) kron::record_latency(h, lo - 1);  // the bucket below: never counted
+                       kron::record_latency(h, lo);                                   // the first at the bucket: 1 of 2
+                       seen[0] = crossed();
+                       kron::record_latency(h, lo);  // 2 of 2: fires
+                       seen[1] = crossed();
+                       kron::record_latency(h, lo);  // fired already: no second sample
+                       kron::vcount(8, 1000);        // the threshold's page, another counter
+                       seen[2] = crossed();
+                       kron::vcount(7, 49);  // one below the limit
+                       seen[3] = crossed();
+                       kron::vcount(7, 1);  // at the limit: fires
+                       seen[4] = crossed();
+                       // As kron hist does: every thread refills its cached cells, so that the next count of 7
+                       // starts at the limit itself. Fired already: no second sample.
+                       board::stats_changed(b.header());
+                       kron::vcount(7, 5);
+                       seen[5] = crossed();
+                       return ::write(pipefd[1], seen, sizeof seen) == sizeof seen ? 0 : 1;
+                     }),
+            0);
+  std::uint8_t seen[6] = {};
+  ASSERT_EQ(::read(pipefd[0], seen, sizeof seen), static_cast<long>(sizeof seen));
+  ::close(pipefd[0]);
+  ::close(pipefd[1]);
+  EXPECT_EQ(seen[0], 0) << "fired on the first value at the bucket, of 2";
+  EXPECT_EQ(seen[1], 1) << "did not fire on the second value at the bucket";
+  EXPECT_EQ(seen[2], 1) << "another counter of the page fired the counter threshold";
+  EXPECT_EQ(seen[3], 1) << "fired one below the limit";
+  EXPECT_EQ(seen[4], 2) << "did not fire at the limit";
+  EXPECT_EQ(seen[5], 2) << "fired again past the limit";
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].data, stats::threshold_data(true, 1, bucket));
+  EXPECT_EQ(s[1].data, stats::threshold_data(false, 0, 7));
+  const analysis::SnapshotTotals m = merged(b);
+  const auto& hist = m.hists.at("edge").at(0);
+  EXPECT_EQ(hist.count(), 53u);
+  EXPECT_EQ(m.counters.at(0).at(7), 55u);
+  EXPECT_EQ(m.counters.at(0).at(8), 1000u);
+}
+
 TEST(HistogramProbeTest, AFullStatisticsAreaCountsWhatItLoses) {
   ScratchBoard b(small(1));  // one cell
   ASSERT_EQ(in_child(b.name, [] {

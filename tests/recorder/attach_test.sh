@@ -13,7 +13,7 @@ tmp=$(mktemp -d)
 b1="attach1-$$" b2="attach2-$$" b3="attach3-$$"
 cleanup() {
   for p in $(jobs -p); do kill "$p" 2>/dev/null || true; done
-  for b in "$b1" "$b2" "$b3"; do "$kron" board rm "$b" >/dev/null 2>&1 || true; done
+  for b in "$b1" "$b2" "$b3" "attach4-$$"; do "$kron" board rm "$b" >/dev/null 2>&1 || true; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -138,6 +138,39 @@ assert len(first) > 0 and sorted(first) == list(range(len(first))), len(first)
 assert sorted(first + rest) == list(range(len(first) + len(rest))), (len(first), len(rest))
 PY
 grep -q "by an earlier drainer" "$tmp/s2.err" || fail "the second drain does not mention the earlier one: $(cat "$tmp/s2.err")"
+
+# ---- 4. a circular board that overwrote before the drainer came: the identity with overwritten > 0 -------
+# 003 2.7 circular buffer: the board keeps the newest samples of the whole board; what it overwrote is
+# counted, and kron record --board's file says passed = samples + overruns + overwritten exactly, for lanes
+# whose writers ended (freed by the drain) and for one still attached while the drain runs.
+b4="attach4-$$"
+"$kron" board create "$b4" --buffer 64K --lanes 4 --mode circular >/dev/null
+"$kron" run --board "$b4" -- "$writer" seq 6 30000 2
+"$kron" run --board "$b4" -- "$writer" idle 7 200 "$tmp/go7" &
+w7=$!
+wait_mapped "$w7" "$b4"
+"$kron" record --board "$b4" --until-idle 0.5 -q -o "$tmp/c.trace" >/dev/null 2>"$tmp/c.err" &
+rec=$!
+wait_file "$tmp/c.trace"
+touch "$tmp/go7"
+wait "$w7" || fail "writer 7"
+wait_end "$rec" "--until-idle 0.5 did not end the circular recording"
+wait "$rec" || fail "circular recording: $(cat "$tmp/c.err")"
+"$kron" board rm "$b4" >/dev/null 2>&1 || true
+$check "$tmp/c.trace" >"$tmp/c.json"
+python3 - "$tmp/c.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["complete"] and j["records"] == j["samples"], (j["complete"], j["records"], j["samples"])
+assert j["overwritten"] > 0, j["overwritten"]
+assert j["passed"] == j["samples"] + j["overruns"] + j["overwritten"], (j["passed"], j["samples"], j["overruns"], j["overwritten"])
+assert j["passed"] == 2 * 30000 + 200, j["passed"]
+# The newest of each thread of writer 6, consecutive up to its last sample; writer 7's, every one.
+for t in (0, 1):
+    got = j["seqs"].get(str(6 << 8 | t), [])
+    assert got == list(range(30000 - len(got), 30000)), (t, len(got), got[:3])
+assert j["seqs"].get(str(7 << 8)) == list(range(200)), len(j["seqs"].get(str(7 << 8), []))
+PY
 
 # ---- Bad usage: exit 2 with a message naming the option ---------------------------------------------------
 set +e

@@ -26,7 +26,8 @@ pid_t start_writer(const std::string& name) {
 
 void kill_after_some_samples(board::BoardHeader& h, pid_t pid, std::uint64_t want) {
   auto* lane0 = reinterpret_cast<board::LaneHeader*>(reinterpret_cast<std::uint8_t*>(&h) + h.lanes_offset);
-  for (int i = 0; i < 20000 && lane0->passed.load() < want; ++i) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  for (int i = 0; i < 20000 && lane0->passed.load() < want; ++i)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   ::kill(pid, SIGKILL);
   int status;
   ::waitpid(pid, &status, 0);
@@ -60,8 +61,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, CrashTest, ::testing::Values(board::BufferMode::
 
 // A death in the middle of a record, made exactly: the child writes half a record at its head the way a
 // probe does (passed first, then the slots) and is killed before it publishes the head.
-TEST(CrashCutTest, HalfWrittenRecordIsDetectedAndDropped) {
-  ScratchBoard b(opts(board::BufferMode::Simple));
+void die_in_the_middle_of_a_record(ScratchBoard& b) {
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -79,6 +79,11 @@ TEST(CrashCutTest, HalfWrittenRecordIsDetectedAndDropped) {
   int status;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
+}
+
+TEST(CrashCutTest, HalfWrittenRecordIsDetectedAndDropped) {
+  ScratchBoard b(opts(board::BufferMode::Simple));
+  die_in_the_middle_of_a_record(b);
   auto r = b.reader();
   const auto s = samples_of(r);
   ASSERT_EQ(s.size(), 10u);
@@ -88,6 +93,30 @@ TEST(CrashCutTest, HalfWrittenRecordIsDetectedAndDropped) {
   EXPECT_EQ(t.passed, 11u);
   EXPECT_EQ(t.overruns, 1u);  // the cut record counts as lost
   EXPECT_TRUE(t.exact());
+}
+
+// The same death seen by kron record: the drain takes the ten records, finds the owner gone and frees the
+// lane. The cut record is counted in the lane's final figures (its file lane entry and the board's totals:
+// an overrun, and torn), so that passed = recorded + overruns + overwritten still holds once the lane is gone.
+TEST(CrashCutTest, TornRecordOfADeadLaneFreedByDrainIsCounted) {
+  ScratchBoard b(opts(board::BufferMode::Simple));
+  die_in_the_middle_of_a_record(b);
+  auto r = b.reader();
+  std::uint64_t drained = 0;
+  std::vector<tracefile::LaneEntry> finished;
+  r.drain([&](const recorder::LaneView&, std::span<const std::uint8_t>, std::uint64_t n) { drained += n; }, &finished);
+  EXPECT_EQ(drained, 10u);
+  ASSERT_EQ(finished.size(), 1u) << "the dead owner's lane was not freed";
+  EXPECT_EQ(finished[0].samples, 10u);
+  EXPECT_EQ(finished[0].overruns, 1u) << "the torn record is missing from the freed lane's entry";
+  EXPECT_EQ(finished[0].overwritten, 0u);
+  EXPECT_EQ(r.lanes()[0].state, board::LaneState::Free);
+  const auto t = r.totals();
+  EXPECT_EQ(t.passed, 11u);
+  EXPECT_EQ(t.recorded, 10u);
+  EXPECT_EQ(t.overruns, 1u);
+  EXPECT_EQ(t.torn, 1u);
+  EXPECT_TRUE(t.exact()) << t.passed << " " << t.recorded << " " << t.overruns << " " << t.overwritten;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <map>
 #include <thread>
 #include <vector>
@@ -205,6 +206,56 @@ TEST(PoolTest, MoreThreadsThanBlocksLoseTheOldestEndsFirst) {
 // under the pool lock (E36: that block may be recycled meanwhile). With the lock held by another live
 // process it drops its sample after the lock's wait (counted) and never links without the lock; once
 // the lock is free it records.
+// ERRATUM E29's recycler on another core takes a block while the reader is about to copy or count it: the
+// reader has checked the block's header, then the lane's (tail, evicted) move past it, its generation goes
+// odd, its new owner starts rewriting it (here: zeros, no record written yet) and the generation goes even
+// again. The reader must see the generation change: the block's records are overwritten (counted), the
+// rest of the lane is read, and nothing is reported damaged (a block being rewritten is not a corrupt board).
+TEST(PoolTest, ABlockRecycledUnderTheReaderIsOverwrittenNotCorrupt) {
+  ScratchBoard b(board_of(board::BufferMode::Circular, 64u << 10));
+  const std::uint64_t per_block = b.header().block_bytes / board::kSlot;
+  const std::uint64_t n = 3 * per_block + 5;  // three sealed blocks and part of a fourth; nothing recycled yet
+  ASSERT_LT(n + per_block, pool_slots(b.header()));
+  ASSERT_EQ(testing::trace_in_child(b.name, n), 0);
+  auto r = b.reader();
+  std::uint64_t evicted = 0;
+  auto recycle_first = [&](std::uint32_t lane, std::uint32_t x) {
+    if (evicted) return;
+    board::LaneHeader* L = b.map.lane(lane);
+    board::BlockHeader& X = b.map.blocks()[x];
+    L->tail_seq.fetch_add(1);  // odd: (tail, evicted) changing, as recycle() in src/probe/probe.cpp
+    L->tail.store(X.start.load() + per_block);
+    evicted = X.records.load();
+    L->evicted.fetch_add(evicted);
+    L->first.store(X.next.load());
+    L->tail_seq.fetch_add(1);
+    X.gen.fetch_add(1);  // odd: being rewritten
+    std::memset(b.map.block_data(x), 0, b.header().block_bytes);
+    X.lane.store(board::kNoBlock);
+    X.gen.fetch_add(1);  // even: its new header written
+  };
+  // The figures (kron status, totals): counted in place.
+  r.before_copy_for_test = recycle_first;
+  const auto lanes = r.lanes();
+  ASSERT_EQ(evicted, per_block);
+  ASSERT_EQ(lanes.size(), 1u);
+  EXPECT_EQ(lanes[0].problem, "") << "a block recycled under the reader was taken for a corrupt one";
+  EXPECT_EQ(lanes[0].overwritten, per_block);
+  EXPECT_LE(lanes[0].held, n - per_block);  // the walk may stop where the chain moved: the rest next pass
+  EXPECT_TRUE(r.problems().empty());
+  const auto t = r.totals();
+  EXPECT_EQ(t.passed, n);
+  EXPECT_EQ(t.recorded, n - per_block);
+  EXPECT_EQ(t.overwritten, per_block);
+  EXPECT_EQ(t.torn, 0u);
+  EXPECT_TRUE(t.exact()) << t.passed << " " << t.recorded << " " << t.overruns << " " << t.overwritten;
+  // The records themselves: the newest, consecutive, none of the zeros the new owner left.
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), n - per_block);
+  for (std::size_t i = 0; i < s.size(); ++i) ASSERT_EQ(s[i].data, per_block + i) << i;
+  EXPECT_TRUE(r.problems().empty());
+}
+
 TEST(PoolTest, AdoptingACircularLaneWithoutThePoolLockDropsAndCounts) {
   board::CreateOptions o = board_of(board::BufferMode::Circular, 64u << 10);
   o.lanes = 1;  // the second thread must adopt the first one's lane

@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "../analysis/fixtures.hpp"
 #include "kron/core/stats.hpp"
+#include "support/perfetto_read.hpp"
 
 using namespace kron;
 using namespace kron::testing;
@@ -222,8 +224,52 @@ TEST_F(Tools, UsageErrorsExitTwo) {
   EXPECT_EQ(kron("expand mk.dat").status, 2);  // a raw stream needs --input-format
 }
 
-// Chrome Trace Event JSON read back: slices per interval occurrence, counters, instants, tracks.
+// The Perfetto trace (kron export's default format) read back by a decoder of the protobuf wire format
+// (tests/support/perfetto_read.hpp): a slice per interval occurrence with its duration, the sixteen counters
+// of the resource sample as one counter event, the named event as an instant, a track per source and cpu.
 TEST_F(Tools, ExportPerfettoReadBack) {
+  const auto r = kron("export --compress 0 -o t.pftrace t.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  namespace pf = kron::testing::perfetto;
+  const pf::Trace t = pf::read(slurp(dir / "t.pftrace"));
+  const std::vector<pf::Slice> sl = pf::slices(t);
+  EXPECT_EQ(sl.size(), 3u + 2 + 2 + 2 + 3 + 2 + 3);  // classes 1-4 occurrences of the hand-checked trace
+  bool whole = false;
+  for (const auto& x : sl) {
+    EXPECT_LE(x.start, x.end) << x.name;
+    if (x.name == "whole program" && x.end - x.start == 30'000) whole = true;  // 10@100 -> 20@400: 30 us
+  }
+  EXPECT_TRUE(whole);
+  unsigned counters = 0, instants = 0;
+  for (const auto& e : t.events) {
+    if (e.type == pf::kCounter) {
+      ++counters;
+      EXPECT_GE(e.counter, 1000);  // counter 0 of the resource sample: 1000
+      EXPECT_EQ(e.extra_counters.size(), 15u);
+      for (std::size_t c = 0; c < e.extra_counters.size(); ++c) EXPECT_EQ(e.extra_counters[c], 1001 + std::int64_t(c));
+    }
+    if (e.type == pf::kInstant && e.name == "event 5") ++instants;
+  }
+  EXPECT_EQ(counters, 1u);  // one resource sample, its sixteen counters as one event
+  EXPECT_EQ(instants, 1u);
+  // A process track per source, in it a track per cpu (a classic recording's cpus are plain tracks), and the
+  // slices on interval tracks inside those.
+  std::set<std::uint64_t> processes;
+  for (const auto& [uuid, tr] : t.tracks)
+    if (tr.pid >= 0 && tr.tid < 0) processes.insert(uuid);
+  EXPECT_EQ(processes.size(), 2u);  // two sources
+  std::set<std::uint64_t> cpus;
+  for (const auto& x : sl) {
+    std::uint64_t u = x.track;
+    while (t.tracks.count(u) && !processes.count(t.tracks.at(u).parent) && t.tracks.at(u).parent) u = t.tracks.at(u).parent;
+    ASSERT_TRUE(t.tracks.count(u) && processes.count(t.tracks.at(u).parent)) << x.name << " is in no process";
+    cpus.insert(u);
+  }
+  EXPECT_EQ(cpus.size(), 2u) << "two cpus";
+}
+
+// Chrome Trace Event JSON read back: slices per interval occurrence, counters, instants, tracks.
+TEST_F(Tools, ExportChromeJsonReadBack) {
   const auto r = kron("export --format chrome-json -o t.json t.kron");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(slurp(dir / "t.json"));
