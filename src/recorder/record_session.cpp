@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -134,6 +135,31 @@ void find_program(const std::string& name) {
 }
 }  // namespace
 
+namespace {
+// RecordOptions::program_output opened for the child: {/dev/null for its input, the file for its output},
+// close-on-exec (the child's dup2 copies are not); {-1, -1} when the program keeps the terminal.
+std::array<int, 2> program_io(const std::string& path) {
+  if (path.empty()) return {-1, -1};
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (in < 0 || out < 0) {
+    const int e = errno;
+    if (in >= 0) ::close(in);
+    if (out >= 0) ::close(out);
+    throw std::runtime_error("cannot open " + path + " for the program's output: " + std::strerror(e));
+  }
+  return {in, out};
+}
+struct ProgramIo {
+  std::array<int, 2> fd;
+  void close() {
+    for (int& f : fd)
+      if (f >= 0) ::close(f), f = -1;
+  }
+  ~ProgramIo() { close(); }
+};
+}  // namespace
+
 RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   if (o.program.empty()) throw std::runtime_error("no program to record");
   find_program(o.program[0]);
@@ -158,7 +184,9 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   tracefile::Writer writer(o.output, fh, o.compress_level);
   Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
   rec.set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
+  if (o.tap) rec.set_tap(o.tap);
   reader.set_drainer(true);
+  ProgramIo io{program_io(o.program_output)};  // before fork: its errors are ours to say
 
   struct sigaction sa {};
   sa.sa_handler = forward;
@@ -192,6 +220,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
       while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {}
       if (go != 1) ::_exit(127);  // kron record could not record the switches: it says why
     }
+    if (io.fd[0] >= 0 && (::dup2(io.fd[0], 0) < 0 || ::dup2(io.fd[1], 1) < 0 || ::dup2(io.fd[1], 2) < 0)) ::_exit(127);
     ::setenv(board::kEnvBoard, o.board.name.c_str(), 1);
     ::setenv(board::kEnvNode, std::to_string(o.board.node).c_str(), 1);
     std::vector<char*> argv;
@@ -203,6 +232,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   }
   g_child = child;
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a signal that came meanwhile is forwarded now
+  io.close();
   std::unique_ptr<SchedRecorder> sched;
   if (o.sched) {
     ::close(gate[0]);
@@ -223,10 +253,15 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   r.board_note = note;
   bool reaped = false;
   try {
-    drain_until(rec, progress, t0, [&] {
+    const Progress watched = !o.watch ? progress : [&](std::uint64_t n, std::uint64_t b, double secs) {
+      if (progress) progress(n, b, secs);
+      o.watch(reader, false);
+    };
+    drain_until(rec, watched, t0, [&] {
       if (sched) sched->poll();
       return reaped = ::waitpid(child, &r.wait_status, WNOHANG) == child;
     });
+    if (o.watch) o.watch(reader, true);
     if (sched) {
       sched->poll();
       r.sched_lost = sched->lost();
