@@ -7,6 +7,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -124,17 +125,21 @@ void Watcher::attach(const recorder::BoardReader& r) {
 
 void Watcher::feed(const recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t n) {
   fed_ += n;
-  LaneMemo* memo = nullptr;
-  std::uint64_t key = ~std::uint64_t{0};
-  for (std::size_t off = 0; off + sizeof(record::TraceRecord) <= recs.size();) {
+  if (recs.size() < sizeof(record::TraceRecord)) return;
+  // One lane is one thread, its records in its order: the thread's phase and youngest timestamp are its
+  // last record's. The drain's thread runs this for every record it takes: per record only the header's
+  // flags and size are read, and a record is decoded only when it is a named scope's begin or end.
+  std::size_t last = 0;
+  constexpr std::uint8_t kScope = kFlagScopeBegin | kFlagScopeEnd;
+  for (std::size_t off = 0; off + sizeof(record::TraceRecord) <= recs.size();
+       off += record::size_at(recs.data() + off)) {
+    last = off;
+    std::uint8_t flags;
+    std::memcpy(&flags, recs.data() + off + offsetof(record::RecordHeader, flags), 1);
+    if (!(flags & kFlagNamed) || !(flags & kScope)) continue;
     record::TraceRecord t;
     std::memcpy(&t, recs.data() + off, sizeof t);
-    off += record::size_at(recs.data() + off);  // validated by the reader: kind and size
     const record::PhasedFields f = record::phased_fields(t.h.cpu, t.thread, phased_);
-    if (const std::uint64_t k = thread_key(t.source, f.thread); k != key) key = k, memo = &lanes_[k];
-    memo->phase = f.phase;
-    memo->last_ts = std::max(memo->last_ts, t.timestamp);
-    if (!(t.h.flags & kFlagNamed) || !(t.h.flags & (kFlagScopeBegin | kFlagScopeEnd))) continue;
     Sample s;
     s.flags = t.h.flags;
     s.group = t.h.group;
@@ -146,6 +151,12 @@ void Watcher::feed(const recorder::LaneView&, std::span<const std::uint8_t> recs
     s.data = t.data;
     matcher_->feed(s);
   }
+  record::TraceRecord t;
+  std::memcpy(&t, recs.data() + last, sizeof t);
+  const record::PhasedFields f = record::phased_fields(t.h.cpu, t.thread, phased_);
+  LaneMemo& m = lanes_[thread_key(t.source, f.thread)];
+  m.phase = f.phase;
+  m.last_ts = std::max(m.last_ts, t.timestamp);
 }
 
 void Watcher::feed_snapshot(recorder::BoardReader& r) {
