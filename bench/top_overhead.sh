@@ -6,11 +6,15 @@
 # ROUNDS of each, in one invocation (docs/performance.md "kron top").
 #
 #   bench/top_overhead.sh [BUILD] [THREADS] [SAMPLES] [ROUNDS]
+#   WAIT= bench/top_overhead.sh ...   without --wait: the probe never waits for the drain (what the probe
+#                                     itself costs beside the watcher; samples the drain misses are LOST)
+#   BOARD=0 ...                       the first part only
 set -euo pipefail
 build=${1:-build}
 threads=${2:-1}
 samples=${3:-100000000}
 rounds=${4:-3}
+wait_flag=${WAIT---wait}
 kron=$build/kron
 flood=$build/bench/kron_probe_flood
 tmp=$(mktemp -d)
@@ -22,18 +26,19 @@ rate() { sed -n 's/.*probe_flood threads=\([0-9]*\) samples=\([0-9]*\) seconds=\
 lost() { grep -o 'LOST [0-9]*' | head -1 || true; }
 
 for r in $(seq "$rounds"); do
-  out=$("$kron" record --wait -o "$tmp/r.trace" -- "$flood" "$threads" "$samples" 2>"$tmp/r.err")
-  echo "round $r  kron record --wait -- flood:        $(rate <<<"$out")  $(lost <"$tmp/r.err")"
-  out=$("$kron" top --wait --interval 0.5 -o "$tmp/t.trace" -- "$flood" "$threads" "$samples" 2>"$tmp/t.err")
+  out=$("$kron" record $wait_flag -o "$tmp/r.trace" -- "$flood" "$threads" "$samples" 2>"$tmp/r.err")
+  echo "round $r  kron record ${wait_flag:-(no wait)} -- flood: $(rate <<<"$out")  $(lost <"$tmp/r.err")"
+  out=$("$kron" top $wait_flag --interval 0.5 -o "$tmp/t.trace" -- "$flood" "$threads" "$samples" 2>"$tmp/t.err")
   frames=$(grep -c '^kron top - ' <<<"$out" || true)
-  echo "round $r  kron top --wait -- flood:           $(rate <<<"$out")  $(lost <"$tmp/t.err") ($frames frames)"
+  echo "round $r  kron top ${wait_flag:-(no wait)} -- flood:    $(rate <<<"$out")  $(lost <"$tmp/t.err") ($frames frames)"
 done
 
 # A board written by `kron run`, drained by `kron record --board`; kron top --board beside it or not.
+[ "${BOARD:-1}" = 0 ] && exit 0
 b="top-bench-$$"
 for r in $(seq "$rounds"); do
   for watch in no yes; do
-    "$kron" board create "$b" --buffer 64M --wait >/dev/null
+    "$kron" board create "$b" --buffer 64M $wait_flag >/dev/null
     "$kron" record --board "$b" --until-idle 0.5 -q -o "$tmp/b.trace" 2>/dev/null &
     rec=$!
     if [ "$watch" = yes ]; then

@@ -155,6 +155,7 @@ void Watcher::feed(const recorder::LaneView&, std::span<const std::uint8_t> recs
   std::memcpy(&t, recs.data() + last, sizeof t);
   const record::PhasedFields f = record::phased_fields(t.h.cpu, t.thread, phased_);
   LaneMemo& m = lanes_[thread_key(t.source, f.thread)];
+  m.source = t.source, m.tid = f.thread;
   m.phase = f.phase;
   m.last_ts = std::max(m.last_ts, t.timestamp);
 }
@@ -162,6 +163,7 @@ void Watcher::feed(const recorder::LaneView&, std::span<const std::uint8_t> recs
 void Watcher::feed_snapshot(recorder::BoardReader& r) {
   r.snapshot([&](const recorder::LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t) {
     LaneMemo& m = lanes_[thread_key(v.source, v.tid)];
+    m.source = v.source, m.tid = v.tid;
     // ERRATUM E430: what a lane held when kron top first met it is history, not this refresh; after that,
     // the records younger than the youngest seen (a lane's records are in its thread's time order).
     std::size_t from = 0;
@@ -223,6 +225,7 @@ void Watcher::rows_of_lanes(recorder::BoardReader& r, Frame& f, double dt) {
   h.drainer_pid = r.header().drainer_pid.load(std::memory_order_relaxed);
   std::uint64_t drained = 0;
   std::map<std::uint32_t, ProcessRow> procs;
+  std::vector<std::uint64_t> present;
   for (const recorder::LaneView& v : r.lanes()) {
     if (v.state == board::LaneState::Free && !v.written) continue;
     drained += v.drained;
@@ -245,22 +248,51 @@ void Watcher::rows_of_lanes(recorder::BoardReader& r, Frame& f, double dt) {
       m.oncpu_ns = ns == ~std::uint64_t{0} ? 0 : ns;
     }
     m.source = v.source, m.tid = v.tid, m.passed = v.passed;
+    present.push_back(thread_key(v.source, v.tid));
     ProcessRow& p = procs[v.source];
     p.pid = row.pid, p.node = row.node;
     ++p.threads;
     p.sample_rate += row.sample_rate;
     f.threads.push_back(std::move(row));
   }
+  ended_threads(f, procs, present);
   for (auto& [source, p] : procs) {
     p.ended = !alive(p.pid);
-    p.program = p.ended ? std::string(names_.thread(source, p.pid)) : cmdline(p.pid);
-    if (p.program.empty()) p.program = p.ended ? "(ended)" : "?";
+    std::string& known = programs_[p.pid];
+    if (!p.ended) known = cmdline(p.pid);
+    p.program = !known.empty() ? known : std::string(names_.thread(source, p.pid));
+    if (p.program.empty()) p.program = o_.read_only ? "?" : o_.program;  // kron top -- PROGRAM started it
     f.processes.push_back(std::move(p));
   }
   h.sample_rate = first_ ? 0.0 : per_s(t.passed, passed_before_, dt);
   h.loss_rate = first_ ? 0.0 : per_s(h.lost, lost_before_, dt);
   h.drain_rate = first_ ? 0.0 : o_.read_only ? per_s(drained, drained_before_, dt) : per_s(fed_, fed_before_, dt);
   passed_before_ = t.passed, lost_before_ = h.lost, drained_before_ = drained, fed_before_ = fed_;
+}
+
+void Watcher::ended_threads(Frame& f, std::map<std::uint32_t, ProcessRow>& procs, std::vector<std::uint64_t>& present) {
+  // A thread seen (a lane, or its records) whose lane is gone now (it ended, its records drained) is shown once,
+  // as ended, so that the last frame of a program still names its threads; then forgotten.
+  std::sort(present.begin(), present.end());
+  for (auto it = lanes_.begin(); it != lanes_.end();) {
+    const LaneMemo& m = it->second;
+    if (std::binary_search(present.begin(), present.end(), it->first)) {
+      ++it;
+      continue;
+    }
+    ThreadRow row;
+    row.pid = board::source_pid(m.source);
+    row.node = board::source_node(m.source);
+    row.tid = m.tid;
+    row.name = std::string(names_.thread(m.source, m.tid));
+    row.phase = m.phase;
+    row.state = "ended";
+    ProcessRow& p = procs[m.source];
+    p.pid = row.pid, p.node = row.node;
+    ++p.threads;
+    f.threads.push_back(std::move(row));
+    it = lanes_.erase(it);
+  }
 }
 
 void Watcher::rows_of_stats(recorder::BoardReader& r, Frame& f, double dt) {

@@ -47,7 +47,7 @@ struct ThreadRow {
   std::uint16_t phase = 0;                   // of the thread's last sample seen
   double sample_rate = 0;
   double oncpu = -1;  // --sched: share of the refresh on a CPU (0-1); -1 unknown
-  std::string state;  // active, retired, dead
+  std::string state;  // active, retired, dead; ended: its lane was freed since the last frame (shown once)
 };
 struct ScopeRow {
   std::string name;
@@ -109,6 +109,7 @@ class Watcher {
   struct Scope;
   void take_names(const recorder::BoardReader& r);
   void rows_of_lanes(recorder::BoardReader& r, Frame& f, double dt);
+  void ended_threads(Frame& f, std::map<std::uint32_t, ProcessRow>& procs, std::vector<std::uint64_t>& present);
   void rows_of_stats(recorder::BoardReader& r, Frame& f, double dt);
   void rows_of_scopes(Frame& f, double dt, SortKey sort, bool totals, const std::string& filter) const;
 
@@ -126,7 +127,8 @@ class Watcher {
     std::uint16_t phase = 0;
     bool seen = false;  // a snapshot met it (read-only: its older records are history)
   };
-  std::map<std::uint64_t, LaneMemo> lanes_;  // by thread key (source, tid)
+  std::map<std::uint64_t, LaneMemo> lanes_;        // by thread key (source, tid)
+  std::map<std::uint32_t, std::string> programs_;  // by pid: the command line while it ran
   std::uint64_t fed_ = 0, fed_before_ = 0, passed_before_ = 0, lost_before_ = 0, drained_before_ = 0;
   bool first_ = true;  // the first frame of a read-only watch: a baseline, its rates 0 (a new board has none)
   std::map<std::string, std::uint64_t> hist_before_;  // "name/phase" -> count at the last frame
