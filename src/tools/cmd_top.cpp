@@ -65,9 +65,9 @@ class Display {
     if (!screen_) fmt::print(stderr, "kron top: {}: plain frames instead\n", why);
   }
   bool full_screen() const { return screen_ != nullptr; }
-  bool done() const {
-    return c.quit || g_quit || (!screen_ && (a_.once ? printed_ >= 1 : a_.frames && printed_ >= a_.frames));
-  }
+  bool done() const { return c.quit || g_quit || printed_all(); }
+  // --once or --frames N: the plain frames asked for are printed.
+  bool printed_all() const { return !screen_ && (a_.once ? printed_ >= 1 : a_.frames && printed_ >= a_.frames); }
   // Keys typed meanwhile; the screen drawn again when they changed something.
   void poll() {
     if (screen_ && screen_->keys(c) && have_) screen_->draw(shown_, c);
@@ -81,11 +81,11 @@ class Display {
     }
   }
   // The last frame, with what ended the watch first among its notes: stays on the screen until q; printed
-  // once more as a plain frame (it covers the last part of a refresh) unless --once printed one already.
+  // once more as a plain frame (it covers the last part of a refresh) unless --once / --frames are printed.
   void last(top::Frame f, const std::string& why) {
     f.notes.insert(f.notes.begin(), why);
     if (!screen_) {
-      if (!(a_.once && printed_)) print(f);
+      if (!printed_all()) print(f);
       return;
     }
     c.paused = false;
