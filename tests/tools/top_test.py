@@ -7,7 +7,8 @@
                        the last frame stays with a note when the program ends.
                        With KRON_TOP_SCREENSHOT=FILE.png the screen is also drawn into that PNG (docs/images/).
   top_test.py board    plain and JSON frames of a board that two programs write (kron run --board): both
-                       named with their rates; a stopped writer's rate is 0 while the other's goes on; the
+                       named with their rates; a stopped writer's rate (and --sched on-CPU share) is 0 while
+                       the other's goes on; the
                        board removed while watching ends the watch with its last frame and a note.
 
 The deadlines below only keep a broken kron top from hanging the suite; nothing is asserted about time.
@@ -273,10 +274,14 @@ def test_board(tmp):
         stopped = [p["pid"] for p in f["processes"] if p["program"].startswith(other)][0]
         os.kill(stopped, signal.SIGSTOP)
         try:
-            f = run_json(["--board", board, "--once", "--json", "--interval", "0.5"])[0]
+            f = run_json(["--board", board, "--once", "--json", "--sched", "--interval", "0.5"])[0]
             ps = programs(f)
             assert ps[other]["samples_per_s"] == 0 and ps[SERVER]["samples_per_s"] > 0, ps
             assert all(t["samples_per_s"] == 0 for t in f["threads"] if t["pid"] == stopped), f["threads"]
+            # --sched: a stopped thread spent no time on a CPU; the running ones some (E431).
+            cpu = {t["tid"]: t["oncpu"] for t in f["threads"] if t["state"] == "active"}
+            assert all(cpu[t["tid"]] == 0 for t in f["threads"] if t["pid"] == stopped and t["tid"] in cpu), cpu
+            assert any(cpu.get(t["tid"]) for t in f["threads"] if t["pid"] != stopped), (cpu, f["threads"])
         finally:
             os.kill(stopped, signal.SIGCONT)
         # The board removed while watching: the last frame stays, with a note; kron top ends by itself.
