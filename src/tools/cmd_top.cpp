@@ -65,6 +65,7 @@ class Display {
     if (!screen_) fmt::print(stderr, "kron top: {}: plain frames instead\n", why);
   }
   bool full_screen() const { return screen_ != nullptr; }
+  void close() { screen_.reset(); }  // the terminal given back: what is printed next stays on it
   bool done() const { return c.quit || g_quit || printed_all(); }
   // --once or --frames N: the plain frames asked for are printed.
   bool printed_all() const { return !screen_ && (a_.once ? printed_ >= 1 : a_.frames && printed_ >= a_.frames); }
@@ -199,6 +200,7 @@ int run_program(const Args& a, Display& d) {
                     fmt::format("; {} samples in {:.1f} s to {}", r.records, r.seconds, a.output);
   if (!o.program_output.empty()) why += "; its output is in " + o.program_output;
   d.last(std::move(final_frame), why);
+  d.close();
   const std::uint64_t lost = t.overruns + t.overwritten;
   fmt::print(stderr, "kron top: {}\n", why);
   if (lost)
