@@ -53,6 +53,9 @@ echo "== kron record: examples/server (kserver: three request types, two phases;
 echo "== kron hist $out/kserver.trace (per phase and in total; the bars are the total's buckets)"
 "$kron" hist "$out/kserver.trace"
 echo "   JSON: kron hist --json $out/kserver.trace (docs/hist-json.md); live: kron hist --board NAME"
+echo "== kron top: kserver watched live (one plain frame; on a terminal: kron top -- PROGRAM, a full screen)"
+"$kron" top --once --program-output "$out/kserver-top.out" -o "$out/kserver-top.trace" -- \
+  "$build/examples/kserver" -t 3 -n 20000 --slow --scopes
 echo "== MPI: examples/mpi/mpi_demo (a ring, a halo exchange, an allreduce) on 4 ranks under libkron_mpi, merged"
 # Each rank records itself (its own board and file); kron merge puts them on rank 0's clock. As root mpirun
 # needs --allow-run-as-root; --oversubscribe lets 4 ranks share fewer cores.

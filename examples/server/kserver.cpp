@@ -7,7 +7,11 @@
 // `kron hist --board NAME` reads the live board (kron run --board NAME -- kserver ...). Each thread also
 // writes one Trace sample (data 1000 + phase) when it starts: every sample carries its thread's phase.
 //
-//   kserver [-t THREADS] [-n REQUESTS_PER_PHASE] [--slow]   (--slow: 1 ms pauses so a live look has time)
+// With --scopes each request is also a named scope ("serve get", "serve put", "serve scan": kron rpt's and
+// kron top's rows).
+//
+//   kserver [-t THREADS] [-n REQUESTS_PER_PHASE] [--slow] [--scopes]
+//   (--slow: 1 ms pauses so a live look has time)
 #include <kron/kron.hpp>
 
 #include <atomic>
@@ -77,18 +81,44 @@ void serve(Store& s, Type type, std::uint64_t key) {
   kron::vcount(type);
 }
 
+// serve() inside a named scope of the request's type (--scopes).
+void serve_scoped(Store& s, Type type, std::uint64_t key) {
+  switch (type) {
+    case Get: {
+      KRON_SCOPE("serve get");
+      serve(s, type, key);
+      break;
+    }
+    case Put: {
+      KRON_SCOPE("serve put");
+      serve(s, type, key);
+      break;
+    }
+    case Scan: {
+      KRON_SCOPE("serve scan");
+      serve(s, type, key);
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   unsigned threads = 3;
   std::uint64_t per_phase = 20000;
-  bool slow = false;
+  bool slow = false, scopes = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "-t") && i + 1 < argc) threads = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
-    else if (!std::strcmp(argv[i], "-n") && i + 1 < argc) per_phase = std::strtoull(argv[++i], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--slow")) slow = true;
+    if (!std::strcmp(argv[i], "-t") && i + 1 < argc)
+      threads = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
+    else if (!std::strcmp(argv[i], "-n") && i + 1 < argc)
+      per_phase = std::strtoull(argv[++i], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--slow"))
+      slow = true;
+    else if (!std::strcmp(argv[i], "--scopes"))
+      scopes = true;
     else {
-      std::fprintf(stderr, "usage: kserver [-t THREADS] [-n REQUESTS_PER_PHASE] [--slow]\n");
+      std::fprintf(stderr, "usage: kserver [-t THREADS] [-n REQUESTS_PER_PHASE] [--slow] [--scopes]\n");
       return 2;
     }
   }
@@ -99,14 +129,17 @@ int main(int argc, char** argv) {
     std::vector<std::thread> ts;
     for (unsigned t = 0; t < threads; ++t)
       ts.emplace_back([&, phase] {
-        kron::phase(phase);  // each thread's PhaseID (004 4.4.1)
+        kron::phase(phase);            // each thread's PhaseID (004 4.4.1)
         kron::trace(0, 1000 + phase);  // a sample that carries the phase (trace format 1.4)
         for (std::uint64_t i; (i = next.fetch_add(1)) < per_phase;) {
           const std::uint64_t r = work(i * 2654435761u + phase, 1);
           // 70% get, 20% put, 10% scan; phase 1 gets spread over all keys (cold), phase 2 over a few (warm).
           const Type type = r % 10 < 7 ? Get : r % 10 < 9 ? Put : Scan;
           const std::uint64_t key = phase == 1 ? r >> 8 : (r >> 8) % 1024;
-          serve(store, type, key);
+          if (scopes)
+            serve_scoped(store, type, key);
+          else
+            serve(store, type, key);
           if (slow && i % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
       });

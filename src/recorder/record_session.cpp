@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -156,6 +157,29 @@ void check_output(const std::string& path) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0) throw refuse("cannot create the trace file");
 }
 
+// RecordOptions::program_output opened for the child: {/dev/null for its input, the file for its output},
+// close-on-exec (the child's dup2 copies are not); {-1, -1} when the program keeps the terminal.
+std::array<int, 2> program_io(const std::string& path) {
+  if (path.empty()) return {-1, -1};
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (in < 0 || out < 0) {
+    const int e = errno;
+    if (in >= 0) ::close(in);
+    if (out >= 0) ::close(out);
+    throw std::runtime_error("cannot open " + path + " for the program's output: " + std::strerror(e));
+  }
+  return {in, out};
+}
+struct ProgramIo {
+  std::array<int, 2> fd;
+  void close() {
+    for (int& f : fd)
+      if (f >= 0) ::close(f), f = -1;
+  }
+  ~ProgramIo() { close(); }
+};
+
 // The program, started: forked, its --sched recording set up, and exec'd. A failure anywhere here ends
 // the child and throws, with nothing written.
 struct Started {
@@ -163,7 +187,8 @@ struct Started {
   std::unique_ptr<SchedRecorder> sched;
 };
 
-[[noreturn]] void child_exec(const RecordOptions& o, pid_t parent, const sigset_t& before, int gate, int exec_fd) {
+[[noreturn]] void child_exec(const RecordOptions& o, pid_t parent, const sigset_t& before, int gate, int exec_fd,
+                             const ProgramIo& io) {
   // The program ends with kron record however kron record ends, SIGKILL included (ERRATUM E135).
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != parent) ::_exit(127);  // kron record already gone
@@ -173,6 +198,7 @@ struct Started {
     while (::read(gate, &go, 1) < 0 && errno == EINTR) {}
     if (go != 1) ::_exit(127);  // kron record could not record the switches: it says why
   }
+  if (io.fd[0] >= 0 && (::dup2(io.fd[0], 0) < 0 || ::dup2(io.fd[1], 1) < 0 || ::dup2(io.fd[1], 2) < 0)) ::_exit(127);
   ::setenv(board::kEnvBoard, o.board.name.c_str(), 1);
   ::setenv(board::kEnvNode, std::to_string(o.board.node).c_str(), 1);
   std::vector<char*> argv;
@@ -197,15 +223,17 @@ Started start_program(const RecordOptions& o, const tracefile::FileHeader& fh, c
   int gate[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
   if (o.sched && ::pipe2(gate, O_CLOEXEC) != 0) throw fail("pipe");
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) throw fail("pipe");
+  ProgramIo io{program_io(o.program_output)};  // before fork: its errors are ours to say
   Started s;
   s.child = ::fork();
   if (s.child < 0) throw fail("fork");
   if (s.child == 0) {
     if (gate[1] >= 0) ::close(gate[1]);
     ::close(exec_pipe[0]);
-    child_exec(o, parent, before, gate[0], exec_pipe[1]);
+    child_exec(o, parent, before, gate[0], exec_pipe[1], io);
   }
   ::close(exec_pipe[1]);
+  io.close();
   g_child = s.child;
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a signal that came meanwhile is forwarded now
   auto reap = [&] {
@@ -279,11 +307,17 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     writer.emplace(o.output, fh, o.compress_level);
     rec.emplace(reader, *writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
     rec->set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
+    if (o.tap) rec->set_tap(o.tap);
     const auto& sched = started.sched;
-    drain_until(*rec, progress, t0, [&] {
+    const Progress watched = !o.watch ? progress : [&](std::uint64_t n, std::uint64_t b, double secs) {
+      if (progress) progress(n, b, secs);
+      o.watch(reader, false);
+    };
+    drain_until(*rec, watched, t0, [&] {
       if (sched) sched->poll();
       return reaped = ::waitpid(child, &r.wait_status, WNOHANG) == child;
     });
+    if (o.watch) o.watch(reader, true);
     if (sched) {
       sched->poll();
       r.sched_lost = sched->lost();

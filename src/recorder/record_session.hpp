@@ -25,6 +25,15 @@ struct RecordOptions {
   int compress_level = 0;          // --compress: zstd level 1-19 for the file's chunks; 0 none
   bool sched = false;              // --sched: the program's context switches (sched.hpp) into the file
   double snapshot_interval_s = 0;  // --snapshot-interval: histogram/counter snapshots; 0 final only
+  // A live watcher (kron top): `tap` gets each lane's records as the drain takes them (Recorder::set_tap);
+  // `watch` is called on the drain's thread about every 250 ms with the board being drained (read it, never
+  // open it again in this process: that would drop the DrainLock), and once more (final = true) after the
+  // program ended and the last records were taken. `program_output`: the program's
+  // standard output and error go to this file (created or truncated) and its standard input is /dev/null
+  // (a full-screen watcher owns the terminal); "" leaves all three as they are.
+  BoardReader::Sink tap;
+  std::function<void(BoardReader&, bool final)> watch;
+  std::string program_output;
 };
 struct RecordResult {
   int wait_status = 0;  // the program's, as waitpid() returns it

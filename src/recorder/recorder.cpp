@@ -242,6 +242,7 @@ std::uint64_t Recorder::drain_once(bool final) {
   double pool_fill = 0;
   board_.drain(
       [&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
+        if (tap_) tap_(v, recs, n);
         merge_.add(v.index, recs, n);
         taken_ += n;
         // The lanes share one pool (board format 2.0). The fill that paces the passes is the larger of

@@ -133,6 +133,9 @@ class Recorder {
   // timestamp on its way to the file. It must be strictly increasing in its argument, so that the order the
   // merge established holds. Empty: none (every real recording).
   void set_timestamp_map(std::function<std::uint64_t(std::uint64_t)> f) { map_ = std::move(f); }
+  // A live watcher (kron top): each lane's records as a pass takes them off the board, in the lane's
+  // order, before the merge (never changed, never held). Empty: none.
+  void set_tap(BoardReader::Sink tap) { tap_ = std::move(tap); }
   const Totals& totals() const { return totals_; }
   // The last pass: records taken off the board, and the fill that paces the next (the larger of the part
   // of the pool they filled and the part of kPaceBytes the busiest lane wrote).
@@ -149,6 +152,7 @@ class Recorder {
   std::uint64_t hold_;
   std::function<std::uint64_t(std::uint64_t)> map_;  // set_timestamp_map (before merge_: its callback uses it)
   std::vector<std::uint8_t> mapped_;                 // the records it rewrote
+  BoardReader::Sink tap_;                            // set_tap
   LaneMerge merge_;
   std::vector<tracefile::LaneEntry> finished_;
   std::uint64_t taken_ = 0;
