@@ -189,6 +189,10 @@ int main() {
     j["html_open_ok"] = ok;
     j["html_browser_wall_s"] = open.wall;
     j["html_browser_empty_wall_s"] = empty.wall;
+    j["html_browser_cpu_s"] = open.cpu;
+    j["html_browser_empty_cpu_s"] = empty.cpu;
+    std::printf("                   browser CPU (user + system, all its processes) %.2f s, empty page %.2f s\n",
+                open.cpu, empty.cpu);
     fs::remove_all(dir / "bench-html-profile");
   } else {
     std::printf("headless Chromium: not installed (deps/test-packages.txt): no open time\n");

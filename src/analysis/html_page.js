@@ -21,9 +21,12 @@
     var p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
     return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
   }
+  var colours = {};  // name * 11 + alpha in tenths -> its CSS colour, made once
   function colour(name, alpha) {
-    var h = (name * 137.508) % 360;
-    return 'hsla(' + h.toFixed(0) + ',55%,' + (name % 2 ? 58 : 66) + '%,' + (alpha === undefined ? 1 : alpha) + ')';
+    var a = alpha === undefined ? 10 : Math.round(alpha * 10), key = name * 11 + a;
+    if (!(key in colours))
+      colours[key] = 'hsla(' + ((name * 137.508) % 360).toFixed(0) + ',55%,' + (name % 2 ? 58 : 66) + '%,' + a / 10 + ')';
+    return colours[key];
   }
   var STATES = [['running', '#3c9a5f'], ['runnable (preempted)', '#e0a030'], ['blocked (waiting)', '#c3c9d1']];
 
@@ -76,17 +79,19 @@
     var lanes = d.lanes.map(function (l, i) {
       return { i: i, info: l, depths: [], states: null, grid: [], sgrid: null, depthN: 0 };
     });
-    var b = d.bars, k;
+    var b = d.bars, k, t = 0;  // starts come as steps from the one before
     for (k = 0; k + 5 < b.length; k += 6) {
       var lane = lanes[b[k]], dep = b[k + 1];
+      t += b[k + 3];
       while (lane.depths.length <= dep) lane.depths.push(new Rows());
-      lane.depths[dep].add(b[k + 3], b[k + 4], b[k + 2], b[k + 5]);
+      lane.depths[dep].add(t, b[k + 4], b[k + 2], b[k + 5]);
     }
     var s = d.states;
-    for (k = 0; k + 4 < s.length; k += 5) {
+    for (k = 0, t = 0; k + 4 < s.length; k += 5) {
       var ln = lanes[s[k]];
+      t += s[k + 2];
       if (!ln.states) ln.states = new Rows();
-      ln.states.add(s[k + 2], s[k + 3], s[k + 1], s[k + 4]);
+      ln.states.add(t, s[k + 3], s[k + 1], s[k + 4]);
     }
     var g = d.grid;
     for (k = 0; k + 4 < g.length; k += 5) {
@@ -191,12 +196,15 @@
     return labels;
   };
 
-  Timeline.prototype.drawGrid = function (cells, y, h, col) {  // E420: what was left out, summed per column
-    var ctx = this.ctx, sx = (this.w - GUTTER) / (this.v1 - this.v0);
+  // E420: what was left out, summed per column (a column narrower than a pixel: the first of its pixel's).
+  Timeline.prototype.drawGrid = function (cells, y, h, col) {
+    var ctx = this.ctx, sx = (this.w - GUTTER) / (this.v1 - this.v0), lastCol = -1;
     for (var k = 0; k < cells.length; k += 3) {
       var s = cells[k] * col, e = s + col;
       if (e < this.v0 || s > this.v1) continue;
       var x0 = Math.max(GUTTER, GUTTER + (s - this.v0) * sx), x1 = Math.min(this.w, GUTTER + (e - this.v0) * sx);
+      if (Math.floor(x0) === lastCol) continue;
+      lastCol = Math.floor(x0);
       ctx.fillStyle = colour(cells[k + 2], Math.min(1, 0.25 + 0.75 * cells[k + 1] / col));
       ctx.fillRect(x0, y + 1, Math.max(1, x1 - x0), h - 2);
       this.drawn++;

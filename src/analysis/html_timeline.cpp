@@ -256,8 +256,9 @@ void json_str(std::string& o, const std::string& s) {
 }
 }  // namespace
 
-// {"span": ns, "lanes": [{"group", "label", "rank"}], "names": [[name, location]],
-//  "bars": [lane, depth, name, start, dur, value, ...], "states": [lane, state, start, dur, cpu, ...],
+// {"span": ns, "lanes": [{"group", "label", "source", "rank"}], "names": [[name, location]],
+//  "bars": [lane, depth, name, start, dur, value, ...], "states": [lane, state, start, dur, cpu, ...] (both in
+//  time order, each start given as the step from the start before it),
 //  "arrows": [from lane, t, to lane, t, bytes, tag, kind (0 MPI, 1 class 4), ...],
 //  "dropped": {"bars", "states", "arrows", "deeper"}, "col": column ns,
 //  "grid": [[lane, depth, column, covered ns, name, ...]], "sgrid": [lane, column, running, runnable, blocked, ...]}
@@ -291,13 +292,13 @@ std::string PageSink::data_json() const {
   o += "],\n\"bars\":[";
   for (std::size_t i = 0; i < bars.size(); ++i)
     fmt::format_to(it, "{}{},{},{},{},{},{}", i ? "," : "", pos[bars[i].lane], bars[i].depth, bars[i].name,
-                   bars[i].start, bars[i].dur, bars[i].value);
+                   bars[i].start - (i ? bars[i - 1].start : 0), bars[i].dur, bars[i].value);  // steps: shorter
   std::vector<Stretch> sts = stretches_;
   std::sort(sts.begin(), sts.end(), [](const Stretch& a, const Stretch& b) { return a.start < b.start; });
   o += "],\n\"states\":[";
   for (std::size_t i = 0; i < sts.size(); ++i)
-    fmt::format_to(it, "{}{},{},{},{},{}", i ? "," : "", pos[sts[i].lane], sts[i].state, sts[i].start, sts[i].dur,
-                   sts[i].cpu);
+    fmt::format_to(it, "{}{},{},{},{},{}", i ? "," : "", pos[sts[i].lane], sts[i].state,
+                   sts[i].start - (i ? sts[i - 1].start : 0), sts[i].dur, sts[i].cpu);
   o += "],\n\"arrows\":[";
   for (std::size_t i = 0; i < arrows_.size(); ++i)  // lanes at 0 and 2 of every 7
     fmt::format_to(it, "{}{}", i ? "," : "", i % 7 == 0 || i % 7 == 2 ? pos[arrows_[i]] : arrows_[i]);

@@ -20,11 +20,11 @@
 namespace kron::analysis {
 
 struct PageLimits {
-  std::size_t bars = 100'000;       // bars kept exactly (the longest, past this)
-  std::size_t stretches = 100'000;  // scheduling stretches kept exactly
-  std::size_t arrows = 20'000;      // messages drawn (the first)
-  unsigned columns = 2048;          // columns of the grid that sums up what was left out
-  unsigned depths = 16;             // nesting levels drawn per lane (deeper ones are counted)
+  std::size_t bars = 50'000;       // bars kept exactly (the longest, past this)
+  std::size_t stretches = 50'000;  // scheduling stretches kept exactly
+  std::size_t arrows = 20'000;     // messages drawn (the first)
+  unsigned columns = 2048;         // columns of the grid that sums up what was left out
+  unsigned depths = 16;            // nesting levels drawn per lane (deeper ones are counted)
 };
 
 class PageSink final : public TimelineSink {

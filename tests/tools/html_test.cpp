@@ -181,10 +181,11 @@ TEST_F(HtmlPage, NamedScopesWithSwitches) {
   ASSERT_EQ(d["lanes"].size(), 3u);
   EXPECT_EQ(d["lanes"][1]["label"], "compress (tid 101)");
   EXPECT_EQ(d["lanes"][0]["group"], "kpigz (pid 100)");
-  // Bars: lane, depth, name, start, dur, value; sorted by start; "deflate" one level inside "compress_block".
+  // Bars: lane, depth, name, start (a step), dur, value; "deflate" one level inside "compress_block".
   const auto& bars = d["bars"];
   ASSERT_EQ(bars.size(), 6 * scopes);
   std::size_t deflates = 0;
+  std::int64_t start = 0;
   for (std::size_t i = 0; i < bars.size(); i += 6) {
     const std::string name = d["names"][bars[i + 2].get<std::size_t>()][0];
     if (name == "deflate") {
@@ -194,8 +195,11 @@ TEST_F(HtmlPage, NamedScopesWithSwitches) {
     } else {
       EXPECT_EQ(bars[i + 1], 0) << name;
     }
-    if (i) {
-      EXPECT_LE(bars[i - 6 + 3].get<std::uint64_t>(), bars[i + 3].get<std::uint64_t>());
+    // In time order, each start a step from the one before: the 4th deflate (tid 102's 2nd block) begins at
+    // 2.6 ms + 0.25 ms after the first sample (at 0.1 ms).
+    start += bars[i + 3].get<std::int64_t>();
+    if (name == "deflate" && deflates == 4) {
+      EXPECT_EQ(start, 2'750'000);
     }
   }
   EXPECT_EQ(deflates, 12u);
@@ -313,9 +317,10 @@ TEST_F(HtmlPage, SwitchesOnly) {
   EXPECT_NE(page.find("<title>sleeper — kron rpt</title>"), std::string::npos);
   const auto d = page_data(page);
   ASSERT_EQ(d["lanes"].size(), 1u);
-  // running 0-1 ms, blocked 1-4, running 4-5, runnable 5-6 (from the first switch at 5 ms).
-  const std::vector<std::uint64_t> want{0, 0, 0,       kMs, 0, 0, 2, kMs,     3 * kMs, 0,
-                                        0, 0, 4 * kMs, kMs, 0, 0, 1, 5 * kMs, kMs,     0};
+  // running 0-1 ms, blocked 1-4, running 4-5, runnable 5-6 (from the first switch at 5 ms); lane, state, the
+  // start's step from the one before, duration, CPU.
+  const std::vector<std::uint64_t> want{0, 0, 0,       kMs, 0, 0, 2, kMs, 3 * kMs, 0,
+                                        0, 0, 3 * kMs, kMs, 0, 0, 1, kMs, kMs,     0};
   EXPECT_EQ(d["states"].get<std::vector<std::uint64_t>>(), want);
   EXPECT_EQ(d["span"], 6 * kMs);
   EXPECT_NE(page.find("33% on CPU"), std::string::npos);
