@@ -40,9 +40,20 @@ echo "== kron info $out/kcompress.trace"
 "$kron" info "$out/kcompress.trace"
 echo "== kron rpt (named scopes paired by name: no interval.info)"
 (cd "$out" && "$kron" rpt kcompress.trace)  # in $out: no interval.info there
+# The same report as a page (summary, timeline, table, histograms); a picture of it where chromium is installed.
+(cd "$out" && "$kron" rpt --html kcompress-report.html kcompress.trace >/dev/null)
+if command -v chromium >/dev/null; then
+  chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --hide-scrollbars --user-data-dir="$out/chromium-profile" \
+    --window-size=1280,1100 --virtual-time-budget=5000 --screenshot="$out/kcompress-report.png" \
+    "file://$(cd "$out" && pwd)/kcompress-report.html" >/dev/null 2>&1 || true
+  rm -rf "$out/chromium-profile"
+fi
 "$kron" export --format perfetto -o "$out/kcompress.pftrace" "$out/kcompress.trace"
 rm -rf "$out/kcompress.ctf"  # (a CTF trace is a directory: the export refuses one that is not empty)
 "$kron" export --format ctf -o "$out/kcompress.ctf" "$out/kcompress.trace" >/dev/null
+echo "   report page: $out/kcompress-report.html (open in a browser: summary, timeline, table, histograms)"
+[ -f "$out/kcompress-report.png" ] && echo "   its picture: $out/kcompress-report.png"
 echo "   timeline:    $out/kcompress.pftrace (https://ui.perfetto.dev, \"Open trace file\": threads by name, nested slices with their value)"
 echo "   CTF:         $out/kcompress.ctf (babeltrace2 $out/kcompress.ctf, or Trace Compass)"
 echo "   walkthrough: docs/walkthrough.md"

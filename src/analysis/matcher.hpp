@@ -197,6 +197,11 @@ class Matcher {
   std::string part_name(unsigned interval, unsigned part) const;
   const std::vector<StreamKey>& streams() const { return streams_; }
   std::uint32_t stream_of(const Sample& s);
+  // The named scopes open on `stream` (begun, not yet ended): from on_interval, the scopes enclosing the one
+  // that just completed (its nesting depth, E152).
+  std::size_t open_scopes(std::uint32_t stream) const {
+    return stream < named_open_.size() ? named_open_[stream].size() : 0;
+  }
   // Statistics of (interval, part) on a stream; stream == kAll: across all streams.
   static constexpr std::uint32_t kAll = ~std::uint32_t{0};
   const Stats& stats(unsigned interval, unsigned part, std::uint32_t stream) const;

@@ -73,16 +73,57 @@ class ReportSink final : public TimelineSink {
   Needs needs() const override {
     Needs n = Needs().in_batches().matched().cpu_time();
     if (o_.latency) n.tail.push_back(Part::SnapshotRecords);
+    if (o_.also)
+      for (const Part p : o_.also->needs().tail) n.tail.push_back(p);
     return n;
   }
-  void begin(Timeline& tl) override { tl_ = &tl; }
+  void begin(Timeline& tl) override {
+    tl_ = &tl;
+    if (o_.also) o_.also->begin(tl);
+  }
   void interval(const Occurrence& o) override {
     if (o_.each) o_.each(o, *tl_->matcher());
+    if (o_.also) o_.also->interval(o);
   }
-  void snapshot_records(const Input&, std::span<const std::uint8_t> records) override { latency.add(records); }
+  void snapshot_records(const Input& i, std::span<const std::uint8_t> records) override {
+    latency.add(records);
+    if (o_.also) o_.also->snapshot_records(i, records);
+  }
+  // The second sink's parts (html.hpp: PageSink).
+  void samples(std::span<const Sample> b) override {
+    also([&](TimelineSink& s) { s.samples(b); });
+  }
+  void samples_done() override {
+    also([](TimelineSink& s) { s.samples_done(); });
+  }
+  void sched_thread(std::uint32_t src, std::uint32_t th) override {
+    also([&](TimelineSink& s) { s.sched_thread(src, th); });
+  }
+  void sched_stretch(const SchedStretch& x) override {
+    also([&](TimelineSink& s) { s.sched_stretch(x); });
+  }
+  void sched_switch(const record::SchedRecord& x) override {
+    also([&](TimelineSink& s) { s.sched_switch(x); });
+  }
+  void snapshot(const SnapshotSeries& x) override {
+    also([&](TimelineSink& s) { s.snapshot(x); });
+  }
+  void mpi_message(const record::MpiRecord& a, const record::MpiRecord& b) override {
+    also([&](TimelineSink& s) { s.mpi_message(a, b); });
+  }
+  void mpi_call(const record::MpiRecord& x) override {
+    also([&](TimelineSink& s) { s.mpi_call(x); });
+  }
+  void end() override {
+    also([](TimelineSink& s) { s.end(); });
+  }
   SnapshotSum latency;
 
  private:
+  template <class F>
+  void also(F&& f) {
+    if (o_.also) f(*o_.also);
+  }
   const ReportOptions& o_;
   Timeline* tl_ = nullptr;
 };

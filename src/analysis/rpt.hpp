@@ -28,6 +28,7 @@ namespace kron::analysis {
 class Timeline;
 
 class Timeline;
+class TimelineSink;
 
 struct ReportRow {
   std::string name;
@@ -70,6 +71,9 @@ struct ReportOptions {
   bool latency = false;  // also merge the histogram snapshots (Report::latency, for the HTML page)
   // Called with each occurrence as it completes, in time order (kron rpt -n); may be empty.
   std::function<void(const Occurrence&, const Matcher&)> each;
+  // A second sink fed by the same walk (the HTML page's timeline, html.hpp: PageSink); may be null. Its
+  // needs() add tail parts; it is walked in batches, with the matcher.
+  TimelineSink* also = nullptr;
 };
 // The whole report of a timeline: one walk (the matcher fed in batches, on-CPU time from the switches
 // read ahead, E157, or a cpu counter), the interval rows, an MPI recording's message rows (E210), the

@@ -57,6 +57,8 @@ int run(const Args& a) {
   analysis::ReportOptions ro;
   ro.summary = a.summary;
   ro.latency = !a.html.empty();
+  analysis::PageSink page_sink;  // --html: the page's timeline, from the same walk
+  if (!a.html.empty()) ro.also = &page_sink;
   if (a.chronological && !a.json) {
     buf += fmt::format("{:>16}  {:>14}  {:>14}  {:<24}  {}\n", "end (us)", "ticks", "us", "stream", "interval");
     ro.each = [&](const analysis::Occurrence& o, const analysis::Matcher& m) {
@@ -79,7 +81,7 @@ int run(const Args& a) {
   if (!buf.empty()) buf += '\n';
   flush();
   if (!a.html.empty()) {
-    const std::string page = analysis::render_html(r, "kron rpt: " + info.path, &r.latency);
+    const std::string page = analysis::render_html(r, &page_sink, &r.latency);
     write_file_atomically(a.html, [&](std::FILE* f) {
       if (std::fwrite(page.data(), 1, page.size(), f) != page.size())
         throw std::runtime_error(a.html + ": write failed");
@@ -113,7 +115,8 @@ KRON_COMMAND("rpt", "interval report from interval.info: count, total, min, max,
                             "every column (class, stddev, unmatched starts and ends, ticks and us lines); the default "
                             "fits 100 columns");
                app.add_flag("--json", a->json, "print the report as one JSON document (docs/rpt-json.md)");
-               app.add_option("--html", a->html, "also write a self-contained HTML page with SVG histograms");
+               app.add_option("--html", a->html,
+                              "also write a self-contained HTML page: summary, timeline, table and histograms");
                app.add_option("--phase", a->phases,
                               "only the samples of phase P (kron::phase, trace format 1.4; repeat for several): "
                               "the report of one phase")

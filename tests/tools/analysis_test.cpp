@@ -404,9 +404,9 @@ TEST_F(Tools, HtmlLatencyHistogramsInHeadlessChromium) {
   EXPECT_NE(page.find("<svg class=\"hist latency\""), std::string::npos);
   EXPECT_NE(page.find("<td>get</td><td>2</td><td class=\"n\">60</td>"), std::string::npos);  // phase 2: 3 buckets of 20
   EXPECT_NE(page.find("<td>get</td><td>all</td><td class=\"n\">90</td>"), std::string::npos);
-  std::size_t svgs = count_charts(page);  // the intervals' charts, and one latency chart
+  std::size_t svgs = count_charts(page);  // the intervals' charts, and the latency charts: total and per phase
   for (std::size_t p = 0; (p = page.find("<svg class=\"hist latency\"", p)) != std::string::npos; ++p) ++svgs;
-  EXPECT_EQ(svgs, count_charts(page) + 1);
+  EXPECT_EQ(svgs, count_charts(page) + 3);
   const auto b = sh(dir, std::string("timeout 120 " KRON_CHROMIUM " --headless --no-sandbox --disable-gpu --no-first-run "
                                      "--disable-background-networking --disable-component-update --disable-sync "
                                      "--user-data-dir='") + (dir / "profile2").string() + "' --enable-logging=stderr --v=0 "
