@@ -344,6 +344,23 @@ TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
   for (const auto& x : sl)
     if (x.name == "outer") first_outer = std::min(first_outer, x.start);
   EXPECT_EQ(first_outer, tl.ns(1'000'003));
+  // Every outer slice begins and ends where its samples say (the ticks of nested_scopes_file, converted by the
+  // timeline): slices come out in the order they end.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> outer_ticks;
+  for (std::uint64_t k = 0, tk = 1'000'003; k < 200; ++k) {
+    const std::uint64_t b = tk;
+    tk += 3 + (k * 7919) % 1013;
+    outer_ticks.push_back({b, tk + 1});
+    tk += 5 + k % 3;
+  }
+  std::size_t k = 0;
+  for (const auto& x : sl) {
+    if (x.name != "outer") continue;
+    ASSERT_LT(k, outer_ticks.size());
+    EXPECT_EQ(x.start, tl.ns(outer_ticks[k].first)) << "outer " << k;
+    EXPECT_EQ(x.end, tl.ns(outer_ticks[k].second)) << "outer " << k;
+    ++k;
+  }
   // The named event: one instant with its value, on the same track as the scopes.
   std::size_t instants = 0;
   for (const auto& e : t.events)

@@ -202,6 +202,7 @@ TEST(ClcTest, AReceiveEndingBeforeItsSendBeganIsAViolationAndIsCorrected) {
   const ClcResult r = clc(ev, m, 2, 0.99);
   EXPECT_EQ(count_violations(ev, m), 0u);
   EXPECT_EQ(r.max_correction, 100u);        // the receive's end moved to its send's begin
+  EXPECT_EQ(r.events_moved, 3u);  // times moved: the first receive's end, the second's begin and end; no send
   EXPECT_EQ(ev[2].rec.end, 1000u);
   EXPECT_EQ(ev[2].rec.timestamp, 850u);     // its begin was not in violation: kept
   EXPECT_EQ(ev[0].rec.timestamp, 1000u);    // the sender is not moved

@@ -230,6 +230,33 @@ TEST(ProbeTest, NextSampleAfterOverrunCarriesTheFlag) {  // 000 SAMPLING: "reset
   EXPECT_TRUE(r.totals().exact());
 }
 
+// 000 SAMPLING: an error flag is "reset by next successful sample", also when that sample is written by the
+// probe's fast path: a Resource sample that finds no room (it needs three slots; the pool is empty) is
+// dropped and flagged on the Trace sample that still fits in the block's last slots, and only on it.
+TEST(ProbeTest, OverrunFlagGoesWithTheNextSampleOnlyOnTheFastPathToo) {
+  ScratchBoard b(small(board::BufferMode::Simple, 32 << 10));
+  const std::uint64_t slots = testing::pool_slots(b.header());
+  ASSERT_EQ(in_child(b.name, [&] {
+              for (std::uint64_t i = 0; i + 2 < slots; ++i) kron::trace(0, i);  // two slots left, no free block
+              kron::resource(0, 7777);                                           // needs three: dropped, counted
+              kron::trace(0, 8888);                                              // fits: carries the flag
+              kron::trace(0, 9999);                                              // fits: does not
+              return 0;
+            }),
+            0);
+  auto r = b.reader();
+  const auto s = samples_of(r);
+  ASSERT_EQ(s.size(), slots);
+  EXPECT_EQ(s[slots - 2].data, 8888u);
+  EXPECT_EQ(s[slots - 2].flags & kFlagShadowOverrun, kFlagShadowOverrun);  // ERRATUM E24: a Resource sample lost
+  EXPECT_EQ(s[slots - 1].data, 9999u);
+  EXPECT_EQ(s[slots - 1].flags & (kFlagShadowOverrun | kFlagFifoOverrun), 0) << "the flag stayed after its sample";
+  EXPECT_EQ(s[slots - 3].flags & (kFlagShadowOverrun | kFlagFifoOverrun), 0);
+  const auto t = r.totals();
+  EXPECT_EQ(t.overruns, 1u);
+  EXPECT_TRUE(t.exact());
+}
+
 TEST(ProbeTest, WaitPolicyWithoutDrainerDiscardsInsteadOfHanging) {  // 000 Table B3a; ERRATUM E22
   board::CreateOptions o = small(board::BufferMode::Simple, 32 << 10);
   o.csr = board::kCsrSamplingEnabled | board::kCsrWriteWait;
