@@ -192,6 +192,24 @@ TEST(MatchTest, CollectivesGroupBySequenceAndCountMissingMembers) {
 }
 
 // ---- Violations and the controlled logical clock (ERRATUM E206) --------------------------------------------
+// A rank's correction is a step function that fades: each step applies from its own instant on, whether the
+// query walks forward from the step before (the merge's cursor) or searches back.
+TEST(ClcTest, ACorrectionStepAppliesFromItsOwnInstant) {
+  Correction c;
+  c.fade = 0;  // gamma 1: no fading, the step's delta as it is
+  c.steps = {{100, 50}, {200, 80}};
+  std::size_t cursor = 0;
+  EXPECT_EQ(c.delta_at(99, cursor), 0u);
+  EXPECT_EQ(c.delta_at(100, cursor), 50u);
+  EXPECT_EQ(c.delta_at(199, cursor), 50u);
+  EXPECT_EQ(c.delta_at(200, cursor), 80u);  // the cursor still on the step before
+  std::size_t fresh = 1;
+  EXPECT_EQ(c.delta_at(150, fresh), 50u);  // back in time: searched
+  c.fade = 0.1;  // 10% of a tick per tick: 50 ticks after the step, 5 of its 50 have faded
+  std::size_t again = 0;
+  EXPECT_EQ(c.delta_at(150, again), 45u);
+}
+
 TEST(ClcTest, AReceiveEndingBeforeItsSendBeganIsAViolationAndIsCorrected) {
   // Rank 1's clock is 1000 ticks behind: its receive ends (900) before the send began (1000).
   auto ev = events_of({call(0, MpiCall::Send, 1, 1, 1000, 1010), call(0, MpiCall::Send, 1, 1, 3000, 3010),
