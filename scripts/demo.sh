@@ -53,6 +53,12 @@ echo "== kron record: examples/server (kserver: three request types, two phases;
 echo "== kron hist $out/kserver.trace (per phase and in total; the bars are the total's buckets)"
 "$kron" hist "$out/kserver.trace"
 echo "   JSON: kron hist --json $out/kserver.trace (docs/hist-json.md); live: kron hist --board NAME"
+echo "== kron record: examples/functions (kprimes: a C program with no kron code, built with pkg-config kron-functions' flags)"
+"$kron" record -q -o "$out/kprimes.trace" -- "$build/examples/kprimes" 20000
+echo "== kron rpt: every function a named scope, named from the program's symbols and DWARF (docs/functions.md)"
+"$kron" rpt "$out/kprimes.trace" | head -n 12
+"$kron" export --format perfetto -o "$out/kprimes.pftrace" "$out/kprimes.trace"
+echo "   timeline:    $out/kprimes.pftrace (each call a slice, nested by the call stack)"
 echo "== MPI: examples/mpi/mpi_demo (a ring, a halo exchange, an allreduce) on 4 ranks under libkron_mpi, merged"
 # Each rank records itself (its own board and file); kron merge puts them on rank 0's clock. As root mpirun
 # needs --allow-run-as-root; --oversubscribe lets 4 ranks share fewer cores.

@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "kron/board_ops.hpp"
+#include "functions/filter.hpp"
 #include "kron/core/error.hpp"
 #include "recorder/options.hpp"
 #include "recorder/record_session.hpp"
@@ -36,7 +38,8 @@ struct Args {
   double snapshot_interval = 0;  // --snapshot-interval SECONDS
   unsigned hist_slots = board::kDefaultHistSlots, stat_cells = board::kDefaultStatCells;
   std::vector<std::string> program;
-  std::string compress;  // --compress[=LEVEL]
+  std::string functions_filter;  // --functions-filter FILE: the function hooks' run-time filter
+  std::string compress;          // --compress[=LEVEL]
   CLI::Option* compress_opt = nullptr;
   std::string board;                     // --board: drain this existing board
   double until_idle = -1;                // --until-idle SECONDS
@@ -158,6 +161,15 @@ int run(const Args& a) {
   if (a.program.empty()) throw InputError::at_offset("kron record", 0, "give -- PROGRAM ARGS, or --board NAME");
   if (a.until_idle_opt->count())
     throw InputError::at_offset("--until-idle", 0, "applies to --board NAME (a program's recording ends with it)");
+  if (!a.functions_filter.empty()) {  // checked here, so that a bad file stops before the program runs
+    functions::Filter f;
+    functions::FilterError e;
+    if (!functions::load_filter(a.functions_filter.c_str(), f, e))
+      throw InputError::at_line(e.file, static_cast<unsigned>(e.line), 0, e.what);
+    char* full = ::realpath(a.functions_filter.c_str(), nullptr);
+    ::setenv("KRON_FUNCTIONS_FILTER", full ? full : a.functions_filter.c_str(), 1);  // the program's hooks read it
+    std::free(full);
+  }
   recorder::RecordOptions o;
   // Unique in every PID namespace, created O_EXCL: never another kron record's board (ERRATUM E122).
   o.board.name = board::unique_name("record");
@@ -217,6 +229,9 @@ KRON_COMMAND(
           app.add_flag("--sched", a->sched,
                        "also record the program's context switches (perf_event: kernel.perf_event_paranoid 2 or below, "
                        "or CAP_PERFMON): kron export shows them as thread state tracks");
+      app.add_option("--functions-filter", a->functions_filter,
+                     "a program built with the function hooks (kron-functions.pc) leaves out the functions this "
+                     "filter file excludes (Score-P syntax; docs/functions.md)");
       made(app.add_flag("--wait", a->wait,
                         "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
       made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));
