@@ -1,5 +1,5 @@
 /* kprimes: a small C program with no kron code (docs/functions.md, make demo). Built with
- *   cc -g $(pkg-config --cflags --libs kron-functions) kprimes.c -o kprimes
+ *   cc -g kprimes.c $(pkg-config --cflags --libs kron-functions) -o kprimes
  * it runs as before; under `kron record` every function's entry and exit is recorded, and `kron rpt` names
  * them: is_prime once per candidate, sieve_mark once per prime up to sqrt(N), and so on. */
 #include <stdio.h>
