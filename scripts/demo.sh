@@ -53,13 +53,14 @@ echo "== kron record: examples/server (kserver: three request types, two phases;
 echo "== kron hist $out/kserver.trace (per phase and in total; the bars are the total's buckets)"
 "$kron" hist "$out/kserver.trace"
 echo "   JSON: kron hist --json $out/kserver.trace (docs/hist-json.md); live: kron hist --board NAME"
-echo "== kron record: examples/functions (kprimes: a C program with no kron code, built with pkg-config kron-functions' flags)"
+echo "== kron record: examples/functions (kprimes: no kron code, built with pkg-config kron-functions' flags)"
 "$kron" record -q -o "$out/kprimes.trace" -- "$build/examples/kprimes" 20000
 echo "== kron rpt: every function a named scope, named from the program's symbols and DWARF (docs/functions.md)"
 "$kron" rpt "$out/kprimes.trace" | head -n 12
 "$kron" export --format perfetto -o "$out/kprimes.pftrace" "$out/kprimes.trace"
 echo "   timeline:    $out/kprimes.pftrace (each call a slice, nested by the call stack)"
-if command -v clang >/dev/null && clang -O2 -fopenmp "$here/examples/openmp/ompdemo.c" -o "$out/ompdemo" 2>/dev/null; then
+if command -v clang >/dev/null &&
+    clang -O2 -fopenmp "$here/examples/openmp/ompdemo.c" -o "$out/ompdemo" 2>/dev/null; then
   echo "== kron record --openmp: examples/openmp (ompdemo, clang -fopenmp: no kron code; OMPT through LLVM's libomp)"
   "$kron" record -q --openmp -o "$out/ompdemo.trace" -- "$out/ompdemo"
   "$kron" rpt "$out/ompdemo.trace" | grep -E "^interval|omp (parallel|implicit task|barrier|critical|task) "

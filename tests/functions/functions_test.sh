@@ -33,7 +33,8 @@ if "$KRON" record -q -o "$tmp/bad.kron" --functions-filter "$here/fn_bad_filter.
     >/dev/null 2>"$tmp/bad.err"; then
   echo "FAIL: kron record ran with a bad filter file"; exit 1
 fi
-grep -q "fn_bad_filter.txt:2: .*without a pattern" "$tmp/bad.err" || { echo "FAIL: bad filter message:"; cat "$tmp/bad.err"; exit 1; }
+grep -q "fn_bad_filter.txt:2: .*without a pattern" "$tmp/bad.err" ||
+  { echo "FAIL: bad filter message:"; cat "$tmp/bad.err"; exit 1; }
 [ ! -e "$tmp/bad.kron" ] || { echo "FAIL: a bad filter file still ran the program"; exit 1; }
 
 python3 - "$tmp" <<'PY'
@@ -78,7 +79,8 @@ for m in re.finditer(r"  event (kron functions: .*?) value (\d+)", open(f"{tmp}/
 past = events.get("kron functions: calls past the depth limit", 0)
 deep = by.get("deep", {"count": 0, "unmatched": 0})
 if past == 0: fail(f"no calls past the depth limit counted (events: {events})")
-if deep["count"] + past != counts["deep"]: fail(f"deep: {deep['count']} recorded + {past} past the limit != {counts['deep']}")
+if deep["count"] + past != counts["deep"]:
+    fail(f"deep: {deep['count']} recorded + {past} past the limit != {counts['deep']}")
 if deep["unmatched"]: fail("deep: unmatched begins/ends")
 if events.get("kron functions: frames closed by a later exit") != 2 * counts["jumps"]:
     fail(f"frames closed by a later exit: {events}, expected {2 * counts['jumps']}")

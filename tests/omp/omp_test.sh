@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# An OpenMP program with no kron code (examples/openmp/ompdemo.c), built with clang -fopenmp (LLVM's libomp, which has OMPT),
+# An OpenMP program with no kron code (examples/openmp/ompdemo.c), built with clang -fopenmp (LLVM's libomp, which
+# has OMPT),
 # prints the same under `kron record --openmp`; `kron rpt` shows its parallel region, each thread's implicit task,
 # the explicit barrier with its wait, the critical section's wait and hold and the explicit tasks, per thread,
 # with the counts the program counts itself; the Perfetto export carries them.
@@ -38,14 +39,16 @@ for name in ("omp implicit task", "omp barrier (explicit)", "omp barrier wait (e
     pt = per_thread(name)
     if len(pt) != threads: fail(f"{name}: on {len(pt)} threads, expected {threads}: {sorted(pt)}")
     if any(r["count"] != counts["regions"] for r in pt.values()): fail(f"{name}: not once per thread and region")
-if total("omp critical hold") != counts["critical"]: fail(f"omp critical hold {total('omp critical hold')} != {counts['critical']}")
+if total("omp critical hold") != counts["critical"]:
+    fail(f"omp critical hold {total('omp critical hold')} != {counts['critical']}")
 if total("omp critical wait") != counts["critical"]: fail("omp critical wait: not once per entry")
 if total("omp task") < counts["tasks"]: fail(f"omp task: {total('omp task')} stretches for {counts['tasks']} tasks")
 if total("omp single (executor)") != 2: fail("omp single (executor): two singles, one executor each")
 if total("omp loop") != threads: fail("omp loop: once per thread")
 # The Perfetto export draws every occurrence as a slice (its summary line counts them).
 slices = int(re.search(r"(\d+) interval slices", open(f"{tmp}/perfetto.out").read()).group(1))
-if slices != sum(r["count"] for r in rows): fail(f"Perfetto: {slices} slices, rpt counts {sum(r['count'] for r in rows)}")
+if slices != sum(r["count"] for r in rows):
+    fail(f"Perfetto: {slices} slices, rpt counts {sum(r['count'] for r in rows)}")
 names = {r.get("thread_name", "") for r in rows}
 if not any(n.startswith("omp thread ") for n in names): fail(f"no thread named by its OpenMP number: {names}")
 print("openmp: ok")
