@@ -56,7 +56,7 @@ echo "   JSON: kron hist --json $out/kserver.trace (docs/hist-json.md); live: kr
 echo "== kron record: examples/functions (kprimes: no kron code, built with pkg-config kron-functions' flags)"
 "$kron" record -q -o "$out/kprimes.trace" -- "$build/examples/kprimes" 20000
 echo "== kron rpt: every function a named scope, named from the program's symbols and DWARF (docs/functions.md)"
-"$kron" rpt "$out/kprimes.trace" | head -n 12
+"$kron" rpt "$out/kprimes.trace"
 "$kron" export --format perfetto -o "$out/kprimes.pftrace" "$out/kprimes.trace"
 echo "   timeline:    $out/kprimes.pftrace (each call a slice, nested by the call stack)"
 if command -v clang >/dev/null &&
