@@ -77,7 +77,7 @@ void on_implicit_task(ompt_scope_endpoint_t e, ompt_data_t*, ompt_data_t*, unsig
                       int flags) {
   if (flags & ompt_task_initial) return;                  // the initial task spans the program
   if (e == ompt_scope_begin && !t_named && index != 0) {  // thread 0 is the program's own (its name kept)
-    char name[16];
+    char name[32];                                        // kron::thread_name keeps 15 bytes, as the kernel does
     std::snprintf(name, sizeof name, "omp thread %u", index);
     kron::thread_name(name);
     t_named = true;
