@@ -67,6 +67,18 @@ echo "   JSON: kron hist --json $out/kserver.trace (docs/hist-json.md); live: kr
 echo "== kron top: kserver watched live (one plain frame; on a terminal: kron top -- PROGRAM, a full screen)"
 "$kron" top --once --program-output "$out/kserver-top.out" -o "$out/kserver-top.trace" -- \
   "$build/examples/kserver" -t 3 -n 20000 --slow --scopes
+echo "== kron record: examples/functions (kprimes: no kron code, built with pkg-config kron-functions' flags)"
+"$kron" record -q -o "$out/kprimes.trace" -- "$build/examples/kprimes" 20000
+echo "== kron rpt: every function a named scope, named from the program's symbols and DWARF (docs/functions.md)"
+"$kron" rpt "$out/kprimes.trace"
+"$kron" export --format perfetto -o "$out/kprimes.pftrace" "$out/kprimes.trace"
+echo "   timeline:    $out/kprimes.pftrace (each call a slice, nested by the call stack)"
+if command -v clang >/dev/null &&
+    clang -O2 -fopenmp "$here/examples/openmp/ompdemo.c" -o "$out/ompdemo" 2>/dev/null; then
+  echo "== kron record --openmp: examples/openmp (ompdemo, clang -fopenmp: no kron code; OMPT through LLVM's libomp)"
+  "$kron" record -q --openmp -o "$out/ompdemo.trace" -- "$out/ompdemo"
+  "$kron" rpt "$out/ompdemo.trace" | grep -E "^interval|omp (parallel|implicit task|barrier|critical|task) "
+fi
 echo "== MPI: examples/mpi/mpi_demo (a ring, a halo exchange, an allreduce) on 4 ranks under libkron_mpi, merged"
 # Each rank records itself (its own board and file); kron merge puts them on rank 0's clock. As root mpirun
 # needs --allow-run-as-root; --oversubscribe lets 4 ranks share fewer cores.

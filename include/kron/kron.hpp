@@ -57,8 +57,10 @@
 #include <x86intrin.h>
 #endif
 
+// no_instrument_function: in a program built with the function hooks (-finstrument-functions, kron-functions.pc)
+// the probes stay probes, not functions recorded at every use.
 #if defined(__GNUC__)
-#define KRON_ALWAYS_INLINE inline __attribute__((always_inline))
+#define KRON_ALWAYS_INLINE inline __attribute__((always_inline, no_instrument_function))
 #else
 #define KRON_ALWAYS_INLINE inline
 #endif

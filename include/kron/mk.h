@@ -107,7 +107,9 @@ struct kron_c_stats_ {
 };
 
 #if !defined(__cplusplus) && defined(__GNUC__) && !defined(KRON_C_OUT_OF_LINE)
-#define KRON_C_INLINE static __inline__ __attribute__((always_inline, unused))
+/* no_instrument_function: in a program built with the function hooks (-finstrument-functions, kron-functions.pc)
+ * the probes stay probes, not functions recorded at every use. */
+#define KRON_C_INLINE static __inline__ __attribute__((always_inline, unused, no_instrument_function))
 extern __thread struct kron_c_lane_ kron_t_lane __attribute__((tls_model("initial-exec")));
 extern __thread struct kron_c_stats_ kron_t_stats __attribute__((tls_model("initial-exec")));
 extern const uint64_t* kron_g_stat_gen;

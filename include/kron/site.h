@@ -15,6 +15,9 @@ extern "C" {
 
 /* What a site names (the name table's entries, kron/core/record.hpp NameKind). */
 enum { KRON_SITE_SCOPE = 1, KRON_SITE_EVENT = 2 };
+/* The function hooks (kron-functions.pc): the one site whose samples carry a function's address, and a loaded
+ * object of the load map (`name`: its load bias as "0x..." text, `file`: its path). */
+enum { KRON_SITE_FUNCTION = 3, KRON_SITE_MODULE = 4 };
 /* An id no table entry has: the table was full (counted on the board) or no board is attached. */
 #define KRON_NAME_NONE 0xffffu
 

@@ -1,5 +1,6 @@
 // Streaming sample inputs: see input.hpp.
 #include "analysis/input.hpp"
+#include "analysis/functions.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -131,14 +132,21 @@ class KronFile final : public Input {
     ts_mask_ = ~std::uint64_t{0};
     const auto& h = r_.header();
     if (h.minor >= 5 && (h.mpi_records || h.clock_offsets)) r_.read_annex();  // the exports' MPI records
+    // The function hooks' samples (1.7): each address its own named scope (functions.hpp).
+    if (h.minor >= 7 && (functions_ = FunctionNames::scan(path, r_, salvage))) {
+      names_ = r_.names();
+      names_.insert(names_.end(), functions_->names().begin(), functions_->names().end());
+    }
   }
   bool next(Sample& out) override {
     if (!r_.next(out)) return false;
+    if (functions_) functions_->rename({&out, 1});
     ++samples_;
     return true;
   }
   std::size_t next_batch(std::span<Sample> out) override {
     const std::size_t n = r_.next_batch(out);
+    if (functions_) functions_->rename(out.first(n));
     samples_ += n;
     return n;
   }
@@ -161,7 +169,16 @@ class KronFile final : public Input {
                       "overwritten in circular mode)",
                       path_, h.overruns + h.overwritten, h.overruns, h.overwritten));
     for (auto& x : r_.warnings()) w.push_back(std::move(x));  // skipped records, a salvaged count (E128)
-    if (h.late)                                               // trace format 1.1 (E33)
+    if (functions_ && functions_->unnamed())
+      w.push_back(
+          fmt::format("{}: {} functions have no symbol and show as OBJECT+0xOFFSET: the program or a library "
+                      "is stripped, or its file moved since the recording (build with -g and keep the "
+                      "binary; docs/functions.md \"Names\")",
+                      path_, functions_->unnamed()));
+    if (functions_ && functions_->no_id())
+      w.push_back(fmt::format("{}: {} functions found no name id (65534 names in all) and show as (functions)", path_,
+                              functions_->no_id()));
+    if (h.late)  // trace format 1.1 (E33)
       w.push_back(
           fmt::format("{}: the recorder wrote {} samples late, after a sample with a later timestamp "
                       "(their probe was held longer than the recorder's hold-back)",
@@ -171,7 +188,7 @@ class KronFile final : public Input {
   std::string counter_name(unsigned i) const override {
     return i < kResourceCounters ? std::string(tracefile::counter_name(r_.header(), i)) : std::string();
   }
-  const std::vector<record::NameRecord>* name_records() const override { return &r_.names(); }
+  const std::vector<record::NameRecord>* name_records() const override { return functions_ ? &names_ : &r_.names(); }
   bool wall_clock(std::uint64_t& start_ticks, std::uint64_t& start_realtime_ns) const override {
     start_ticks = r_.header().start_ticks;
     start_realtime_ns = r_.header().start_realtime_ns;
@@ -202,6 +219,8 @@ class KronFile final : public Input {
  private:
   tracefile::Reader r_;
   bool salvage_;
+  std::unique_ptr<FunctionNames> functions_;  // null: no function hooks' samples
+  std::vector<record::NameRecord> names_;     // with functions_: the file's names and the functions'
 };
 
 }  // namespace

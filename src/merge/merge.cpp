@@ -214,7 +214,7 @@ std::vector<record::NameRecord> merged_names(std::vector<Input>& in, std::uint64
   for (auto& x : in) {
     names_lost += x.reader->header().names_lost;
     for (const auto& r : x.reader->names()) {
-      if (r.name_kind != record::NameKind::Scope && r.name_kind != record::NameKind::Event) {
+      if (!record::name_has_id(r.name_kind)) {
         names.push_back(r);
         continue;
       }

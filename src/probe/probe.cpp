@@ -211,7 +211,7 @@ std::uint32_t add_name(record::NameRecord r) {
   const std::uint64_t i = g_board->names_used.fetch_add(1, std::memory_order_relaxed);
   if (i >= g_name_slots) return KRON_NAME_NONE;
   r.h = record::RecordHeader{record::RecordKind::Names, sizeof(record::NameRecord), 0, 0, {0}};
-  if (r.name_kind != record::NameKind::Thread) r.id = static_cast<std::uint16_t>(i + 1);
+  if (record::name_has_id(r.name_kind)) r.id = static_cast<std::uint16_t>(i + 1);
   NameSlot* slot = g_map->name_slot(static_cast<std::uint32_t>(i));
   std::memcpy(slot->body, reinterpret_cast<const std::uint8_t*>(&r) + sizeof(record::RecordHeader), sizeof slot->body);
   // Release: a reader that acquires the header word reads the whole entry.
@@ -1058,8 +1058,11 @@ uint32_t kron_site_register(struct kron_site* site) {
   std::uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
   if (id) return id;
   if (!g_board) return KRON_NAME_NONE;  // not stored: a later attach registers it
-  record::NameRecord r =
-      name_entry(site->kind == KRON_SITE_EVENT ? record::NameKind::Event : record::NameKind::Scope, gettid_u32());
+  record::NameRecord r = name_entry(site->kind == KRON_SITE_EVENT      ? record::NameKind::Event
+                                    : site->kind == KRON_SITE_FUNCTION ? record::NameKind::Function
+                                    : site->kind == KRON_SITE_MODULE   ? record::NameKind::Module
+                                                                       : record::NameKind::Scope,
+                                    gettid_u32());
   copy_str(r.name, sizeof r.name, site->name);
   copy_str(r.function, sizeof r.function, site->function);
   copy_str(r.file, sizeof r.file, site->file, true);

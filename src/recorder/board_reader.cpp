@@ -548,7 +548,7 @@ std::vector<record::NameRecord> BoardReader::names(std::uint64_t* lost, std::uin
     record::NameRecord r;
     std::memcpy(&r, &w, sizeof w);
     std::memcpy(reinterpret_cast<std::uint8_t*>(&r) + sizeof w, slot->body, sizeof slot->body);
-    if (record::name_record_problem(r, r.name_kind == record::NameKind::Thread ? 0 : i + 1)) {
+    if (record::name_record_problem(r, record::name_has_id(r.name_kind) ? i + 1 : 0)) {
       if (bad) ++*bad;
       continue;
     }

@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "kron/board_ops.hpp"
+#include "functions/filter.hpp"
 #include "kron/core/error.hpp"
 #include "recorder/options.hpp"
 #include "recorder/record_session.hpp"
@@ -36,7 +38,9 @@ struct Args {
   double snapshot_interval = 0;  // --snapshot-interval SECONDS
   unsigned hist_slots = board::kDefaultHistSlots, stat_cells = board::kDefaultStatCells;
   std::vector<std::string> program;
-  std::string compress;  // --compress[=LEVEL]
+  std::string functions_filter;  // --functions-filter FILE: the function hooks' run-time filter
+  bool openmp = false;           // --openmp: OMP_TOOL_LIBRARIES=libkron_omp.so
+  std::string compress;          // --compress[=LEVEL]
   CLI::Option* compress_opt = nullptr;
   std::string board;                     // --board: drain this existing board
   double until_idle = -1;                // --until-idle SECONDS
@@ -148,6 +152,19 @@ int run_board(const Args& a) {
   return r.totals.exact() && r.problems.empty() ? kExitOk : kExitFailed;
 }
 
+// libkron_omp.so beside the kron binary: BUILD/lib in a build tree, PREFIX/lib once installed.
+std::string omp_tool() {
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string();
+  dir = dir.substr(0, dir.rfind('/') + 1);
+  for (const char* rel : {"lib/libkron_omp.so", "../lib/libkron_omp.so"})
+    if (::access((dir + rel).c_str(), R_OK) == 0) return dir + rel;
+  throw InputError::at_offset(
+      "--openmp", 0,
+      "libkron_omp.so is not beside kron (" + dir + "lib/, " + dir + "../lib/): build or install kron with it");
+}
+
 int run(const Args& a) {
   if (!(a.hold_ms >= 0 && a.hold_ms <= 60000))
     throw InputError::at_offset("--hold-back " + std::to_string(a.hold_ms), 0, "expected milliseconds from 0 to 60000");
@@ -158,6 +175,16 @@ int run(const Args& a) {
   if (a.program.empty()) throw InputError::at_offset("kron record", 0, "give -- PROGRAM ARGS, or --board NAME");
   if (a.until_idle_opt->count())
     throw InputError::at_offset("--until-idle", 0, "applies to --board NAME (a program's recording ends with it)");
+  if (!a.functions_filter.empty()) {  // checked here, so that a bad file stops before the program runs
+    functions::Filter f;
+    functions::FilterError e;
+    if (!functions::load_filter(a.functions_filter.c_str(), f, e))
+      throw InputError::at_line(e.file, static_cast<unsigned>(e.line), 0, e.what);
+    char* full = ::realpath(a.functions_filter.c_str(), nullptr);
+    ::setenv("KRON_FUNCTIONS_FILTER", full ? full : a.functions_filter.c_str(), 1);  // the program's hooks read it
+    std::free(full);
+  }
+  if (a.openmp) ::setenv("OMP_TOOL_LIBRARIES", omp_tool().c_str(), 1);  // LLVM's libomp loads it (OMPT)
   recorder::RecordOptions o;
   // Unique in every PID namespace, created O_EXCL: never another kron record's board (ERRATUM E122).
   o.board.name = board::unique_name("record");
@@ -217,6 +244,12 @@ KRON_COMMAND(
           app.add_flag("--sched", a->sched,
                        "also record the program's context switches (perf_event: kernel.perf_event_paranoid 2 or below, "
                        "or CAP_PERFMON): kron export shows them as thread state tracks");
+      app.add_option("--functions-filter", a->functions_filter,
+                     "a program built with the function hooks (kron-functions.pc) leaves out the functions this "
+                     "filter file excludes (Score-P syntax; docs/functions.md)");
+      app.add_flag("--openmp", a->openmp,
+                   "record an OpenMP program's parallel regions, tasks, barriers and locks through OMPT (LLVM's "
+                   "libomp: OMP_TOOL_LIBRARIES=libkron_omp.so; docs/functions.md)");
       made(app.add_flag("--wait", a->wait,
                         "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
       made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));

@@ -29,7 +29,7 @@ python3 - "$("$kron" info --json "$tmp/raw.trace")" "$("$kron" info --json "$tmp
   "$("$kron" info --json "$tmp/z9.trace")" <<'PY'
 import json, sys
 raw, z, z9 = (json.loads(a) for a in sys.argv[1:])
-assert raw["format"] == "1.6" and not raw["compressed"] and "compression_ratio" not in raw, raw
+assert raw["format"] == "1.7" and not raw["compressed"] and "compression_ratio" not in raw, raw
 for j in (z, z9):
     assert j["complete"] and j["compressed"], j
     for k in ("trace_samples", "resource_samples", "overruns", "overwritten"):

@@ -263,7 +263,15 @@ inline constexpr std::uint16_t kNoNameId = 0xffff;  // KRON_NAME_NONE (kron/site
 // What a name-table entry names.
 // Node (1.5, libkron_mpi): id 0, `source` the rank's process, `thread` its rank, `name` the node's name
 // (MPI_Get_processor_name), `function` "rank R of N".
-enum class NameKind : std::uint16_t { Scope = 1, Event = 2, Thread = 3, Node = 4 };
+// Function (1.7, the function hooks of kron-functions.pc: docs/functions.md): a site like Scope whose samples
+// carry a function's run-time address as their value (begin at entry, end at exit); the tools name each address
+// from the load map. Module (1.7): id 0, `source` the process, one loaded object of its load map: `file` its
+// path (the end kept), `name` its load bias as "0x" and hex digits, `function` "" (ERRATUM E450).
+enum class NameKind : std::uint16_t { Scope = 1, Event = 2, Thread = 3, Node = 4, Function = 5, Module = 6 };
+// Kinds whose entries carry an id that samples name (the others have id 0).
+constexpr bool name_has_id(NameKind k) {
+  return k == NameKind::Scope || k == NameKind::Event || k == NameKind::Function;
+}
 inline constexpr std::size_t kNameBytes = 64, kFunctionBytes = 64, kFileBytes = 104;
 // One entry (256 bytes): a board's name slot and a record of the trace file's name section. Scope and Event
 // entries: `id` is what samples carry, `source`/`thread` who registered it, name/file/line/function the
@@ -286,9 +294,9 @@ static_assert(sizeof(NameRecord) == 256 && offsetof(NameRecord, name) == 24 && o
 // kind, its id (Scope/Event 1-65534 and `expected_id` when not 0; Thread 0), and a NUL in every string.
 inline const char* name_record_problem(const NameRecord& r, std::uint32_t expected_id) {
   if (r.h.kind != RecordKind::Names || r.h.size != sizeof(NameRecord)) return "not a name record (kind 3, size 256)";
-  if (r.name_kind == NameKind::Thread || r.name_kind == NameKind::Node) {
-    if (r.id != 0) return "thread or node name entry with an id";
-  } else if (r.name_kind == NameKind::Scope || r.name_kind == NameKind::Event) {
+  if (r.name_kind == NameKind::Thread || r.name_kind == NameKind::Node || r.name_kind == NameKind::Module) {
+    if (r.id != 0) return "thread, node or module name entry with an id";
+  } else if (name_has_id(r.name_kind)) {
     if (r.id == 0 || r.id == 0xffff || (expected_id && r.id != expected_id)) return "name entry id is invalid";
   } else {
     return "name entry of unknown kind";

@@ -33,7 +33,7 @@ inline constexpr char kMagic[8] = {'K', 'R', 'O', 'N', 'T', 'R', 'C', '1'};
 inline constexpr std::uint32_t kByteOrderMark = 0x01020304;
 inline constexpr std::uint16_t kMajor = 1;  // a reader refuses another major
 inline constexpr std::uint16_t kMinor =
-    6;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
+    7;  // a reader accepts any minor; skips unknown kinds only of a later one (E128)
 // Minor versions: 1.0 the first; 1.1 adds FileHeader::late (taken from the reserved bytes, 0 in 1.0 files);
 // 1.2 adds kFlagCompressed (chunks of zstd-compressed records) and FileHeader::records_raw_bytes. A 1.0 or
 // 1.1 reader given a compressed file would misread it: it never sets the flag those readers ignore
@@ -53,6 +53,9 @@ inline constexpr std::uint16_t kMinor =
 // 1.6 adds the time base (kron/format/time_base.hpp): the FileHeader grows to 1088 bytes (time_source ..
 // clock_flags, 1024-1087). A 1.5 reader reads a 1.6 file (it skips header_size bytes; clock_hz is the
 // exact rate to the hertz); this reader reads an older file's 1024 bytes, the rest zero (TimeSource::Legacy).
+// 1.7 adds the function hooks' name entries (docs/functions.md): NameKind::Function, a site whose samples carry a
+// function's address, and NameKind::Module, the load map (ERRATUM E450). A 1.6 reader refuses those entries
+// (unknown kind); a file without them is read the same by both.
 
 enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
