@@ -246,8 +246,8 @@ std::string fit_stream(const std::string& t, std::size_t w) {
 // its names whole where they fit, and never cuts a thread or CPU number; interval names take the rest (22
 // at least) and are cut at their end.
 void render_narrow(const Report& r, std::size_t columns, std::back_insert_iterator<std::string> it) {
-  const std::size_t fixed = 52 + (r.has_cpu ? 7 : 0) + 2;  // the figures and the separators
-  const std::size_t avail = columns > fixed + 36 ? columns - fixed : 36;
+  const std::size_t fixed = 53 + (r.has_cpu ? 7 : 0);  // the figures and the separators
+  const std::size_t avail = columns > fixed + 30 ? columns - fixed : 30;
   std::size_t need_n = 8, need_s = 6, min_s = 6;
   // Names as recorded, escaped for a terminal (ERRATUM E346).
   for (const auto& row : r.rows) {
@@ -317,7 +317,7 @@ void out_threads(const Report& r, std::back_insert_iterator<std::string> it) {
                  : text::terminal_safe(t.top_scope);
     fmt::format_to(it, "{:<{}} {:>8} {:>8} {:>9} {:>9} {:>9}  {}\n", fit(text::terminal_safe(t.thread_name), wn), wn,
                    board::source_pid(t.source), t.tid, sec(span), t.on_cpu ? sec(*t.on_cpu) : "-",
-                   t.samples ? sec(t.in_scopes) : "-", top);
+                   t.top_scope.empty() ? "-" : sec(t.in_scopes), top);
   }
   fmt::format_to(it,
                  "(span: first to last sample or switch; on-cpu: from --sched's switches; in scopes: outermost "
