@@ -246,7 +246,7 @@ std::string fit_stream(const std::string& t, std::size_t w) {
 // its names whole where they fit, and never cuts a thread or CPU number; interval names take the rest (22
 // at least) and are cut at their end.
 void render_narrow(const Report& r, std::size_t columns, std::back_insert_iterator<std::string> it) {
-  const std::size_t fixed = 53 + (r.has_cpu ? 7 : 0);  // the figures and the separators
+  const std::size_t fixed = 52 + (r.has_cpu ? 7 : 0);  // the figures and the separators
   const std::size_t avail = columns > fixed + 30 ? columns - fixed : 30;
   std::size_t need_n = 8, need_s = 6, min_s = 6;
   // Names as recorded, escaped for a terminal (ERRATUM E346).
