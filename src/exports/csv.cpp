@@ -65,7 +65,12 @@ class Csv final : public analysis::TimelineSink {
       const bool named = s.flags & kFlagNamed;
       field(b, named ? tl_->names().name_of(s) : std::string());
       fmt::format_to(it, ",{},", named ? record::named_value_of(s.data) : s.data);
-      if (s.thread) field(b, tl_->names().thread(s.source, s.thread));
+      if (s.thread) {  // runs of one thread are the common case: one lookup a run
+        const std::uint64_t key = thread_key(s.source, s.thread);
+        if (!have_name_ || key != name_key_) name_ = tl_->names().thread(s.source, s.thread), name_key_ = key;
+        have_name_ = true;
+        field(b, name_);
+      }
       const auto r = rank_.find(s.source);
       if (r != rank_.end())
         fmt::format_to(it, ",{}\n", r->second);
@@ -82,6 +87,9 @@ class Csv final : public analysis::TimelineSink {
   ExportStats& st_;
   analysis::Timeline* tl_ = nullptr;
   std::unordered_map<std::uint32_t, std::uint32_t> rank_;  // source -> MPI rank (trace format 1.5)
+  std::string_view name_;                                  // the last thread's name (the name table outlives the walk)
+  std::uint64_t name_key_ = 0;
+  bool have_name_ = false;
 };
 
 }  // namespace
