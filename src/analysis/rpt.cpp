@@ -281,9 +281,9 @@ void render_narrow(const Report& r, std::size_t columns, std::back_insert_iterat
 void out_no_rows(const Report& r, std::back_insert_iterator<std::string> it) {
   if (r.samples == 0 && r.sched_switches)
     fmt::format_to(it,
-                   "No intervals: the recording holds context switches only (a program without probes, recorded "
-                   "with --sched);\nthe threads below show where it ran. Named scopes in the program give intervals\n"
-                   "(docs/tools.md \"Named probes in a program\").\n");
+                   "No intervals: the recording holds context switches only (a program without probes,\nrecorded "
+                   "with --sched); the threads below show where it ran. Named scopes in the program\ngive "
+                   "intervals (docs/tools.md \"Named probes in a program\").\n");
   else if (r.samples == 0)
     fmt::format_to(it, "No intervals: the input holds no samples.\n");
   else if (!r.event_numbers)
@@ -298,7 +298,7 @@ void out_no_rows(const Report& r, std::back_insert_iterator<std::string> it) {
 }
 
 // The thread summary (ERRATUM E411): span, on-CPU time, time in named scopes, the top scope.
-void out_threads(const Report& r, std::back_insert_iterator<std::string> it) {
+void out_threads(const Report& r, std::size_t columns, std::back_insert_iterator<std::string> it) {
   if (r.threads.empty()) return;
   const auto sec = [&](std::uint64_t ticks) {
     return human(static_cast<double>(ticks) / static_cast<double>(r.clock_hz ? r.clock_hz : 1));
@@ -312,16 +312,16 @@ void out_threads(const Report& r, std::back_insert_iterator<std::string> it) {
     const std::uint64_t span = t.last - t.first;
     std::string top = "-";
     if (!t.top_scope.empty())
-      top = span ? fmt::format("{} ({:.0f}%)", text::terminal_safe(t.top_scope),
-                               100.0 * static_cast<double>(t.top_total) / static_cast<double>(span))
-                 : text::terminal_safe(t.top_scope);
+      top = span ? fmt::format(" ({:.0f}%)", 100.0 * static_cast<double>(t.top_total) / static_cast<double>(span)) : "";
+    const std::size_t room = columns > wn + 50 + top.size() + 8 ? columns - wn - 50 - top.size() : 8;
+    top = fit(text::terminal_safe(t.top_scope), room) + top;  // the table fits `columns`, as the one above
     fmt::format_to(it, "{:<{}} {:>8} {:>8} {:>9} {:>9} {:>9}  {}\n", fit(text::terminal_safe(t.thread_name), wn), wn,
                    board::source_pid(t.source), t.tid, sec(span), t.on_cpu ? sec(*t.on_cpu) : "-",
                    t.top_scope.empty() ? "-" : sec(t.in_scopes), top);
   }
   fmt::format_to(it,
-                 "(span: first to last sample or switch; on-cpu: from --sched's switches; in scopes: outermost "
-                 "named scopes)\n");
+                 "(span: first to last sample or switch; on-cpu: from --sched's switches;\n in scopes: in "
+                 "outermost named scopes)\n");
 }
 }  // namespace
 
@@ -396,7 +396,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
                        us(s.cpu_total / static_cast<double>(s.cpu_count)), fmt::format("{:.1f}%", 100 * s.cpu_share()));
     }
   }
-  out_threads(r, it);
+  out_threads(r, opt.wide ? std::size_t{1000} : opt.columns, it);
   if (opt.histograms) {
     for (const auto& row : r.rows) {
       const Stats& s = *row.stats;
