@@ -44,20 +44,23 @@ MAIN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKRON_WERROR=ON \
 # build them (the packages are deps/debian-packages.txt's).
 LANG_FLAGS = -DKRON_WITH_PYTHON=ON -DKRON_WITH_FORTRAN=ON
 
+# Every export format kron documents (docs/tools.md), in every build/ tree: make demo and make install too.
+FORMAT_FLAGS = -DKRON_WITH_OTF2=ON
+
 # build/: what make demo, make install and make bench use; no optional test part.
 build: deps
-	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF -DKRON_WITH_MPI=ON $(LANG_FLAGS))
+	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=OFF -DKRON_WITH_MPI=ON $(LANG_FLAGS) $(FORMAT_FLAGS))
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The same tree for make test: the HTML report test in headless Chromium on.
 test-build: deps test-deps
 	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=OFF -DKRON_WITH_CHROMIUM=ON -DKRON_WITH_STYLE_CHECK=ON -DKRON_WITH_PROTOC=ON \
-	  -DKRON_WITH_BABELTRACE2=ON -DKRON_WITH_OTF2=ON -DKRON_WITH_MPI=ON $(LANG_FLAGS))
+	  -DKRON_WITH_BABELTRACE2=ON -DKRON_WITH_MPI=ON $(LANG_FLAGS) $(FORMAT_FLAGS))
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The same tree for make bench: packages first, then the configure that finds them (LTTng-UST on).
 bench-build: deps bench-deps
-	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=ON -DKRON_WITH_CHROMIUM=OFF -DKRON_WITH_MPI=ON $(LANG_FLAGS))
+	$(call configure,$(BUILD),$(MAIN_FLAGS) -DKRON_WITH_LTTNG=ON -DKRON_WITH_CHROMIUM=OFF -DKRON_WITH_MPI=ON $(LANG_FLAGS) $(FORMAT_FLAGS))
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # Every test: the normal build (g++), then one clang tree with AddressSanitizer + UBSan and libFuzzer's

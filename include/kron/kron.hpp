@@ -8,7 +8,7 @@
 //   { KRON_SCOPE("compress"); ... }    // a named scope: name and source location registered once
 //   KRON_SCOPE_V("block", n);          // the same, carrying a value (48 bits) at begin and end
 //   KRON_EVENT("bytes out", n);        // a named event with a value
-//   kron::thread_name("writer");       // names this thread (pthread_setname_np + the board's name table)
+//   kron::thread_name("writer");       // names this thread (the board's name table; not the process's name)
 //   kron::phase(2);                    // this thread is in phase 2 (004's PhaseID Register): every sample,
 //   { kron::phase_scope p(3); ... }    //   histogram and counter of the thread is kept per phase
 //   static kron::histogram h("get");   // a latency histogram declared by name (registered on first use)
@@ -102,8 +102,10 @@ bool attached() noexcept;
 void release_lane() noexcept;
 // Writes the counter control registers with 000 Tables B5-B7 semantics (a 0 field leaves a field alone).
 void counter_control(std::uint64_t enable, std::uint64_t mode, std::uint64_t clock_select) noexcept;
-// Names the calling thread: pthread_setname_np (15 bytes kept, as the kernel does) and, with a board, an
-// entry of its name table, so that the tools label the thread's track. Probes off: only the former.
+// Names the calling thread (15 bytes kept, as the kernel does): with a board, an entry of its name table, so
+// that the tools label the thread's track; a thread other than the main thread also gets the name from
+// pthread_setname_np (ps, top, gdb show it). The main thread's kernel name is the process's name (ps, pidof,
+// /proc/self/comm): kron never changes it (ERRATUM E410).
 void thread_name(const char* name) noexcept;
 
 // A latency histogram, declared by name (a string literal: static storage; at most 39 bytes kept). Registered

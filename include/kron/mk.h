@@ -43,7 +43,8 @@ void mk_counter_control(uint64_t enable, uint64_t mode, uint64_t clock_select); 
  * KRON_NAMED_BEGIN or KRON_NAMED_END (a scope's two ends). */
 enum { KRON_NAMED_EVENT = 0, KRON_NAMED_BEGIN = 1, KRON_NAMED_END = 2 };
 void mk_named_fn(struct kron_site* site, unsigned group, uint64_t value, int what);
-/* Names the calling thread (pthread_setname_np and the board's name table). */
+/* Names the calling thread in the board's name table; a thread other than the main thread also through
+ * pthread_setname_np. The process's own name (the main thread's comm) never changes (kron.hpp). */
 void mk_thread_name(const char* name);
 int mk_attached(void);      /* 1 when probes record into a board */
 void mk_release_lane(void); /* detaches this thread from its lane (done at thread exit) */

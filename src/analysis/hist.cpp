@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
 #include <cmath>
+#include <set>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -120,15 +120,31 @@ SnapshotTotals SnapshotSum::result() const {
 }
 
 // ---- output ---------------------------------------------------------------------------------------------
+std::string human_seconds(double s) {
+  const double a = std::fabs(s);
+  if (a == 0) return "0";
+  if (a < 1e-6) return fmt::format("{:.4g} ns", s * 1e9);
+  if (a < 1e-3) return fmt::format("{:.4g} us", s * 1e6);
+  if (a < 1) return fmt::format("{:.4g} ms", s * 1e3);
+  if (a < 1000) return fmt::format("{:.4g} s", s);
+  return fmt::format("{:.0f} s", s);
+}
+
 namespace {
 LatencyHistogram total_of(const std::map<std::uint16_t, LatencyHistogram>& phases) {
   LatencyHistogram t;
   for (const auto& [p, h] : phases) t.add(h);
   return t;
 }
+// A value as a time first (ERRATUM E412), ticks with --ticks (or where the clock is unknown).
 std::string value_text(std::uint64_t v, const HistRenderOptions& o) {
-  if (o.ticks_per_us > 0) return fmt::format("{} ({:.3f} us)", v, static_cast<double>(v) / o.ticks_per_us);
-  return std::to_string(v);
+  if (o.ticks_per_us <= 0) return std::to_string(v);
+  const std::string t = v ? human_seconds(static_cast<double>(v) / o.ticks_per_us / 1e6) : "0 ns";
+  return o.ticks ? fmt::format("{} ({})", v, t) : t;
+}
+std::string mean_text(double v, const HistRenderOptions& o) {
+  if (o.ticks_per_us <= 0 || o.ticks) return fmt::format("{:.1f}", v);
+  return human_seconds(v / o.ticks_per_us / 1e6);
 }
 void summary_text(std::string& out, const std::string& label, const LatencyHistogram& h, const HistRenderOptions& o) {
   const LatencySummary s = summarize(h);
@@ -136,9 +152,9 @@ void summary_text(std::string& out, const std::string& label, const LatencyHisto
     out += fmt::format("  {}: no values\n", label);
     return;
   }
-  out += fmt::format("  {}: count {}  min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {:.1f}\n", label, s.count,
+  out += fmt::format("  {}: count {}  min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {}\n", label, s.count,
                      value_text(s.min, o), value_text(s.p50, o), value_text(s.p90, o), value_text(s.p99, o),
-                     value_text(s.p999, o), value_text(s.max, o), s.mean);
+                     value_text(s.p999, o), value_text(s.max, o), mean_text(s.mean, o));
 }
 // The non-empty range of buckets as bars, at most 24 rows (neighbouring buckets joined where there are more).
 void bars(std::string& out, const LatencyHistogram& h, const HistRenderOptions& o) {
@@ -159,7 +175,9 @@ void bars(std::string& out, const LatencyHistogram& h, const HistRenderOptions& 
     const auto r0 = stats::bucket_range(b);
     const auto r1 = stats::bucket_range(std::min(b + per - 1, hi));
     const unsigned w = top ? static_cast<unsigned>((n * o.bar_width + top - 1) / top) : 0;
-    out += fmt::format("    {:>12} - {:<12} {:>10} {}\n", r0.lo, r1.hi, n, std::string(w, '#'));
+    const bool time = o.ticks_per_us > 0 && !o.ticks;
+    auto v = [&](std::uint64_t x) { return time ? value_text(x, o) : std::to_string(x); };
+    out += fmt::format("    {:>12} - {:<12} {:>10} {}\n", v(r0.lo), v(r1.hi), n, std::string(w, '#'));
   }
 }
 }  // namespace

@@ -65,9 +65,13 @@ class SnapshotSum {
 
 // ---- output ---------------------------------------------------------------------------------------------
 struct HistRenderOptions {
-  double ticks_per_us = 0;  // > 0: values also in microseconds
+  double ticks_per_us = 0;  // > 0: values as times (ns, us, ms, s); else ticks alone
+  bool ticks = false;       // kron hist --ticks: ticks first, the time beside them
   unsigned bar_width = 40;
 };
+// A duration in seconds with four significant digits and an adaptive unit: "812 ns", "12.35 us", "1.234 ms",
+// "2.5 s" ("0" for 0). kron hist and kron rpt print times with it.
+std::string human_seconds(double s);
 std::string render_hist_text(const SnapshotTotals& m, const HistRenderOptions& o);
 // docs/hist-json.md
 std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o, std::uint64_t stat_lost,

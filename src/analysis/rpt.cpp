@@ -8,9 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <stdexcept>
+#include <unordered_map>
 
+#include "kron/board.hpp"
 #include "kron/core/error.hpp"
 
 namespace kron::analysis {
@@ -31,14 +36,28 @@ Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* n
   r.resource_samples = m.resource_samples();
   r.matched_events = m.matched_events();
   r.other_events = m.other_events();
+  // ERRATUM E411: one order whatever the run (rpt.hpp): streams by thread name (named ones first), then key.
+  std::vector<std::string> tnames(m.streams().size());
+  for (std::size_t k = 0; k < tnames.size(); ++k) {
+    const StreamKey& sk = m.streams()[k];
+    if (names && sk.by_thread) tnames[k] = std::string(names->thread(sk.source, sk.lane));
+  }
   std::vector<std::uint32_t> order(m.streams().size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const auto &x = m.streams()[a], &y = m.streams()[b];
-    return x.key() < y.key();
+    if (tnames[a].empty() != tnames[b].empty()) return !tnames[a].empty();
+    if (tnames[a] != tnames[b]) return tnames[a] < tnames[b];
+    return m.streams()[a].key() < m.streams()[b].key();
   });
   const auto& ivs = m.info().intervals;
-  for (unsigned i = 0; i < ivs.size(); ++i)
+  std::vector<unsigned> iv_order(ivs.size());
+  std::iota(iv_order.begin(), iv_order.end(), 0u);
+  std::stable_sort(iv_order.begin(), iv_order.end(), [&](unsigned a, unsigned b) {
+    if (ivs[a].named != ivs[b].named) return !ivs[a].named;  // interval.info's first, in its order
+    return ivs[a].named && m.part_name(a, 0) < m.part_name(b, 0);
+  });
+  for (const auto& iv : ivs) r.event_numbers = r.event_numbers || !iv.named;
+  for (const unsigned i : iv_order)
     for (unsigned p = 0; p < m.parts(i); ++p) {
       const std::string name = m.part_name(i, p);
       if (ivs[i].named) {  // a named scope: rows only where it happened (the recording's names list them all)
@@ -53,8 +72,7 @@ Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* n
           if (!s.active()) continue;
           ++any;
           const StreamKey& sk = m.streams()[st];
-          r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, stream_name(sk), &s, ivs[i].location,
-                                     names && sk.by_thread ? std::string(names->thread(sk.source, sk.lane)) : ""});
+          r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, stream_name(sk), &s, ivs[i].location, tnames[st]});
         }
       // ERRATUM E144: -s adds "all" only where it differs from a row above (two streams or more).
       if (ivs[i].cls == 4 || (summary && any > 1) || !any)
@@ -89,9 +107,25 @@ class ReportSink final : public TimelineSink {
     latency.add(records);
     if (o_.also) o_.also->snapshot_records(i, records);
   }
-  // The second sink's parts (html.hpp: PageSink).
-  void samples(std::span<const Sample> b) override {
-    also([&](TimelineSink& s) { s.samples(b); });
+  // The thread summary's part of the samples (ERRATUM E411): each thread's span and its time in outermost
+  // named scopes. Runs of one thread are the common case: one lookup a run. Then the second sink's
+  // (html.hpp: PageSink), as the other parts below.
+  void samples(std::span<const Sample> batch) override {
+    for (const Sample& s : batch) {
+      if (!s.thread) continue;  // a classic recording's CPU streams: no threads
+      const std::uint64_t key = thread_key(s.source, s.thread);
+      if (!cur_ || key != cur_key_) cur_ = &acc[key], cur_key_ = key;
+      Acc& a = *cur_;
+      if (!a.samples++) a.first = s.timestamp;
+      a.last = s.timestamp;
+      if (!(s.flags & kFlagNamed)) continue;
+      if (s.flags & kFlagScopeBegin) {
+        if (a.depth++ == 0) a.open = s.timestamp;
+      } else if ((s.flags & kFlagScopeEnd) && a.depth && --a.depth == 0) {
+        a.in_scopes += (s.timestamp - a.open) & tl_->ts_mask();
+      }
+    }
+    also([&](TimelineSink& s) { s.samples(batch); });
   }
   void samples_done() override {
     also([](TimelineSink& s) { s.samples_done(); });
@@ -117,6 +151,11 @@ class ReportSink final : public TimelineSink {
   void end() override {
     also([](TimelineSink& s) { s.end(); });
   }
+  struct Acc {
+    std::uint64_t first = 0, last = 0, samples = 0, open = 0, in_scopes = 0;
+    std::uint32_t depth = 0;
+  };
+  std::unordered_map<std::uint64_t, Acc> acc;  // thread_key(source, thread) -> its figures
   SnapshotSum latency;
 
  private:
@@ -126,7 +165,61 @@ class ReportSink final : public TimelineSink {
   }
   const ReportOptions& o_;
   Timeline* tl_ = nullptr;
+  Acc* cur_ = nullptr;
+  std::uint64_t cur_key_ = 0;
 };
+
+// The thread summary (ERRATUM E411): the samples' figures, every thread's switches and running stretches,
+// and each thread's named scope of the largest total.
+std::vector<ThreadSummary> thread_summary(Timeline& tl, const std::unordered_map<std::uint64_t, ReportSink::Acc>& acc) {
+  std::map<std::uint64_t, ThreadSummary> ts;
+  auto at = [&](std::uint64_t key) -> ThreadSummary& {
+    ThreadSummary& t = ts[key];
+    t.source = static_cast<std::uint32_t>(key >> 32);
+    t.tid = static_cast<std::uint32_t>(key);
+    return t;
+  };
+  for (const auto& [key, a] : acc) {
+    ThreadSummary& t = at(key);
+    t.first = a.first, t.last = a.last, t.samples = a.samples, t.in_scopes = a.in_scopes;
+  }
+  for (const auto& input : tl.in().inputs())
+    for (const auto& sw : input->sched_switches()) {
+      ThreadSummary& t = at(thread_key(sw.source, sw.thread));
+      if (!t.samples && !t.switches) t.first = t.last = sw.timestamp;
+      t.first = std::min(t.first, sw.timestamp);
+      t.last = std::max(t.last, sw.timestamp);
+      ++t.switches;
+      if (!t.on_cpu) t.on_cpu = 0;
+    }
+  for_each_sched_stretch(
+      tl.in(), 0, [](std::uint32_t, std::uint32_t) {},
+      [&](const SchedStretch& x) {
+        if (std::string_view(x.state) == "running") *at(thread_key(x.source, x.thread)).on_cpu += x.end - x.begin;
+      });
+  if (const Matcher* m = tl.matcher()) {
+    const auto& ivs = m->info().intervals;
+    for (unsigned i = 0; i < ivs.size(); ++i)
+      if (ivs[i].named)
+        for (std::uint32_t st = 0; st < m->streams().size(); ++st) {
+          const StreamKey& sk = m->streams()[st];
+          const auto f = ts.find(thread_key(sk.source, sk.lane));
+          if (!sk.by_thread || f == ts.end()) continue;
+          const std::uint64_t total = m->stats(i, 0, st).total;
+          if (total > f->second.top_total) f->second.top_total = total, f->second.top_scope = m->part_name(i, 0);
+        }
+  }
+  std::vector<ThreadSummary> out;
+  for (auto& [key, t] : ts) {
+    t.thread_name = std::string(tl.names().thread(t.source, t.tid));
+    out.push_back(std::move(t));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ThreadSummary& x, const ThreadSummary& y) {
+    if (x.thread_name.empty() != y.thread_name.empty()) return !x.thread_name.empty();
+    return x.thread_name < y.thread_name;  // then (source, tid): the map's order
+  });
+  return out;
+}
 }  // namespace
 
 Report make_report(Timeline& tl, const ReportOptions& o) {
@@ -149,22 +242,14 @@ Report make_report(Timeline& tl, const ReportOptions& o) {
   r.warnings = in.warnings();
   for (const auto& i : in.inputs()) r.inputs.push_back({i->path(), name(i->format()), i->samples()});
   if (o.latency) r.latency = sink.latency.result();
+  r.threads = thread_summary(tl, sink.acc);
   return r;
 }
 
 namespace {
 std::string fixed3(double v) { return fmt::format("{:.3f}", v); }
 
-// A duration in seconds with four significant digits and its unit: "812.0 ns", "12.35 us", "1.234 ms".
-std::string human(double s) {
-  const double a = std::fabs(s);
-  if (a == 0) return "0";
-  if (a < 1e-6) return fmt::format("{:.4g} ns", s * 1e9);
-  if (a < 1e-3) return fmt::format("{:.4g} us", s * 1e6);
-  if (a < 1) return fmt::format("{:.4g} ms", s * 1e3);
-  if (a < 1000) return fmt::format("{:.4g} s", s);
-  return fmt::format("{:.0f} s", s);
-}
+std::string human(double s) { return human_seconds(s); }
 
 void out_cpu_note(const Report& r, std::back_insert_iterator<std::string> it) {
   if (r.cpu_from_sched)
@@ -183,17 +268,37 @@ std::string fit(const std::string& t, std::size_t w) {
   return c + "~";
 }
 
-// ERRATUM E144: the default table fits 100 columns: stream names cut to 19 (a live stream
-// "0x0000abcd/tid12345" whole), interval names to what is left (22 at least), each duration in its own
-// unit in 8 columns, no tick lines (--wide: every column, ticks and microseconds).
-void render_narrow(const Report& r, std::back_insert_iterator<std::string> it) {
-  // The stream column takes what its names need, up to 19; the interval names the rest of 100 columns
-  // (at least 22): 52 columns of figures, 7 more for on-cpu.
-  std::size_t wn = 8, ws = 6;
+// A stream name cut to `w` columns, never its thread or CPU number: "compress wor~/tid4211" (ERRATUM E411).
+std::string fit_stream(const std::string& t, std::size_t w) {
+  if (t.size() <= w) return t;
+  const std::size_t slash = t.rfind('/');
+  if (slash == std::string::npos || slash == 0) return fit(t, w);
+  const std::string id = t.substr(slash);
+  if (w < id.size() + 2) return id;  // the column is at least this wide (render_narrow)
+  std::string c = t.substr(0, w - id.size() - 1);
+  while (!c.empty() && c.back() == ' ') c.pop_back();
+  return c + "~" + id;
+}
+
+// ERRATUM E144, E411: the default table fits `columns` (the terminal's, else 100): each duration in its own
+// unit in 8 columns, no tick lines (--wide: every column, ticks and microseconds). The stream column shows
+// its names whole where they fit, and never cuts a thread or CPU number; interval names take the rest (22
+// at least) and are cut at their end.
+void render_narrow(const Report& r, std::size_t columns, std::back_insert_iterator<std::string> it) {
+  const std::size_t fixed = 52 + (r.has_cpu ? 7 : 0);  // the figures and the separators
+  const std::size_t avail = columns > fixed + 30 ? columns - fixed : 30;
+  std::size_t need_n = 8, need_s = 6, min_s = 6;
   // Names as recorded, escaped for a terminal (ERRATUM E346).
-  for (const auto& row : r.rows) ws = std::max(ws, std::min<std::size_t>(shown_stream(row).size(), 19));
-  const std::size_t name_max = 100 - 52 - (r.has_cpu ? 7 : 0) - ws;
-  for (const auto& row : r.rows) wn = std::max(wn, std::min(shown_name(row).size(), name_max));
+  for (const auto& row : r.rows) {
+    const std::string st = shown_stream(row);
+    need_n = std::max(need_n, shown_name(row).size());
+    need_s = std::max(need_s, st.size());
+    const std::size_t slash = st.rfind('/');
+    if (slash != std::string::npos) min_s = std::max(min_s, std::min(st.size(), st.size() - slash + 4));
+  }
+  std::size_t ws = std::min(need_s, std::max(min_s, avail - std::min(need_n, std::max<std::size_t>(22, avail / 2))));
+  const std::size_t wn = std::max<std::size_t>(8, std::min(need_n, avail - std::min(avail - 8, ws)));
+  if (wn == need_n) ws = std::min(need_s, std::max(ws, avail - wn));
   const auto sec = [&](double ticks) { return ticks / static_cast<double>(r.clock_hz ? r.clock_hz : 1); };
   fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", "interval", wn, "stream", ws, "count",
                  "total", "mean", "min", "max", r.has_cpu ? fmt::format(" {:>6}", "on-cpu") : "", "unm.");
@@ -202,21 +307,94 @@ void render_narrow(const Report& r, std::back_insert_iterator<std::string> it) {
     const bool n = s.count > 0;
     std::string cpu;
     if (r.has_cpu) cpu = s.cpu_count ? fmt::format(" {:>5.0f}%", 100 * s.cpu_share()) : fmt::format(" {:>6}", "-");
-    fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", fit(shown_name(row), name_max), wn,
-                   fit(shown_stream(row), 19), ws, s.count, n ? human(sec(static_cast<double>(s.total))) : "-",
+    fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", fit(shown_name(row), wn), wn,
+                   fit_stream(shown_stream(row), ws), ws, s.count, n ? human(sec(static_cast<double>(s.total))) : "-",
                    n ? human(sec(s.mean())) : "-", n ? human(sec(static_cast<double>(s.min))) : "-",
                    n ? human(sec(static_cast<double>(s.max))) : "-", cpu, s.unmatched_starts + s.unmatched_ends);
   }
   fmt::format_to(it, "\n(total, mean, min, max: wall time; unm.: events without their pair; --wide: every column)\n");
   if (r.has_cpu) out_cpu_note(r, it);
 }
+
+// What an empty table means, and what gives one rows (ERRATUM E411).
+void out_no_rows(const Report& r, std::back_insert_iterator<std::string> it) {
+  if (r.samples == 0 && r.sched_switches)
+    fmt::format_to(it,
+                   "No intervals: the recording holds context switches only (a program without probes,\nrecorded "
+                   "with --sched); the threads below show where it ran. Named scopes in the program\ngive "
+                   "intervals (docs/tools.md \"Named probes in a program\").\n");
+  else if (r.samples == 0)
+    fmt::format_to(it, "No intervals: the input holds no samples.\n");
+  else if (!r.event_numbers)
+    fmt::format_to(it,
+                   "No intervals: the samples carry no named scopes and no interval.info was found\n(-f FILE; "
+                   "docs/tools.md \"kron rpt\").\n");
+  else
+    fmt::format_to(it,
+                   "No intervals: none of interval.info's events occurred (event number = the low {} bits of the "
+                   "user data; -e sets it).\n",
+                   r.event_bits);
+}
+
+// The thread summary (ERRATUM E411): span, on-CPU time, time in named scopes, the top scope.
+void out_threads(const Report& r, std::size_t columns, std::back_insert_iterator<std::string> it) {
+  if (r.threads.empty()) return;
+  const auto sec = [&](std::uint64_t ticks) {
+    return human(static_cast<double>(ticks) / static_cast<double>(r.clock_hz ? r.clock_hz : 1));
+  };
+  std::size_t wn = 6;
+  for (const auto& t : r.threads)
+    wn = std::max(wn, std::min<std::size_t>(text::terminal_safe(t.thread_name).size(), 24));
+  fmt::format_to(it, "\nthreads:\n{:<{}} {:>8} {:>8} {:>9} {:>9} {:>9}  {}\n", "thread", wn, "pid", "tid", "span",
+                 "on-cpu", "in scopes", "top scope");
+  for (const auto& t : r.threads) {
+    const std::uint64_t span = t.last - t.first;
+    std::string top = "-";
+    if (!t.top_scope.empty())
+      top = span ? fmt::format(" ({:.0f}%)", 100.0 * static_cast<double>(t.top_total) / static_cast<double>(span)) : "";
+    const std::size_t room = columns > wn + 50 + top.size() + 8 ? columns - wn - 50 - top.size() : 8;
+    top = fit(text::terminal_safe(t.top_scope), room) + top;  // the table fits `columns`, as the one above
+    fmt::format_to(it, "{:<{}} {:>8} {:>8} {:>9} {:>9} {:>9}  {}\n", fit(text::terminal_safe(t.thread_name), wn), wn,
+                   board::source_pid(t.source), t.tid, sec(span), t.on_cpu ? sec(*t.on_cpu) : "-",
+                   t.top_scope.empty() ? "-" : sec(t.in_scopes), top);
+  }
+  fmt::format_to(it,
+                 "(span: first to last sample or switch; on-cpu: from --sched's switches;\n in scopes: in "
+                 "outermost named scopes)\n");
+}
 }  // namespace
+
+void sort_rows(std::vector<ReportRow>& rows, std::string_view key) {
+  using Key = std::function<double(const ReportRow&)>;
+  Key figure;
+  if (key == "count") figure = [](const ReportRow& x) { return static_cast<double>(x.stats->count); };
+  if (key == "total") figure = [](const ReportRow& x) { return static_cast<double>(x.stats->total); };
+  if (key == "mean") figure = [](const ReportRow& x) { return x.stats->count ? x.stats->mean() : -1.0; };
+  if (key == "min") figure = [](const ReportRow& x) { return x.stats->count ? double(x.stats->min) : -1.0; };
+  if (key == "max") figure = [](const ReportRow& x) { return x.stats->count ? double(x.stats->max) : -1.0; };
+  if (key == "cpu") figure = [](const ReportRow& x) { return x.stats->cpu_count ? x.stats->cpu_share() : -1.0; };
+  if (key == "unm")
+    figure = [](const ReportRow& x) {
+      return static_cast<double>(x.stats->unmatched_starts + x.stats->unmatched_ends);
+    };
+  if (figure) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](const ReportRow& a, const ReportRow& b) { return figure(a) > figure(b); });
+  } else if (key == "stream") {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const ReportRow& a, const ReportRow& b) { return a.shown_stream() < b.shown_stream(); });
+  } else if (key != "name") {  // "name": make_report's order already
+    throw std::invalid_argument("--sort " + std::string(key) +
+                                ": not a column (name, stream, count, total, mean, min, max, cpu, unm)");
+  }
+}
 
 std::string render_text(const Report& r, const TextOptions& opt) {
   std::string out;
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "kron rpt: timestamp clock {} Hz; event number = low {} bits of the user data\n", r.clock_hz,
-                 r.event_bits);
+  fmt::format_to(it, "kron rpt: timestamp clock {} Hz", r.clock_hz);
+  if (r.event_numbers) fmt::format_to(it, "; event number = low {} bits of the user data", r.event_bits);
+  out += "\n";
   if (opt.verbose)
     for (const auto& in : r.inputs)
       fmt::format_to(it, "input {} ({}): {} samples\n", text::terminal_safe(in.path), in.format, in.samples);
@@ -227,8 +405,10 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   out += "\n";
   for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", text::terminal_safe(w));
   out += "\n";
-  if (!opt.wide) {
-    render_narrow(r, it);
+  if (r.rows.empty()) {
+    out_no_rows(r, it);
+  } else if (!opt.wide) {
+    render_narrow(r, opt.columns, it);
   } else {
     std::size_t wn = 8, ws = 6;
     for (const auto& row : r.rows) {
@@ -255,6 +435,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
                        us(s.cpu_total / static_cast<double>(s.cpu_count)), fmt::format("{:.1f}%", 100 * s.cpu_share()));
     }
   }
+  out_threads(r, opt.wide ? std::size_t{1000} : opt.columns, it);
   if (opt.histograms) {
     for (const auto& row : r.rows) {
       const Stats& s = *row.stats;
@@ -342,6 +523,26 @@ std::string render_json(const Report& r, bool histograms) {
     rows.push_back(o);
   }
   j["rows"] = rows;
+  if (!r.threads.empty()) {  // the thread summary (docs/rpt-json.md)
+    ordered_json threads = ordered_json::array();
+    for (const auto& t : r.threads) {
+      auto us = [&](std::uint64_t ticks) { return ticks_to_us(static_cast<double>(ticks), r.clock_hz); };
+      ordered_json o;
+      o["source"] = fmt::format("0x{:08x}", t.source);
+      o["pid"] = board::source_pid(t.source);
+      o["tid"] = t.tid;
+      if (!t.thread_name.empty()) o["thread_name"] = text::utf8_safe(t.thread_name);
+      o["samples"] = t.samples;
+      o["switches"] = t.switches;
+      o["span_us"] = us(t.last - t.first);
+      o["on_cpu_us"] = t.on_cpu ? ordered_json(us(*t.on_cpu)) : ordered_json(nullptr);
+      o["in_scopes_us"] = us(t.in_scopes);
+      o["top_scope"] = t.top_scope.empty() ? ordered_json(nullptr) : ordered_json(text::utf8_safe(t.top_scope));
+      o["top_scope_us"] = us(t.top_total);
+      threads.push_back(o);
+    }
+    j["threads"] = threads;
+  }
   // Every string above is valid UTF-8 (E131); replace is the backstop that keeps dump() from throwing.
   return j.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }

@@ -8,24 +8,18 @@
 // interval; E46 class 4 is reported as "all"; E48 a stream's name (source and CPU, or thread).
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include <functional>
-#include <memory>
-
-#include "analysis/hist.hpp"
-#include <functional>
-#include <memory>
 
 #include "analysis/hist.hpp"
 #include "analysis/matcher.hpp"
 #include "analysis/mpi_match.hpp"
-#include "analysis/mpi_match.hpp"
 
 namespace kron::analysis {
-
-class Timeline;
 
 class Timeline;
 class TimelineSink;
@@ -40,6 +34,21 @@ struct ReportRow {
   std::string thread_name;  // the stream's thread's name when the recording has it (kron::thread_name, comm)
   // What the text and HTML reports show for the stream: "NAME/tidN" for a named thread, else `stream`.
   std::string shown_stream() const;
+};
+
+// One thread of a live recording (kron rpt's thread summary, ERRATUM E411): its samples' and switches' span,
+// its time on a CPU (the recording's context switches: kron record --sched), its time inside named scopes
+// (outermost scopes only: a nested scope is inside its parent's time) and the named scope it spent the
+// most time in. Times in ticks of the report's clock.
+struct ThreadSummary {
+  std::uint32_t source = 0, tid = 0;
+  std::string thread_name;            // "" when the recording has none
+  std::uint64_t first = 0, last = 0;  // its earliest and latest sample or switch
+  std::uint64_t samples = 0, switches = 0;
+  std::optional<std::uint64_t> on_cpu;  // running stretches (--sched); none without switches
+  std::uint64_t in_scopes = 0;
+  std::string top_scope;  // "" when no named scope ran on it
+  std::uint64_t top_total = 0;
 };
 
 struct InputSummary {
@@ -59,11 +68,15 @@ struct Report {
   std::vector<std::string> warnings;  // Merged::warnings()
   // What the rows of an MPI recording's messages point into (E210); shared, so a copy keeps them.
   std::shared_ptr<const std::vector<MessageRow>> messages;
-  SnapshotTotals latency;  // the recordings' histogram snapshots (ReportOptions::latency)
+  SnapshotTotals latency;      // the recordings' histogram snapshots (ReportOptions::latency)
+  bool event_numbers = false;  // some interval is interval.info's (event numbers: the low event_bits of the data)
+  std::vector<ThreadSummary> threads;  // live recordings' threads, by name then id (make_report)
 };
 
 // The rows of a matcher's intervals (named scopes, interval.info), with its counts; `names` gives the rows
-// their threads' names. The building block of make_report below.
+// their threads' names. The building block of make_report below. Rows come in one order whatever the run
+// (ERRATUM E411): interval.info's intervals in the file's order, then named scopes by name; within one, its
+// streams by thread name, then source and thread or CPU number; "all" last.
 Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* names = nullptr);
 
 struct ReportOptions {
@@ -82,10 +95,18 @@ Report make_report(Timeline& tl, const ReportOptions& o);
 
 double ticks_to_us(double ticks, std::uint64_t clock_hz);
 
+// kron rpt --sort KEY: the rows by one column, largest first for the figures (count, total, mean, min, max,
+// cpu: the on-CPU share, unm.); name and stream alphabetical. Ties keep make_report's order, which is also
+// KEY "name"'s. Throws std::invalid_argument for another key.
+inline constexpr std::string_view kSortKeys[] = {"name", "stream", "count", "total", "mean",
+                                                 "min",  "max",    "cpu",   "unm"};
+void sort_rows(std::vector<ReportRow>& rows, std::string_view key);
+
 struct TextOptions {
-  bool verbose = false;     // -v
-  bool histograms = false;  // -h
-  bool wide = false;        // --wide: every column, ticks and microseconds (else 100 columns)
+  bool verbose = false;       // -v
+  bool histograms = false;    // -h
+  bool wide = false;          // --wide: every column, ticks and microseconds (else `columns`)
+  std::size_t columns = 100;  // the table's width: the terminal's (kron rpt), else 100
 };
 std::string render_text(const Report& r, const TextOptions& opt);
 // One JSON document (docs/rpt-json.md).

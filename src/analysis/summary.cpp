@@ -1,9 +1,11 @@
 // kron info's and kron hist's walks (summary.hpp).
 #include "analysis/summary.hpp"
 
+#include "kron/board.hpp"
+
 #include <algorithm>
 #include <cstring>
-#include <set>
+#include <map>
 #include <stdexcept>
 
 namespace kron::analysis {
@@ -50,12 +52,18 @@ FileSummary summarize_file(Timeline& tl) {
   s.file = &r;
   s.span_s = s.trace + s.resource ? double(s.last - s.first) / double(h.clock_hz) : 0.0;
   // Scheduling switches (trace format 1.3, kron record --sched): not samples, counted apart.
-  std::set<std::uint64_t> threads;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, FileSummary::SwitchThread> threads;
   for (const auto& sw : r.sched_switches()) {
-    threads.insert(thread_key(sw.source, sw.thread));
-    s.preempted += (sw.h.flags & record::kSchedPreempt) ? 1 : 0;
+    const std::uint32_t pid = board::source_pid(sw.source);
+    auto& t = threads[{pid, sw.thread}];
+    t.pid = pid, t.tid = sw.thread;
+    ++t.switches;
+    const bool preempted = sw.h.flags & record::kSchedPreempt;
+    t.preempted += preempted;
+    s.preempted += preempted;
   }
   s.sched_threads = threads.size();
+  for (const auto& [key, t] : threads) s.switch_threads.push_back(t);
   s.sized = r.complete() && h.records_raw_bytes;
   s.ratio = s.sized && h.records_bytes ? double(h.records_raw_bytes) / double(h.records_bytes) : 0.0;
   for (const auto& n : r.names()) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "analysis/hist.hpp"
 #include "analysis/timeline.hpp"
@@ -18,6 +19,11 @@ struct FileSummary {
   std::uint64_t first = 0, last = 0;               // their earliest and latest timestamps
   double span_s = 0;                               // last - first, in seconds of the file's clock
   std::uint64_t sched_threads = 0, preempted = 0;  // threads with switches; switches out while runnable
+  struct SwitchThread {
+    std::uint32_t pid = 0, tid = 0;
+    std::uint64_t switches = 0, preempted = 0;
+  };
+  std::vector<SwitchThread> switch_threads;  // every thread with switches, by (pid, tid)
   // Compression (1.2): the record area on disk against the records' own length (complete files only).
   bool sized = false;
   double ratio = 0;
@@ -25,8 +31,9 @@ struct FileSummary {
   // overrun of the board, counted in the header's total but in no lane; so are the losses of lanes the
   // recorder did not see to their end. Shown as a row of their own, so that the rows add up to the header.
   std::uint64_t other_overruns = 0, other_overwritten = 0;
-  std::unordered_map<std::uint32_t, std::string> thread_names;  // name section (1.3), by thread id
-  std::string node;                                             // an MPI rank's node name (1.5), "" when none
+  // Name section (1.3), by thread id: what the probes named, else the kernel's name (kron record --sched).
+  std::unordered_map<std::uint32_t, std::string> thread_names;
+  std::string node;  // an MPI rank's node name (1.5), "" when none
   const char* origin = "unknown";
   std::string thread_name(std::uint32_t tid) const {
     const auto f = thread_names.find(tid);

@@ -45,7 +45,8 @@ std::uint64_t Timeline::wide_ns(std::uint64_t d) const {
 
 std::string Timeline::process_label(std::uint32_t source) const {
   const std::uint32_t pid = board::source_pid(source);
-  const std::string_view main = names().thread(source, pid);
+  std::string_view main = names().comm(source, pid);  // the process's own name (ERRATUM E410)
+  if (main.empty()) main = names().thread(source, pid);
   return main.empty() ? fmt::format("source 0x{:08x}", source) : fmt::format("{} (pid {})", main, pid);
 }
 
@@ -53,6 +54,10 @@ std::string Timeline::stream_label(const StreamKey& k) const {
   const std::string_view tn = k.by_thread ? names().thread(k.source, k.lane) : std::string_view{};
   return !tn.empty() ? fmt::format("{} (tid {})", tn, k.lane)
                      : fmt::format("{} {}", k.by_thread ? "thread" : "cpu", k.lane);
+}
+
+std::string Timeline::sched_label(std::uint32_t source, std::uint32_t thread) const {
+  return stream_label(StreamKey{source, thread, true}) + ": scheduling";
 }
 
 const MpiCalls& Timeline::mpi() {
@@ -148,6 +153,11 @@ void Timeline::walk(TimelineSink& sink) {
     }
   }
   if (matcher_) matcher_->finish();
+  if (!have_t0_) {  // no sample: the times start at the first scheduling switch (a switches-only recording)
+    for (const auto& input : in_.inputs())
+      for (const auto& sw : input->sched_switches())
+        if (!have_t0_ || sw.timestamp < t0_) t0_ = sw.timestamp, have_t0_ = true;
+  }
   sink.samples_done();
   for (const TimelineSink::Part p : n.tail) walk_part(p, sink);
   sink.end();

@@ -137,7 +137,8 @@ class Timeline {
   std::uint64_t clock_hz() const { return in_.clock_hz(); }
   std::uint64_t ts_mask() const { return in_.ts_mask(); }
   std::size_t last_input() const { return in_.last_input(); }
-  // The first sample's timestamp: the origin of the exports' times (valid once a sample was walked).
+  // The first sample's timestamp: the origin of the exports' times (valid once a sample was walked; in a
+  // recording without samples, from samples_done() on: the first scheduling switch's).
   std::uint64_t t0() const { return t0_; }
   bool have_t0() const { return have_t0_; }
   std::uint64_t samples() const { return samples_; }  // samples walked (after the phase filter)
@@ -160,12 +161,15 @@ class Timeline {
   // The same for a record after the samples (switches, MPI calls): 0 at or before t0, full 64-bit ticks.
   std::uint64_t ns_after(std::uint64_t t) const { return t <= t0_ ? 0 : wide_ns(t - t0_); }
 
-  // Names as every export labels them: a process by its main thread's name ("NAME (pid P)", else
+  // Names as every export labels them: a process by its main thread's kernel name, else the name kron gave
+  // it ("NAME (pid P)", else
   // "source 0xSSSSSSSS"); a stream by its thread's name ("NAME (tid T)", else "thread T" or "cpu C");
   // a resource counter by what the first input that says so counted ("counter C (WHAT)", else "counter C").
   // Raw text: each format escapes it its own way.
   std::string process_label(std::uint32_t source) const;
   std::string stream_label(const StreamKey& k) const;
+  // A thread's scheduling track (kron record --sched): its stream label, ": scheduling".
+  std::string sched_label(std::uint32_t source, std::uint32_t thread) const;
   const std::string& counter_label(unsigned c) const { return counter_labels_[c]; }
 
   // The MPI calls of every input, matched once (on first use).

@@ -49,7 +49,7 @@ using analysis::StreamKey;
 std::string us_text(std::uint64_t n) { return fmt::format("{}.{:03}", n / 1000, n % 1000); }
 
 // Scheduling switches (kron record --sched) as per-thread state tracks: a thread track of its own beside
-// each thread's slices (tid kSchedTrack | thread, named "thread N: scheduling"), one slice per stretch.
+// each thread's slices (tid kSchedTrack | thread, named "NAME (tid N): scheduling"), one slice per stretch.
 constexpr std::uint32_t kSchedTrack = 0x40000000u;
 
 class ChromeJson final : public analysis::TimelineSink {
@@ -183,10 +183,14 @@ void ChromeJson::sample(const Sample& s, std::uint32_t stream, bool interval_eve
 // The thread states: "running" from a switch in to the next switch out (args: the CPU), then "preempted"
 // or "waiting" up to the next switch in; times as the slices'.
 void ChromeJson::sched_thread(std::uint32_t source, std::uint32_t thread) {
+  if (named_pid_.insert(source).second) {  // a process that ran without probes
+    sep();
+    fmt::format_to(it_, R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", source,
+                   json_string(tl_->process_label(source)));
+  }
   sep();
-  fmt::format_to(it_,
-                 R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"thread {}: scheduling"}}}})",
-                 source, kSchedTrack | (thread & (kSchedTrack - 1)), thread);
+  fmt::format_to(it_, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", source,
+                 kSchedTrack | (thread & (kSchedTrack - 1)), json_string(tl_->sched_label(source, thread)));
 }
 
 void ChromeJson::sched_stretch(const analysis::SchedStretch& x) {

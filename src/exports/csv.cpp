@@ -1,5 +1,9 @@
-// kron export --format csv: one row a sample, in time order (exports.hpp).
+// kron export --format csv: one row a sample, in time order (exports.hpp), with its name, kind, value, thread
+// name and MPI rank beside the record's fields (docs/tools.md "CSV").
 #include <fmt/format.h>
+
+#include <string_view>
+#include <unordered_map>
 
 #include "exports/exports.hpp"
 #include "exports/sink.hpp"
@@ -8,16 +12,40 @@
 namespace kron::exports {
 namespace {
 
+// begin, end (a named scope's ends), instant (a named event, any other Trace sample), counter (Resource).
+const char* kind(const Sample& s) {
+  if (s.is_resource()) return "counter";
+  if (!(s.flags & kFlagNamed)) return "instant";
+  return (s.flags & kFlagScopeBegin) ? "begin" : (s.flags & kFlagScopeEnd) ? "end" : "instant";
+}
+
+// A text field as RFC 4180 writes it: quoted (quotes doubled) when it holds a comma, a quote or a line end.
+void field(std::string& b, std::string_view v) {
+  if (v.find_first_of(",\"\r\n") == std::string_view::npos) {
+    b += v;
+    return;
+  }
+  b += '"';
+  for (const char c : v) {
+    if (c == '"') b += '"';
+    b += c;
+  }
+  b += '"';
+}
+
 class Csv final : public analysis::TimelineSink {
  public:
   Csv(std::FILE* f, ExportStats& st) : out_(f), st_(st) {}
   Needs needs() const override { return Needs().in_batches(); }
   void begin(analysis::Timeline& tl) override {
     tl_ = &tl;
+    for (const auto& e : tl.mpi().events) rank_.try_emplace(e.rec.source, e.rec.rank);  // an MPI recording's
     std::string& b = out_.buf();
     b += "type,cpu,source,thread,group,flags,timestamp,time_us,data";
     for (unsigned c = 0; c < kResourceCounters; ++c) fmt::format_to(std::back_inserter(b), ",c{}", c);
-    b += ",phase\n";  // the thread's phase (trace format 1.4; 0 in older files and raw streams)
+    // phase: the thread's (trace format 1.4; 0 in older files and raw streams); then what the other formats
+    // show of a sample (docs/tools.md "CSV")
+    b += ",phase,kind,name,value,thread_name,rank\n";
   }
   void samples(std::span<const Sample> batch) override {
     std::string& b = out_.buf();
@@ -33,7 +61,21 @@ class Csv final : public analysis::TimelineSink {
         for (unsigned c = 0; c < kResourceCounters; ++c) fmt::format_to(it, ",{}", s.counters[c]);
       else
         b.append(kResourceCounters, ',');
-      fmt::format_to(it, ",{}\n", s.phase);
+      fmt::format_to(it, ",{},{},", s.phase, kind(s));
+      const bool named = s.flags & kFlagNamed;
+      field(b, named ? tl_->names().name_of(s) : std::string());
+      fmt::format_to(it, ",{},", named ? record::named_value_of(s.data) : s.data);
+      if (s.thread) {  // runs of one thread are the common case: one lookup a run
+        const std::uint64_t key = thread_key(s.source, s.thread);
+        if (!have_name_ || key != name_key_) name_ = tl_->names().thread(s.source, s.thread), name_key_ = key;
+        have_name_ = true;
+        field(b, name_);
+      }
+      const auto r = rank_.find(s.source);
+      if (r != rank_.end())
+        fmt::format_to(it, ",{}\n", r->second);
+      else
+        b += ",\n";
       ++st_.samples;
       out_.maybe_flush();
     }
@@ -43,7 +85,11 @@ class Csv final : public analysis::TimelineSink {
  private:
   TextOut out_;
   ExportStats& st_;
-  const analysis::Timeline* tl_ = nullptr;
+  analysis::Timeline* tl_ = nullptr;
+  std::unordered_map<std::uint32_t, std::uint32_t> rank_;  // source -> MPI rank (trace format 1.5)
+  std::string_view name_;                                  // the last thread's name (the name table outlives the walk)
+  std::uint64_t name_key_ = 0;
+  bool have_name_ = false;
 };
 
 }  // namespace

@@ -37,7 +37,7 @@ namespace kron::exports {
 
 std::string otf2_not_built_in() {
   return "--format otf2 was not built into this kron: configure with -DKRON_WITH_OTF2=ON after installing "
-         "libopen-trace-format2-dev (deps/test-packages.txt; make test does)";
+         "libopen-trace-format2-dev (deps/debian-packages.txt; every tree of the Makefile does)";
 }
 
 #ifndef KRON_HAVE_OTF2

@@ -280,7 +280,7 @@ void Sink::instant(Sequence& s, const Sample& smp) {
 }
 
 // Scheduling switches (kron record --sched): each thread's states as slices on a track of their own
-// ("thread N: scheduling", in its process), on one sequence of their own after the samples' (the switches
+// ("NAME (tid N): scheduling", in its process), on one sequence of their own after the samples' (the switches
 // follow the samples in the file), with absolute times (E153's integers, as the JSON's).
 void Sink::sched_thread(std::uint32_t source, std::uint32_t thread) {
   if (!tl_->have_t0()) return;
@@ -292,7 +292,7 @@ void Sink::sched_thread(std::uint32_t source, std::uint32_t thread) {
   const std::uint64_t process = process_track(sched_, source, *tl_);  // described here when it has no samples
   const std::uint64_t uuid = kSchedUuidBase + sched_track_.size();
   sched_track_.emplace(thread_key(source, thread), uuid);
-  child_track(sched_, uuid, process, fmt::format("thread {}: scheduling", thread));
+  child_track(sched_, uuid, process, text::utf8_safe(tl_->sched_label(source, thread)));
   w_.maybe_flush();
 }
 

@@ -331,6 +331,15 @@ std::string_view NameTable::thread(std::uint32_t source, std::uint32_t thread) c
              : std::string_view{};
 }
 
+std::string_view NameTable::comm(std::uint32_t source, std::uint32_t thread) const {
+  const std::uint64_t key = thread_key(source, thread);
+  auto it = std::lower_bound(threads_.begin(), threads_.end(), key,
+                             [](const auto& e, std::uint64_t k) { return e.first < k; });
+  return it != threads_.end() && it->first == key
+             ? std::string_view(it->second.function, strnlen(it->second.function, sizeof it->second.function))
+             : std::string_view{};
+}
+
 std::string NameTable::name_of(const Sample& s) const {
   if (!(s.flags & kFlagNamed)) return {};
   const std::uint16_t id = record::name_id_of(s.data);

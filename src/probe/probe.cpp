@@ -238,10 +238,16 @@ record::NameRecord name_entry(record::NameKind kind, std::uint32_t thread) {
 // The name this thread had when it last registered one (its lane claim, kron::thread_name), to register a
 // changed name (pthread_setname_np after the first probe) when the thread ends.
 constinit thread_local char t_name[16] = {};
+// ERRATUM E410: kron::thread_name named the process's main thread. Its kernel name (comm) is the process's
+// name (ps, pidof, /proc/PID/comm), which kron never changes: the name lives in kron's table alone, and the
+// comm read at the lane's claim and end is not taken for the thread's name.
+constinit thread_local bool t_named_main = false;
+void comm_of(std::uint32_t tid, char out[16]);
 void register_thread(std::uint32_t tid, const char* name) {
   record::NameRecord r = name_entry(record::NameKind::Thread, tid);
   copy_str(r.name, 16, name);
   std::memcpy(t_name, r.name, sizeof t_name);
+  comm_of(tid, r.function);  // the kernel's name beside kron's (docs/board-format.md "Name table")
   add_name(r);
 }
 // The kernel's name of thread `tid` of this process (comm, at most 15 bytes), "" when it cannot be read.
@@ -258,6 +264,7 @@ void comm_of(std::uint32_t tid, char out[16]) {
   if (n < 0) std::memset(out, 0, 16);
 }
 void register_comm(std::uint32_t tid) {
+  if (t_named_main) return;
   char comm[16];
   comm_of(tid, comm);
   if (comm[0] && std::strncmp(comm, t_name, sizeof t_name) != 0) register_thread(tid, comm);
@@ -839,8 +846,14 @@ void thread_name(const char* name) noexcept {
   if (!name) return;
   char n[16] = {};
   copy_str(n, sizeof n, name);
-  pthread_setname_np(pthread_self(), n);
-  if (g_board) register_thread(gettid_u32(), n);
+  const std::uint32_t tid = gettid_u32();
+  if (tid == static_cast<std::uint32_t>(::getpid())) {
+    t_named_main = true;  // ERRATUM E410: the process keeps its name
+    std::memcpy(t_name, n, sizeof t_name);
+  } else {
+    pthread_setname_np(pthread_self(), n);
+  }
+  if (g_board) register_thread(tid, n);
 }
 
 namespace detail {

@@ -88,10 +88,11 @@ void drain_until(Recorder& rec, const Progress& progress, std::chrono::steady_cl
 
 // After drain_until: withdraw as the board's drainer, complete the file, and the figures of both.
 void finish_recording(BoardReader& reader, Recorder& rec, const tracefile::FileHeader& fh,
-                      std::chrono::steady_clock::time_point t0, RecordResult& r) {
+                      std::chrono::steady_clock::time_point t0, RecordResult& r,
+                      std::span<const record::NameRecord> thread_names = {}) {
   reader.set_drainer(false);
   r.seconds = seconds_since(t0);
-  rec.finish(fh);
+  rec.finish(fh, thread_names);
   r.records = rec.records();
   r.bytes = rec.bytes();
   r.file_bytes = rec.file_bytes();
@@ -251,6 +252,10 @@ Started start_program(const RecordOptions& o, const tracefile::FileHeader& fh, c
       reap();
       throw InputError::at_offset("--sched", 0, why);
     }
+    const std::string& prog = o.program[0];  // the name it is exec'd under: its comm, where perf gives none
+    const std::size_t slash = prog.rfind('/');
+    s.sched->note_comm(static_cast<std::uint32_t>(s.child), static_cast<std::uint32_t>(s.child),
+                       slash == std::string::npos ? prog : prog.substr(slash + 1));
     const char go = 1;
     if (::write(gate[1], &go, 1) != 1) {}
     ::close(gate[1]);
@@ -302,6 +307,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   bool reaped = false;
   std::optional<tracefile::Writer> writer;
   std::optional<Recorder> rec;
+  std::vector<record::NameRecord> kernel_names;  // the threads' names from the kernel (--sched)
   try {
     // The program runs: now the output is created (or emptied), and the board drained into it.
     writer.emplace(o.output, fh, o.compress_level);
@@ -325,6 +331,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
       const auto switches = sched->take_sorted(fh);
       r.sched_switches = switches.size();
       writer->append_sched(switches);
+      kernel_names = sched->thread_names();
     }
   } catch (const std::exception& e) {
     g_child = 0;
@@ -332,7 +339,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     throw;  // the writer's destructor leaves the file marked incomplete, with every record written so far
   }
   g_child = 0;
-  finish_recording(reader, *rec, fh, t0, r);
+  finish_recording(reader, *rec, fh, t0, r, kernel_names);
   return r;
 }
 

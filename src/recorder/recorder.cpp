@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <thread>
+#include <unordered_set>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -324,8 +325,19 @@ void Recorder::finish(tracefile::FileHeader h, std::span<const record::NameRecor
   std::vector<std::string> problems;
   snapshots_ += append_board_stats(out_, board_, &h, &problems);  // the final totals
   for (const auto& p : problems) board_.note_problem(p);
-  names.insert(names.end(), extra_names.begin(), extra_names.end());
-  out_.finish(h, lanes, names);
+  // Thread entries among the extra names (the kernel's names of threads that ran without a probe, ERRATUM
+  // E410) go ahead of the board's, for threads the board does not name: a reader keeps a thread's last entry.
+  std::unordered_set<std::uint64_t> named;
+  for (const auto& n : names)
+    if (n.name_kind == record::NameKind::Thread) named.insert(std::uint64_t{n.source} << 32 | n.thread);
+  std::vector<record::NameRecord> all;
+  for (const auto& e : extra_names)
+    if (e.name_kind == record::NameKind::Thread && !named.count(std::uint64_t{e.source} << 32 | e.thread))
+      all.push_back(e);
+  all.insert(all.end(), names.begin(), names.end());
+  for (const auto& e : extra_names)
+    if (e.name_kind != record::NameKind::Thread) all.push_back(e);
+  out_.finish(h, lanes, all);
 }
 
 }  // namespace kron::recorder

@@ -116,7 +116,8 @@ class Recorder {
   void run(const std::function<bool()>& done, const std::function<void()>& tick = {});
   // Final figures for the file header: the board's totals, every lane's entry and `late`; writes what is
   // still held first. Call after the program ended and a last drain_once(true).
-  // `extra_names` join the board's in the name section (libkron_mpi's node entry).
+  // `extra_names` join the board's in the name section (libkron_mpi's node entry; kron record --sched's
+  // kernel names of threads, ahead of the board's and only for threads the board does not name).
   void finish(tracefile::FileHeader header, std::span<const record::NameRecord> extra_names = {});
   // Histogram and virtual counter snapshots (trace format 1.4 kinds 5 and 6) every `interval`
   // (0: only the final one, which finish() always writes).

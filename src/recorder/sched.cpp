@@ -19,6 +19,8 @@
 namespace kron::recorder {
 namespace {
 
+std::uint64_t thread_key(std::uint32_t pid, std::uint32_t tid) { return std::uint64_t{pid} << 32 | tid; }
+
 constexpr std::size_t kDataPages = 32;  // per CPU: 128 KiB with 4 KiB pages, inside perf_event_mlock_kb's 516
 
 #ifndef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
@@ -41,6 +43,11 @@ std::unique_ptr<SchedRecorder> SchedRecorder::open(pid_t pid, std::uint32_t node
   a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   a.sample_id_all = 1;  // the switch records carry (pid, tid) and time
   a.context_switch = 1;
+  // The threads' kernel names (ERRATUM E410): PERF_RECORD_COMM at an exec or a rename, PERF_RECORD_FORK for
+  // a thread or child that keeps its parent's name.
+  a.comm = 1;
+  a.comm_exec = 1;
+  a.task = 1;
   a.inherit = 1;  // every thread and child the program makes
   a.disabled = 1;
   a.enable_on_exec = 1;  // from the program's exec on (not kron record's code between fork and exec)
@@ -133,6 +140,19 @@ void SchedRecorder::poll() {
         sr.timestamp = t;  // the kernel clock's ns: take_sorted() converts
 
         out_.push_back(sr);
+        if (seen_.insert(thread_key(pid, tid)).second && !comm_.count(thread_key(pid, tid)) &&
+            !parent_.count(thread_key(pid, tid)))
+          read_proc_comm(pid, tid);  // a thread that ran before the events began: its name now
+      } else if (h.type == PERF_RECORD_COMM && n > sizeof h + 8) {
+        std::uint32_t pid, tid;
+        std::memcpy(&pid, rec + sizeof h, 4);
+        std::memcpy(&tid, rec + sizeof h + 4, 4);
+        const char* c = reinterpret_cast<const char*>(rec + sizeof h + 8);
+        comm_[thread_key(pid, tid)] = std::string(c, strnlen(c, std::min<std::size_t>(n - sizeof h - 8, 15)));
+      } else if (h.type == PERF_RECORD_FORK && n >= sizeof h + 16) {
+        std::uint32_t ids[4];  // pid, ppid, tid, ptid
+        std::memcpy(ids, rec + sizeof h, sizeof ids);
+        parent_.try_emplace(thread_key(ids[0], ids[2]), thread_key(ids[1], ids[3]));
       } else if (h.type == PERF_RECORD_LOST && n >= sizeof h + 16) {
         std::uint64_t lost;
         std::memcpy(&lost, rec + sizeof h + 8, 8);
@@ -143,6 +163,51 @@ void SchedRecorder::poll() {
     // Release: the kernel may overwrite what was read only after the reads above.
     __atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
   }
+}
+
+void SchedRecorder::read_proc_comm(std::uint32_t pid, std::uint32_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%u/task/%u/comm", pid, tid);
+  if (FILE* f = std::fopen(path, "re")) {
+    char buf[32] = {};
+    if (std::fgets(buf, sizeof buf, f)) comm_.try_emplace(thread_key(pid, tid), buf, std::strcspn(buf, "\n"));
+    std::fclose(f);
+  }
+}
+
+void SchedRecorder::note_comm(std::uint32_t pid, std::uint32_t tid, const std::string& comm) {
+  fallback_.try_emplace(thread_key(pid, tid), comm.substr(0, 15));
+}
+
+std::vector<record::NameRecord> SchedRecorder::thread_names() const {
+  std::vector<record::NameRecord> out;
+  for (const std::uint64_t key : seen_) {
+    // Its own name, else the name of the thread it was forked from (a few generations at most).
+    std::uint64_t k = key;
+    const std::string* name = nullptr;
+    for (int up = 0; !name && up < 16; ++up) {
+      if (const auto c = comm_.find(k); c != comm_.end()) name = &c->second;
+      const auto p = parent_.find(k);
+      if (name || p == parent_.end()) break;
+      k = p->second;
+    }
+    if (const auto f = fallback_.find(key); !name && f != fallback_.end()) name = &f->second;
+    if (!name || name->empty()) continue;
+    record::NameRecord r{};
+    r.h.kind = record::RecordKind::Names;
+    r.h.size = sizeof r;
+    r.name_kind = record::NameKind::Thread;
+    r.source = board::source_id(node_, static_cast<std::uint32_t>(key >> 32));
+    r.thread = static_cast<std::uint32_t>(key);
+    const std::size_t len = std::min<std::size_t>(name->size(), 15);
+    std::memcpy(r.name, name->data(), len);
+    std::memcpy(r.function, name->data(), len);
+    out.push_back(r);
+  }
+  std::sort(out.begin(), out.end(), [](const record::NameRecord& x, const record::NameRecord& y) {
+    return thread_key(x.source, x.thread) < thread_key(y.source, y.thread);
+  });
+  return out;
 }
 
 std::vector<record::SchedRecord> SchedRecorder::take_sorted(const tracefile::FileHeader& time_base) {

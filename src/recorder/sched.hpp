@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kron/core/record.hpp"
@@ -39,6 +41,14 @@ class SchedRecorder {
   // Every switch taken so far, its time converted to ticks by the file's time base (its end anchor taken:
   // tracefile::kernel_ns_to_ticks), sorted by timestamp (equal ones keep their order); after a last poll().
   std::vector<record::SchedRecord> take_sorted(const tracefile::FileHeader& time_base);
+  // The kernel's name (comm) of each thread that switched, as name-table Thread entries (name and function
+  // both the comm: ERRATUM E410): the last name a PERF_RECORD_COMM gave it, else the name of the thread it
+  // was forked from, else /proc/PID/task/TID/comm read at its first switch. Threads of no known name are
+  // left out. Ordered by (pid, tid).
+  std::vector<record::NameRecord> thread_names() const;
+  // A thread's name known beforehand (the program's own: the name it is exec'd under), taken where neither
+  // perf nor /proc gives one.
+  void note_comm(std::uint32_t pid, std::uint32_t tid, const std::string& comm);
   std::uint64_t lost() const { return lost_; }
   std::uint64_t switches() const { return out_.size(); }
 
@@ -52,7 +62,12 @@ class SchedRecorder {
   std::vector<Ring> rings_;
   std::size_t data_bytes_ = 0, map_bytes_ = 0;
   std::uint32_t node_ = 0;
+  void read_proc_comm(std::uint32_t pid, std::uint32_t tid);
   std::vector<record::SchedRecord> out_;
+  std::unordered_set<std::uint64_t> seen_;                   // (pid << 32 | tid) of every thread that switched
+  std::unordered_map<std::uint64_t, std::string> comm_;      // its kernel name
+  std::unordered_map<std::uint64_t, std::string> fallback_;  // note_comm()'s
+  std::unordered_map<std::uint64_t, std::uint64_t> parent_;  // the thread it was forked from
   std::uint64_t lost_ = 0;
 };
 

@@ -67,6 +67,11 @@ int run(const Args& a) {
       st = exports::export_chrome_json(tl, f);
     else
       st = exports::export_perfetto(tl, f, {a.max_bytes, a.deflate});
+    if (a.format == "perfetto" && st.bytes == 0)  // never an empty file called a success
+      throw std::runtime_error(
+          "nothing to export: the input holds no samples, context switches, snapshots or MPI "
+          "calls; " +
+          a.output + " is not written");
   });
   if (a.format == "csv")
     fmt::print("wrote {}: {} samples\n", a.output, st.samples);

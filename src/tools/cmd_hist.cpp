@@ -20,6 +20,7 @@ struct Args {
   std::string file;
   std::string board;
   bool json = false;
+  bool ticks = false;
 };
 
 int run(const Args& a) {
@@ -56,6 +57,7 @@ int run(const Args& a) {
   const analysis::SnapshotTotals& m = totals;
   analysis::HistRenderOptions o;
   o.ticks_per_us = static_cast<double>(clock_hz) / 1e6;
+  o.ticks = a.ticks;
   fmt::print("{}", a.json ? analysis::render_hist_json(m, o, lost, cells_lost) : analysis::render_hist_text(m, o));
   if (!a.json && (lost || cells_lost))
     fmt::print("lost: {} values found no cell or histogram slot ({} cell requests found the statistics area full)\n",
@@ -73,7 +75,10 @@ KRON_COMMAND("hist", "latency histograms and virtual counters per phase, of a tr
                auto a = std::make_shared<Args>();
                app.add_option("file", a->file, "trace file (kron record)");
                app.add_option("--board", a->board, "a live board instead (read, never changed)");
-               app.add_flag("--json", a->json, "JSON (docs/hist-json.md)");
+               app.add_flag("--json", a->json, "JSON (docs/hist-json.md; values in ticks)");
+               app.add_flag("--ticks", a->ticks,
+                            "values in the clock's ticks, the time beside them (the default: times in ns, us, ms "
+                            "or s)");
                add_board_access_options(app);
                return [a] { return run(*a); };
              });

@@ -89,6 +89,13 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
   }
   j["sched_switches"] = r.sched_switches().size();
   j["sched_threads"] = fs.sched_threads;
+  j["switch_threads"] = nlohmann::json::array();
+  for (const auto& t : fs.switch_threads) {
+    j["switch_threads"].push_back(
+        {{"pid", t.pid}, {"tid", t.tid}, {"switches", t.switches}, {"preempted", t.preempted}});
+    if (!fs.thread_name(t.tid).empty())
+      j["switch_threads"].back()["thread_name"] = text::utf8_safe(fs.thread_name(t.tid));
+  }
   j["snapshots"] = r.snapshot_count();  // 1.4: histogram and virtual counter snapshots
   j["stat_lost"] = h.stat_lost;
   j["stat_cells_lost"] = h.stat_cells_lost;
@@ -139,13 +146,15 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
                                                                "found no free lane)",
                                                                fs.other_overruns + fs.other_overwritten)
                                                  : "");
+  // Every record of the compressed area counts: samples, and the switches, snapshots and MPI records after them.
+  const std::uint64_t records = fs.trace + fs.resource + r.sched_switches().size() + r.snapshot_count() +
+                                r.mpi_records().size() + r.clock_offsets().size();
   if (r.compressed())
-    fmt::print("records zstd-compressed: {}\n",
-               fs.sized
-                   ? fmt::format("{} bytes for {} ({:.2f}x, {:.2f} bytes a sample)", h.records_bytes,
-                                 h.records_raw_bytes, fs.ratio,
-                                 double(h.records_bytes) / double(std::max<std::uint64_t>(fs.trace + fs.resource, 1)))
-                   : std::string("ratio unknown (file not closed)"));
+    fmt::print(
+        "records zstd-compressed: {}\n",
+        fs.sized ? fmt::format("{} bytes for {} ({:.2f}x, {:.2f} bytes a record)", h.records_bytes, h.records_raw_bytes,
+                               fs.ratio, double(h.records_bytes) / double(std::max<std::uint64_t>(records, 1)))
+                 : std::string("ratio unknown (file not closed)"));
   if (!r.sched_switches().empty())
     fmt::print("context switches {} of {} thread{} ({} switched out while runnable: preempted)\n",
                r.sched_switches().size(), fs.sched_threads, fs.sched_threads == 1 ? "" : "s", fs.preempted);
@@ -185,6 +194,13 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
                  l.waits, named(text::terminal_safe(fs.thread_name(l.tid))));
     if (r.complete() && fs.other_overruns + fs.other_overwritten)
       fmt::print("{:>17} {:>12} {:>10} {:>11} {:>8}\n", "(no lane)", 0, fs.other_overruns, fs.other_overwritten, 0);
+  }
+  if (!fs.switch_threads.empty()) {  // kron record --sched: every thread that ran, by the kernel's name too
+    fmt::print("threads that ran (context switches):\n{:>8} {:>8} {:>10} {:>10}  {}\n", "pid", "tid", "switches",
+               "preempted", "thread");
+    for (const auto& t : fs.switch_threads)
+      fmt::print("{:>8} {:>8} {:>10} {:>10}  {}\n", t.pid, t.tid, t.switches, t.preempted,
+                 text::terminal_safe(fs.thread_name(t.tid)));
   }
   for (const auto& w : r.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
 }

@@ -2,10 +2,13 @@
 // report (rpt.cpp: make_report; matcher.cpp), printed as text, JSON or HTML (html.cpp).
 #include <fmt/core.h>
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -25,11 +28,19 @@ struct Args {
   InputArgs in;
   bool verbose = false, histograms = false, summary = false, chronological = false, dbl = false, json = false;
   bool wide = false;
-  std::string info_file;  // -f; none: interval.info when it exists (named scopes need none)
+  std::string sort = "name";  // --sort COLUMN (analysis::sort_rows)
+  std::string info_file;      // -f; none: interval.info when it exists (named scopes need none)
   unsigned event_bits = 32;
   std::string html;
   std::vector<unsigned> phases;  // --phase P: only the samples of these phases (trace format 1.4)
 };
+
+// The table's width: the terminal's when standard output is one, else 100 (a file, a pipe: the same every time).
+std::size_t terminal_columns() {
+  winsize w{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 60) return w.ws_col;
+  return 100;
+}
 
 int run(const Args& a) {
   // Named scopes are paired without interval.info (which stays for event numbers, 003's workflow): without
@@ -80,6 +91,7 @@ int run(const Args& a) {
   }
   if (!buf.empty()) buf += '\n';
   flush();
+  analysis::sort_rows(r.rows, a.sort);
   if (!a.html.empty()) {
     const std::string page = analysis::render_html(r, &page_sink, &r.latency);
     write_file_atomically(a.html, [&](std::FILE* f) {
@@ -87,15 +99,18 @@ int run(const Args& a) {
         throw std::runtime_error(a.html + ": write failed");
     });
   }
-  const std::string text = a.json ? analysis::render_json(r, a.histograms)
-                                  : analysis::render_text(r, {a.verbose, a.histograms && !a.chronological, a.wide});
+  const std::string text =
+      a.json ? analysis::render_json(r, a.histograms)
+             : analysis::render_text(r, {a.verbose, a.histograms && !a.chronological, a.wide, terminal_columns()});
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (a.verbose && !a.html.empty() && !a.json) fmt::print("wrote {}\n", a.html);
   return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;
 }
 
-KRON_COMMAND("rpt", "interval report from interval.info: count, total, min, max, mean, stddev (003 mk_rpt)", 41,
-             [](CLI::App& app) {
+KRON_COMMAND("rpt",
+             "where the time goes: named scopes and interval.info's intervals per thread (count, total, mean, min, "
+             "max, on-CPU share), a summary per thread (003 mk_rpt)",
+             41, [](CLI::App& app) {
                auto a = std::make_shared<Args>();
                app.set_help_flag("--help", "print this help");  // -h is mk_rpt's histogram option
                a->in.add(app);
@@ -114,6 +129,11 @@ KRON_COMMAND("rpt", "interval report from interval.info: count, total, min, max,
                app.add_flag("--wide", a->wide,
                             "every column (class, stddev, unmatched starts and ends, ticks and us lines); the default "
                             "fits 100 columns");
+               app.add_option("--sort", a->sort,
+                              "order the rows by a column: name (the default: a stable order), stream, or largest "
+                              "first count, total, mean, min, max, cpu, unm")
+                   ->check(CLI::IsMember(
+                       std::vector<std::string>(std::begin(analysis::kSortKeys), std::end(analysis::kSortKeys))));
                app.add_flag("--json", a->json, "print the report as one JSON document (docs/rpt-json.md)");
                app.add_option("--html", a->html,
                               "also write a self-contained HTML page: summary, timeline, table and histograms");

@@ -377,5 +377,78 @@ TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
   EXPECT_NE(thread.name.find("compress 0"), std::string::npos) << thread.name;
 }
 
+// kron rpt's table (ERRATUM E411): a long thread name is cut before its tid, never the tid; the rows come in
+// one order whatever the order the run registered names and started threads in; --sort orders by a column;
+// the thread summary gives each thread's time in outermost scopes and its top scope.
+struct RptRun {
+  std::string text, narrow;
+  std::vector<std::string> sorted_by_total;
+  std::vector<ThreadSummary> threads;
+};
+RptRun rpt_of(const fs::path& path, bool swapped) {
+  auto h = tracefile::make_header();
+  h.clock_hz = 1'000'000'000;
+  const std::uint16_t write = swapped ? 2 : 1, compress = swapped ? 1 : 2;
+  const std::uint32_t worker = 4211, reader = 4212;
+  {
+    tracefile::Writer w(path.string(), h);
+    std::vector<Sample> v;
+    const std::uint32_t first = swapped ? reader : worker, second = swapped ? worker : reader;
+    v.push_back(begin(1000, first, first == worker ? compress : write));  // the same times, the threads first
+    v.push_back(begin(1000, second, second == worker ? compress : write));  // seen in the other order
+    v.push_back(end(1500, first, first == worker ? compress : write));
+    v.push_back(end(1500, second, second == worker ? compress : write));
+    v.push_back(begin(3000, worker, compress));  // compress 2000 ns with a write of 100 inside
+    v.push_back(begin(3500, worker, write));
+    v.push_back(end(3600, worker, write));
+    v.push_back(end(5000, worker, compress));
+    for (const auto& s : v) w.append(s);
+    std::vector<NameRecord> names = {site(write, NameKind::Scope, "write", 10),
+                                     site(compress, NameKind::Scope, "compress", 20),
+                                     thread(worker, "compress worker 12"), thread(reader, "reader")};
+    if (swapped) std::swap(names[0], names[1]);
+    w.finish(h, {}, names);
+  }
+  Merged in = open_inputs({path.string()}, {});
+  Timeline tl(in);
+  Report r = make_report(tl, {});
+  RptRun out;
+  out.text = render_text(r, {});
+  TextOptions narrow;
+  narrow.columns = 60;
+  out.narrow = render_text(r, narrow);
+  sort_rows(r.rows, "total");
+  for (const auto& row : r.rows) out.sorted_by_total.push_back(row.name + " " + row.shown_stream());
+  EXPECT_THROW(sort_rows(r.rows, "colour"), std::invalid_argument);
+  out.threads = r.threads;
+  return out;
+}
+
+TEST(NamedScopes, RptKeepsTheThreadIdAndOneOrderWhateverTheRun) {
+  const auto dir = testing::temp_dir("rpt-order");
+  const RptRun a = rpt_of(dir / "a.kron", false), b = rpt_of(dir / "b.kron", true);
+  EXPECT_EQ(a.text, b.text);  // names registered and threads started in another order: the same report
+  EXPECT_NE(a.text.find("compress worker 12/tid4211"), std::string::npos) << a.text;
+  EXPECT_NE(a.narrow.find("~/tid4211 "), std::string::npos) << a.narrow;  // cut before the tid, never in it
+  EXPECT_EQ(a.text.find("event number"), std::string::npos) << a.text;     // no interval.info here
+  // The default order: scopes by name, each one's threads by name.
+  const auto at = [&](const std::string& t) { return a.text.find(t); };
+  EXPECT_LT(at("compress  "), at("write  ")) << a.text;
+  EXPECT_LT(at("write     compress worker 12/tid4211"), at("write     reader/tid4212")) << a.text;
+  // --sort total: largest first (compress on the worker 2500 ns, write on the reader 500 ...).
+  ASSERT_EQ(a.sorted_by_total.size(), 3u);
+  EXPECT_EQ(a.sorted_by_total[0], "compress compress worker 12/tid4211");
+  EXPECT_EQ(a.sorted_by_total, b.sorted_by_total);
+  // The thread summary: span, time in outermost scopes (the nested write not counted twice), top scope.
+  ASSERT_EQ(a.threads.size(), 2u);
+  EXPECT_EQ(a.threads[0].thread_name, "compress worker 12");
+  EXPECT_EQ(a.threads[0].in_scopes, 500u + 2000u);
+  EXPECT_EQ(a.threads[0].top_scope, "compress");
+  EXPECT_EQ(a.threads[0].top_total, 2500u);
+  EXPECT_FALSE(a.threads[0].on_cpu);  // no switches recorded
+  EXPECT_EQ(a.threads[1].thread_name, "reader");
+  EXPECT_NE(a.text.find("threads:"), std::string::npos) << a.text;
+}
+
 }  // namespace
 }  // namespace kron::analysis

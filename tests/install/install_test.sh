@@ -34,6 +34,16 @@ for prog in "$tmp/probe_c_pc" "$tmp/consumer_c/probe_c"; do
   n=$("$tmp/prefix/bin/kron" info "$tmp/c.kron" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["samples"])')
   [ "$n" = 51 ] || { echo "FAIL: $prog under kron record left $n samples, expected 51"; exit 1; }
 done
+# Every export format kron documents is in the installed kron: OTF2 (on in every tree of the Makefile's,
+# make_targets_test.sh), its archive read back by otf2-print: one METRIC per sample (no named scope here).
+if grep -q '^KRON_WITH_OTF2:BOOL=ON' "$build/CMakeCache.txt"; then
+  "$tmp/prefix/bin/kron" export --format otf2 -o "$tmp/c.otf2" "$tmp/c.kron" >/dev/null
+  n=$("${KRON_OTF2_PRINT:-otf2-print}" "$tmp/c.otf2/traces.otf2" | grep -c '^METRIC ') ||
+    { echo "FAIL: otf2-print cannot read the installed kron's OTF2 archive"; exit 1; }
+  [ "$n" = 51 ] || { echo "FAIL: the installed kron's OTF2 archive holds $n metrics, expected 51"; exit 1; }
+else
+  echo "FAIL: this tree was configured without KRON_WITH_OTF2: make install's would lack --format otf2"; exit 1
+fi
 # The trace side carries no probe start-up (kron::kron links kron_board, not kron_probe).
 if nm -C "$tmp/trace_pc" "$tmp/consumer/trace_side" | grep -q 'auto_attach'; then
   echo "FAIL: a trace-side consumer carries the probe's start-up attach"; exit 1
@@ -48,4 +58,4 @@ board="install-$$"
 trap '"$tmp/prefix/bin/kron" board rm "$board" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 env -u KRON_SELFTEST_PROBE "$tmp/prefix/bin/kron" selftest basic --board "$board" | grep -q "test_mk: 0 error(s)" \
   || { echo "FAIL: the installed kron selftest basic --board"; exit 1; }
-echo "install: pkg-config and find_package(kron) consumers (C++ and C) built and ran, the C ones recorded; installed selftest probe found"
+echo "install: pkg-config and find_package(kron) consumers (C++ and C) built and ran, the C ones recorded and exported to OTF2; installed selftest probe found"

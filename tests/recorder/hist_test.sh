@@ -42,6 +42,28 @@ assert c[0] == hs["get"]["total"]["count"] and c[1] == hs["put"]["total"]["count
 assert c.get(3, 0) > 0, c  # cache misses
 assert j["stat_lost"] == 0
 PY
+# Times first (ERRATUM E412): the text shows each percentile as a time in an adaptive unit, the same value as
+# the JSON's ticks at the clock's rate; --ticks shows the ticks, the time beside them; the bars likewise.
+"$kron" hist --ticks "$tmp/s.trace" >"$tmp/ht.txt"
+python3 - "$tmp/h.json" "$tmp/h.txt" "$tmp/ht.txt" <<'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read(); ticks = open(sys.argv[3]).read()
+unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+def total_line(t, name):
+    return re.search(r"^histogram " + name + r"\n(?:  phase .*\n)*  total: (.*)$", t, re.M).group(1)
+for h in j["histograms"]:
+    line = total_line(text, h["name"])
+    m = re.search(r"p99 ([0-9.e+]+) (ns|us|ms|s)  ", line)
+    assert m, line
+    secs = float(m.group(1)) * unit[m.group(2)]
+    want = h["total"]["p99"] / (j["ticks_per_us"] * 1e6)
+    assert abs(secs - want) <= want * 1e-3, (line, want)
+    assert f"p99 {h['total']['p99']} (" in total_line(ticks, h["name"]), total_line(ticks, h["name"])
+bars = [l for l in text.splitlines() if l.startswith("    ") and "#" in l]
+assert bars and all(re.match(r" +[0-9.e+]+ (ns|us|ms|s) - [0-9.e+]+ (ns|us|ms|s) +\d+ #+$", l) for l in bars), bars[:3]
+tbars = [l for l in ticks.splitlines() if l.startswith("    ") and "#" in l]
+assert tbars and all(re.match(r" +\d+ - \d+ +\d+ #+$", l) for l in tbars), tbars[:3]
+PY
 
 # kron export --format chrome-json: the snapshots as counter events, the phase in every instant's args.
 "$kron" export --format chrome-json -o "$tmp/s.json" "$tmp/s.trace" >/dev/null

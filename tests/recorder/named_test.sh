@@ -23,6 +23,22 @@ cd "$tmp"  # no interval.info here
   "['compress 0', 'compress 1', 'reader', 'writer']" ] || fail "kron info --json lanes' thread_name"
 "$kron" expand k.trace >expand.txt
 "$kron" export --format chrome-json -o k.json k.trace >/dev/null
+# CSV carries what the other formats show: each scope's name, its begin and end, its value, the thread's name.
+"$kron" export --format csv -o k.csv k.trace >/dev/null
+python3 - <<'PY'
+import csv
+from collections import Counter
+rows = list(csv.DictReader(open("k.csv")))
+kinds = Counter((r["name"], r["kind"]) for r in rows)
+for name in ("compress", "deflate", "write"):
+    assert kinds[(name, "begin")] == 16 and kinds[(name, "end")] == 16, (name, kinds)
+assert kinds[("bytes out", "instant")] == 16, kinds
+assert {r["thread_name"] for r in rows if r["name"] == "write"} == {"writer"}
+assert {r["thread_name"] for r in rows if r["name"] == "deflate"} <= {"compress 0", "compress 1"}
+assert {r["thread_name"] for r in rows if r["name"] == "read"} == {"reader"}
+assert sorted(int(r["value"]) for r in rows if r["name"] == "compress" and r["kind"] == "begin") == list(range(16))
+assert all(r["rank"] == "" for r in rows)
+PY
 python3 - <<'PY'
 import json, re
 r = json.load(open("rpt.json"))
@@ -49,7 +65,7 @@ ev = j["traceEvents"]
 threads = {e["args"]["name"].split(" (tid")[0] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
 assert {"reader", "writer", "compress 0", "compress 1"} <= threads, threads
 procs = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
-assert len(procs) == 1 and procs[0].startswith("reader (pid "), procs
+assert len(procs) == 1 and procs[0].startswith("kcompress (pid "), procs  # its own name: naming the main thread "reader" did not rename it (E410)
 xs = [e for e in ev if e["ph"] == "X"]
 blocks = sorted(e["args"]["value"] for e in xs if e["name"] == "compress")
 assert blocks == list(range(16)), blocks  # which block: the probe's value

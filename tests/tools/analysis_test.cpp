@@ -319,8 +319,17 @@ TEST_F(Tools, ExportCsvOneRowPerSample) {
   std::size_t rows = 0;
   while (std::getline(in, line)) {
     ++rows;
-    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 8 + 16 + 1) << line;  // and the phase
-    EXPECT_EQ(line.substr(line.rfind(',')), ",0") << line;                      // a file without phases
+    // The record's fields, the counters, the phase, then kind, name, value, thread name and rank.
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 8 + 16 + 1 + 5) << line;
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    f.resize(31);
+    EXPECT_EQ(f[25], "0") << line;  // a file without phases
+    EXPECT_EQ(f[26], rows == 2 ? "counter" : "instant") << line;
+    EXPECT_EQ(f[27], "") << line;     // no named probe
+    EXPECT_EQ(f[28], f[8]) << line;   // the value of an unnamed sample: its data word
+    EXPECT_EQ(f[30], "") << line;     // not an MPI recording
     if (rows == 2) {
       EXPECT_EQ(line.rfind("resource,0,0x00010001,0,,0,60,1.0000,99,1000,1001,", 0), 0u) << line;
     }

@@ -231,6 +231,9 @@ class NameTable {
   const NameRecord* site(std::uint16_t id) const { return id < sites_.size() && sites_[id].id ? &sites_[id] : nullptr; }
   // The thread's name, "" when none was recorded.
   std::string_view thread(std::uint32_t source, std::uint32_t thread) const;
+  // The thread's kernel name (comm) when its entry was made (a Thread entry's `function`, ERRATUM E410): for
+  // the main thread, the process's name; "" when unknown (files of kron before it).
+  std::string_view comm(std::uint32_t source, std::uint32_t thread) const;
   bool empty() const { return count_ == 0; }
   std::uint16_t max_id() const { return static_cast<std::uint16_t>(sites_.empty() ? 0 : sites_.size() - 1); }
   std::size_t size() const { return count_; }
