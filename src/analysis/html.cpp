@@ -213,7 +213,8 @@ unsigned latency_charts(Page& p, const SnapshotTotals& latency) {
   if (latency.hists.empty()) return 0;
   unsigned charts = 0;
   p.o += "<h2>Latency histograms (kron::histogram)</h2>\n";
-  for (const auto& [name, phases] : latency.hists) {
+  for (const auto& [hist_name, phases] : latency.hists) {
+    const std::string& name = hist_name;  // a plain reference: lambdas may not capture a structured binding (clang)
     LatencyHistogram total;
     p.o +=
         "<section class=\"chart\">\n<table class=\"phases\"><thead><tr><th>histogram</th><th>phase</th>"

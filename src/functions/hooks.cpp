@@ -50,9 +50,9 @@ const char* const kFilterEnv = "KRON_FUNCTIONS_FILTER";
 
 kron_site g_site{"(functions)", "", "", 0, KRON_SITE_FUNCTION, 0, 0};
 
-struct Shadow {
-  std::uint32_t depth;
-  std::uintptr_t frames[kMaxDepth];
+struct Shadow {  // zero-initialized members: a constant initializer, as constinit asks (clang checks it)
+  std::uint32_t depth = 0;
+  std::uintptr_t frames[kMaxDepth] = {};
 };
 KRON_CONSTINIT thread_local Shadow t_shadow KRON_TLS_MODEL;
 
