@@ -117,8 +117,11 @@ const char* time_base_problem(const FileHeader& h, std::size_t* at) {
     *at = off;
     return why;
   };
-  if (h.time_source >= kTimeSources) return fail(offsetof(FileHeader, time_source), "time_source is not 0-4");
+  // Any version: a rate above 100 GHz is scribbled. A 1.0-1.5 file holds nothing more of a time base, but a
+  // file kron merge writes from it is 1.6 or later and must read back (ERRATUM E304).
   if (double(h.clock_hz) > kMaxHz) return fail(offsetof(FileHeader, clock_hz), "clock_hz is above 100 GHz");
+  if (h.minor < 6) return nullptr;
+  if (h.time_source >= kTimeSources) return fail(offsetof(FileHeader, time_source), "time_source is not 0-4");
   if (h.rate_uncertainty_ppb > 10'000'000u)
     return fail(offsetof(FileHeader, rate_uncertainty_ppb), "rate_uncertainty_ppb is above 1% (10^7)");
   switch (static_cast<TimeSource>(h.time_source)) {

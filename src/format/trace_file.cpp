@@ -374,7 +374,7 @@ void Reader::validate(const std::string& path, const FileHeader& h, std::uint64_
   if (h.header_size < least || h.header_size % 8 != 0 || h.header_size > file_size)
     throw bad(offsetof(FileHeader, header_size), "header size " + std::to_string(h.header_size) + " is invalid");
   if (h.clock_hz == 0) throw bad(offsetof(FileHeader, clock_hz), "timestamp clock rate is 0");
-  if (h.minor >= 6) {  // the time base (ERRATUM E304: an absurd conversion is refused, naming its field)
+  {  // the time base (ERRATUM E304: an absurd conversion is refused, naming its field; any version's rate)
     std::size_t at = 0;
     if (const char* why = time_base_problem(h, &at)) throw bad(at, why);
   }

@@ -545,9 +545,10 @@ void as_anchors(FileHeader& h) {
 }
 }  // namespace
 
-TEST(TraceFile, OlderMinorReadsWithItsRoundedRateAndSaysSo) {
-  // A 1.5 file: 1024 header bytes, records right after them.
-  const auto p = write_file("v15", some_samples());
+namespace {
+// A 1.5 file: 1024 header bytes, records right after them; `clock_hz` its rate.
+fs::path v15_file(const char* name, std::uint64_t clock_hz = 10'000'000) {
+  const auto p = write_file(name, some_samples());
   auto b = slurp(p);
   FileHeader h;
   std::memcpy(&h, b.data(), sizeof h);
@@ -555,10 +556,17 @@ TEST(TraceFile, OlderMinorReadsWithItsRoundedRateAndSaysSo) {
   h.header_size = kHeaderBytes15;
   h.lanes_offset -= sizeof(FileHeader) - kHeaderBytes15;
   h.origin = Origin::Live;
+  h.clock_hz = clock_hz;
   std::vector<char> old(b.size() - (sizeof(FileHeader) - kHeaderBytes15));
   std::memcpy(old.data(), &h, kHeaderBytes15);
   std::memcpy(old.data() + kHeaderBytes15, b.data() + sizeof(FileHeader), b.size() - sizeof(FileHeader));
   spit(p, old);
+  return p;
+}
+}  // namespace
+
+TEST(TraceFile, OlderMinorReadsWithItsRoundedRateAndSaysSo) {
+  const auto p = v15_file("v15");
   Reader r(p.string());
   EXPECT_EQ(read_all(r), some_samples().size());
   EXPECT_EQ(time_source(r.header()), TimeSource::Legacy);
@@ -566,6 +574,23 @@ TEST(TraceFile, OlderMinorReadsWithItsRoundedRateAndSaysSo) {
   EXPECT_EQ(rate_hz(r.header()), 10e6);
   EXPECT_EQ(rate_uncertainty_ppm(r.header()), 600);  // E302
   EXPECT_NE(time_source_text(r.header()).find("rounded to 100 kHz"), std::string::npos);
+}
+
+// ERRATUM E304: a rate above 100 GHz is refused in a file of any version (kron merge writes the current
+// format from a 1.5 file and copies its rate; what it writes must read back).
+TEST(TraceFile, OlderMinorWithAScribbledRateIsRefused) {
+  Reader at_limit(v15_file("v15ok", 100'000'000'000).string());
+  EXPECT_EQ(read_all(at_limit), some_samples().size());
+  const auto p = v15_file("v15hz", 100'000'000'001);
+  try {
+    Reader r(p.string());
+    FAIL() << "a 1.5 file at 100 GHz + 1 Hz was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("offset " + std::to_string(offsetof(FileHeader, clock_hz)) + ":"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("above 100 GHz"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TraceFile, KernelConversionAndAnchorsConvertOnTheirLine) {

@@ -184,7 +184,8 @@ std::uint64_t kernel_ns_to_ticks(const FileHeader& h, std::uint64_t ns);
 void close_anchors(FileHeader& h, const Anchor& end);
 // Copies time_source .. clock_flags and clock_hz (kron merge: the reference rank's conversion).
 void copy_time_base(FileHeader& to, const FileHeader& from);
-// The first absurd field of a 1.6 time base: nullptr when none, else what is wrong and *offset its place.
+// The first absurd field of a time base (before 1.6 only clock_hz): nullptr when none, else what is wrong
+// and *offset its place.
 const char* time_base_problem(const FileHeader& h, std::size_t* offset);
 inline constexpr std::uint32_t kMergedRank = 0xffffffffu;
 enum MergeFlag : std::uint32_t {
