@@ -13,8 +13,9 @@
 //     machine does not inflate as it does wall times;
 //   - for reference, the probing time on the default board in circular mode (never waits either; its
 //     rings stay in the cache, where a floor board streams every record to memory);
-//   - `kron record --compress` (zstd level 1 chunks, trace format 1.2), 1 and 2 threads: samples/s into
-//     the file and the file's bytes a sample, beside the uncompressed run's. The flood's records are
+//   - `kron record --compress` (zstd level 1 chunks, trace format 1.2), 1 and 2 threads, compressed on the
+//     drain's thread (--compress-threads 0) and on the default workers: samples/s into the file, kron record's
+//     CPU a sample (its workers' included) and the file's bytes a sample, beside the uncompressed run's. The flood's records are
 //     synthetic (a counter for data, one thread id, steady timestamps) and compress better than real
 //     ones, so bytes a sample are also measured on a recording of examples/sample1 (kron_sample1).
 // Each figure is the best of KRON_BENCH_E2E_RUNS runs (3; 0 runs only the in-process merge benchmark). Writes BUILD/bench-record-e2e.json.
@@ -197,9 +198,11 @@ int main(int argc, char** argv) {
   std::printf("%7s %11s %12s %15s %9s %14s %8s %15s\n", "threads", "probe ns", "floor ns", "circular ns",
               "slowdown", "to file /s", "scaling", "drain cpu ns");
   std::vector<std::string> compress_lines;
-  auto fmt_line = [](unsigned t, double rate_z, double rate_raw, double bps_z, double bps_raw, double cpu_ns) {
-    char b[160];
-    std::snprintf(b, sizeof b, "%7u %14.0f %14.0f %11.2f %11.2f %15.2f", t, rate_z, rate_raw, bps_z, bps_raw, cpu_ns);
+  auto fmt_line = [](unsigned t, const char* workers, double rate_z, double rate_raw, double bps_z, double bps_raw,
+                     double cpu_ns) {
+    char b[200];
+    std::snprintf(b, sizeof b, "%7u %8s %14.0f %14.0f %11.2f %11.2f %15.2f", t, workers, rate_z, rate_raw, bps_z,
+                  bps_raw, cpu_ns);
     return std::string(b);
   };
   for (const unsigned t : {1u, 2u, 4u}) {
@@ -229,19 +232,29 @@ int main(int argc, char** argv) {
     j[k + "drain_cpu_ns_per_sample"] = drain_ns;
     if (t > 1) j[k + "scaling"] = scaling;
     j[k + "bytes_per_sample"] = double(wait.file_bytes) / total;
-    if (t <= 2) {  // --compress: the same wait-mode run, zstd level 1
-      const Run z = best_of(runs, [&] { return record_once(kron, flood, trace, t, samples, "--compress"); });
-      const std::string kz = "e2e_compress_" + std::to_string(t) + "t_";
-      j[kz + "samples_per_s"] = total / z.wall_s;
-      j[kz + "bytes_per_sample"] = double(z.file_bytes) / total;
-      j[kz + "drain_cpu_ns_per_sample"] = z.drain_cpu_s * 1e9 / total;
-      compress_lines.push_back(fmt_line(t, total / z.wall_s, rate[t], double(z.file_bytes) / total,
-                                        double(wait.file_bytes) / total, z.drain_cpu_s * 1e9 / total));
+    if (t <= 2) {  // --compress: the same wait-mode run, zstd level 1, on the drain's thread and on workers
+      for (const bool drain_thread : {true, false}) {
+        const Run z = best_of(runs, [&] {
+          return record_once(kron, flood, trace, t, samples,
+                             drain_thread ? "--compress --compress-threads 0" : "--compress");
+        });
+        const std::string kz = std::string(drain_thread ? "e2e_compress_drain_" : "e2e_compress_") +
+                               std::to_string(t) + "t_";
+        j[kz + "samples_per_s"] = total / z.wall_s;
+        j[kz + "bytes_per_sample"] = double(z.file_bytes) / total;
+        j[kz + "cpu_ns_per_sample"] = z.drain_cpu_s * 1e9 / total;
+        compress_lines.push_back(fmt_line(t, drain_thread ? "0" : "default", total / z.wall_s, rate[t],
+                                          double(z.file_bytes) / total, double(wait.file_bytes) / total,
+                                          z.drain_cpu_s * 1e9 / total));
+      }
     }
   }
   if (runs > 0) {
-    std::printf("== kron record --wait --compress (zstd 1) against the same without\n%7s %14s %14s %11s %11s %15s\n",
-                "threads", "to file /s", "(raw /s)", "bytes/smp", "(raw)", "drain cpu ns");
+    std::printf("== kron record --wait --compress (zstd 1) against the same without; --compress-threads 0 (the "
+                "drain compresses) and the default (%u workers); cpu: kron record's, workers included\n"
+                "%7s %8s %14s %14s %11s %11s %15s\n",
+                kron::tracefile::default_compress_threads(), "threads", "workers", "to file /s", "(raw /s)",
+                "bytes/smp", "(raw)", "kron cpu ns");
     for (const auto& l : compress_lines) std::printf("%s\n", l.c_str());
     const std::string sample1 = (build / "examples" / "kron_sample1").string();
     const double raw1 = sample1_bytes_per_sample(kron, sample1, trace, "");

@@ -4,9 +4,13 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <condition_variable>
 #include <cstddef>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -30,7 +34,6 @@ std::runtime_error sys_error(const std::string& path, const char* what) {
   return std::runtime_error(path + ": " + what + ": " + std::strerror(errno));
 }
 std::size_t pad8(std::size_t n) { return (8 - n % 8) % 8; }
-constexpr std::uint8_t kZeros[8] = {};
 }  // namespace
 
 FileHeader make_header() {
@@ -95,20 +98,163 @@ std::string_view program(const FileHeader& h) { return get_string(h.program, kPr
 
 // ---- Writer ------------------------------------------------------------------------------------
 
-Writer::Writer(const std::string& path, const FileHeader& header, int compress_level) : path_(path) {
+namespace {
+// A zstd context at `level` with checksums (what every chunk of a file is compressed with), or nullptr.
+ZSTD_CCtx* make_cctx(int level) {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  if (c && (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)))) {
+    ZSTD_freeCCtx(c);
+    return nullptr;
+  }
+  return c;
+}
+
+// One chunk as the file holds it (docs/trace-format.md "Compressed record area"): its header, the zstd frame
+// or, when that does not shrink, the records as they are (ERRATUM E37), padded to 8 bytes; into `out`.
+// Returns nullptr, or zstd's error text.
+const char* encode_chunk(ZSTD_CCtx* c, std::span<const std::uint8_t> recs, std::uint64_t count,
+                         std::vector<std::uint8_t>& out) {
+  ChunkHeader ch{0, static_cast<std::uint32_t>(recs.size()), count};
+  out.resize(sizeof ch + ZSTD_compressBound(recs.size()) + 8);
+  std::uint8_t* const payload = out.data() + sizeof ch;
+  const std::size_t z = ZSTD_compress2(c, payload, out.size() - sizeof ch - 8, recs.data(), recs.size());
+  if (ZSTD_isError(z)) return ZSTD_getErrorName(z);
+  if (z < recs.size()) {
+    ch.stored_bytes = static_cast<std::uint32_t>(z);
+  } else {
+    ch.stored_bytes = ch.raw_bytes;
+    if (out.size() < sizeof ch + recs.size() + 8) out.resize(sizeof ch + recs.size() + 8);
+    std::memcpy(out.data() + sizeof ch, recs.data(), recs.size());
+  }
+  std::memcpy(out.data(), &ch, sizeof ch);
+  std::memset(out.data() + sizeof ch + ch.stored_bytes, 0, pad8(ch.stored_bytes));
+  out.resize(sizeof ch + ch.stored_bytes + pad8(ch.stored_bytes));
+  return nullptr;
+}
+}  // namespace
+
+// --compress-threads (ERRATUM E323): chunks are compressed on worker threads, each with its own context, and
+// written in the order they were handed over, by whichever worker finishes the next one; the caller only copies a
+// chunk into a free slot (or swaps its buffer in). The file holds the same bytes as compressing on the caller's
+// thread: the same chunks, each an independent frame. Slots bound the memory (2 a worker, ~2 MiB each) and make
+// a caller that outruns the workers wait.
+struct Writer::CompressPool {
+  struct Job {
+    std::vector<std::uint8_t> raw, out;
+    std::uint64_t count = 0;
+    bool ready = false;  // compressed, waiting for its turn to be written
+  };
+  Writer& w;
+  std::mutex m;
+  std::condition_variable work, done;
+  std::vector<Job> slots;
+  std::uint64_t submitted = 0, taken = 0, written = 0;
+  bool writing = false, stop = false;
+  std::exception_ptr error;  // the first failure (zstd, a write): rethrown to the caller
+  std::vector<std::thread> threads;
+
+  CompressPool(Writer& writer, int level, unsigned n) : w(writer), slots(2 * std::size_t{n}) {
+    std::vector<ZSTD_CCtx*> ctx;
+    for (unsigned i = 0; i < n; ++i)
+      if (ZSTD_CCtx* c = make_cctx(level))
+        ctx.push_back(c);
+      else {
+        for (ZSTD_CCtx* x : ctx) ZSTD_freeCCtx(x);
+        throw std::runtime_error(w.path_ + ": cannot set up zstd compression");
+      }
+    for (ZSTD_CCtx* c : ctx) threads.emplace_back([this, c] { run(c); });
+  }
+  ~CompressPool() {
+    {
+      std::lock_guard g(m);
+      stop = true;
+    }
+    work.notify_all();
+    for (auto& t : threads) t.join();
+  }
+
+  void rethrow_locked() {
+    if (error) std::rethrow_exception(error);
+  }
+  // A free slot for the next chunk (waits while every slot is in flight); the caller fills it, then submit().
+  Job& next_slot() {
+    std::unique_lock g(m);
+    done.wait(g, [&] { return submitted - written < slots.size() || error; });
+    rethrow_locked();
+    return slots[submitted % slots.size()];
+  }
+  void submit(std::uint64_t count) {
+    {
+      std::lock_guard g(m);
+      slots[submitted % slots.size()].count = count;
+      ++submitted;
+    }
+    work.notify_one();
+  }
+  // Every chunk handed over is in the file (or the first failure is thrown).
+  void wait_written() {
+    std::unique_lock g(m);
+    done.wait(g, [&] { return written == submitted || error; });
+    rethrow_locked();
+  }
+  std::uint64_t stored() {
+    std::lock_guard g(m);
+    return w.stored_;
+  }
+
+  void run(ZSTD_CCtx* c) {
+    std::unique_lock g(m);
+    for (;;) {
+      work.wait(g, [&] { return stop || taken < submitted; });
+      if (taken == submitted) break;  // stop, nothing left
+      Job& j = slots[taken++ % slots.size()];
+      g.unlock();
+      std::exception_ptr failed;
+      if (const char* why = encode_chunk(c, j.raw, j.count, j.out))
+        failed = std::make_exception_ptr(std::runtime_error(w.path_ + ": zstd: " + why));
+      g.lock();
+      if (failed && !error) error = failed;
+      j.ready = true;
+      if (writing) continue;  // the worker writing now takes this one in its turn
+      writing = true;
+      while (written < submitted && slots[written % slots.size()].ready) {
+        Job& out = slots[written % slots.size()];
+        const bool skip = error != nullptr;  // after a failure nothing more is written; slots are freed
+        g.unlock();
+        std::exception_ptr wfail;
+        if (!skip) try {
+            w.write(out.out.data(), out.out.size());
+          } catch (...) {
+            wfail = std::current_exception();
+          }
+        g.lock();
+        if (wfail && !error) error = wfail;
+        if (!skip && !wfail) w.stored_ += out.out.size();
+        out.ready = false;
+        ++written;
+        done.notify_all();
+      }
+      writing = false;
+    }
+    ZSTD_freeCCtx(c);
+  }
+};
+
+unsigned default_compress_threads() { return std::clamp(std::thread::hardware_concurrency() / 2, 1u, 4u); }
+
+Writer::Writer(const std::string& path, const FileHeader& header, int compress_level, unsigned compress_threads)
+    : path_(path) {
   if (compress_level < 0 || compress_level > kMaxCompressLevel)
     throw std::invalid_argument(path + ": compression level " + std::to_string(compress_level) + " is not 0-19");
+  if (compress_threads > kMaxCompressThreads)
+    throw std::invalid_argument(path + ": " + std::to_string(compress_threads) + " compression threads is above " +
+                                std::to_string(kMaxCompressThreads));
   FileHeader h = header;
   h.flags &= ~(kFlagComplete | kFlagCompressed);
   if (compress_level > 0) {
-    cctx_ = ZSTD_createCCtx();
-    if (!cctx_ || ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, compress_level)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1))) {
-      ZSTD_freeCCtx(cctx_);
-      throw std::runtime_error(path + ": cannot set up zstd compression");
-    }
+    if (!(cctx_ = make_cctx(compress_level))) throw std::runtime_error(path + ": cannot set up zstd compression");
     h.flags |= kFlagCompressed;
-    zbuf_.resize(sizeof(ChunkHeader) + ZSTD_compressBound(kChunkRawBytes) + 8);
   }
   // ERRATUM E129: one writer per file. The file is opened without truncating it, locked (flock, held
   // while this Writer lives and dropped by the kernel however the process ends), and only then emptied:
@@ -139,6 +285,7 @@ Writer::Writer(const std::string& path, const FileHeader& header, int compress_l
   h.header_size = sizeof(FileHeader);
   if (std::fwrite(&h, sizeof h, 1, f_) != 1) throw sys_error(path, "write failed");
   buf_.reserve(kWriteBuffer);
+  if (compress_level > 0 && compress_threads > 0) pool_ = std::make_unique<CompressPool>(*this, compress_level, compress_threads);
 }
 
 Writer::~Writer() {
@@ -147,12 +294,16 @@ Writer::~Writer() {
   if (f_) {
     try {
       flush();
+      if (pool_) pool_->wait_written();
     } catch (const std::exception&) {  // a destructor does not throw: what could not be written is lost
     }
+    pool_.reset();  // its workers joined before the file is closed
     std::fclose(f_);
   }
   ZSTD_freeCCtx(cctx_);
 }
+
+std::uint64_t Writer::stored_bytes() const { return cctx_ ? (pool_ ? pool_->stored() : stored_) : bytes_; }
 
 void Writer::write(const void* p, std::size_t n) {
   if (n && std::fwrite(p, 1, n, f_) != n) throw sys_error(path_, "write failed");
@@ -160,11 +311,31 @@ void Writer::write(const void* p, std::size_t n) {
 
 void Writer::flush() {
   if (buf_.empty()) return;
-  if (cctx_)
-    write_chunks(buf_);
-  else
+  if (!cctx_)
     write(buf_.data(), buf_.size());
+  else if (std::uint64_t n = 0; pool_ && whole_chunk(buf_, &n)) {  // the buffer itself goes: no copy
+    CompressPool::Job& j = pool_->next_slot();
+    j.raw.swap(buf_);
+    pool_->submit(n);
+    if (buf_.capacity() < kWriteBuffer) buf_.reserve(kWriteBuffer);
+  } else
+    write_chunks(buf_);
   buf_.clear();
+}
+
+// Whether `recs` are whole records that fit one chunk; *count their number.
+bool Writer::whole_chunk(std::span<const std::uint8_t> recs, std::uint64_t* count) {
+  if (recs.size() > kChunkRawBytes) return false;
+  std::size_t at = 0;
+  std::uint64_t n = 0;
+  while (at < recs.size()) {
+    const std::size_t sz = at + sizeof(RecordHeader) <= recs.size() ? record::size_at(recs.data() + at) : 0;
+    if (sz < sizeof(RecordHeader) || sz % 8 != 0 || sz > recs.size() - at) return false;
+    at += sz;
+    ++n;
+  }
+  *count = n;
+  return true;
 }
 
 // Compressed: chunks of up to kChunkRawBytes of whole records, cut at record boundaries (the records are
@@ -190,22 +361,15 @@ void Writer::write_chunks(std::span<const std::uint8_t> recs) {
 }
 
 void Writer::write_chunk(std::span<const std::uint8_t> recs, std::uint64_t count) {
-  ChunkHeader ch{0, static_cast<std::uint32_t>(recs.size()), count};
-  std::uint8_t* const payload = zbuf_.data() + sizeof ch;
-  const std::size_t c = ZSTD_compress2(cctx_, payload, zbuf_.size() - sizeof ch - 8, recs.data(), recs.size());
-  if (ZSTD_isError(c)) throw std::runtime_error(path_ + ": zstd: " + ZSTD_getErrorName(c));
-  if (c < recs.size()) {  // one write: header, frame, padding
-    ch.stored_bytes = static_cast<std::uint32_t>(c);
-    std::memcpy(zbuf_.data(), &ch, sizeof ch);
-    std::memset(payload + c, 0, pad8(c));
-    write(zbuf_.data(), sizeof ch + c + pad8(c));
-  } else {  // ERRATUM E37: a chunk that does not shrink is stored as it is
-    ch.stored_bytes = ch.raw_bytes;
-    write(&ch, sizeof ch);
-    write(recs.data(), recs.size());
-    write(kZeros, pad8(recs.size()));
+  if (pool_) {  // a worker compresses and writes it, in its turn
+    CompressPool::Job& j = pool_->next_slot();
+    j.raw.assign(recs.begin(), recs.end());
+    pool_->submit(count);
+    return;
   }
-  stored_ += sizeof ch + ch.stored_bytes + pad8(ch.stored_bytes);
+  if (const char* why = encode_chunk(cctx_, recs, count, zbuf_)) throw std::runtime_error(path_ + ": zstd: " + why);
+  write(zbuf_.data(), zbuf_.size());  // one write: header, frame (or the records, E37), padding
+  stored_ += zbuf_.size();
 }
 
 void Writer::append(const Sample& s) {
@@ -274,6 +438,10 @@ void Writer::finish(FileHeader header, std::span<const LaneEntry> lanes, std::sp
     clock_.clear();
   }
   flush();
+  if (pool_) {
+    pool_->wait_written();  // every chunk in the file (a worker's failure thrown here)
+    pool_.reset();
+  }
   if (!cctx_) stored_ = bytes_;
   header.header_size = sizeof(FileHeader);
   header.records_bytes = stored_;

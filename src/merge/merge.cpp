@@ -442,7 +442,7 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
   h.filter = rh.filter;
   std::memcpy(h.counter_names, rh.counter_names, sizeof h.counter_names);
   tracefile::set_program(h, o.program);
-  tracefile::Writer w(output, h, o.compress_level);
+  tracefile::Writer w(output, h, o.compress_level, o.compress_threads);
 
   rep.late = SampleMerge(in, corr, w).run();
   std::vector<tracefile::LaneEntry> lanes;

@@ -310,7 +310,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   std::vector<record::NameRecord> kernel_names;  // the threads' names from the kernel (--sched)
   try {
     // The program runs: now the output is created (or emptied), and the board drained into it.
-    writer.emplace(o.output, fh, o.compress_level);
+    writer.emplace(o.output, fh, o.compress_level, o.compress_threads);
     rec.emplace(reader, *writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
     rec->set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
     if (o.tap) rec->set_tap(o.tap);
@@ -630,7 +630,7 @@ BoardRecordResult record_board(const BoardRecordOptions& o, const Progress& prog
   {
     tracefile::FileHeader fh = reader.file_header();
     tracefile::set_program(fh, "kron record --board " + o.board);
-    tracefile::Writer writer(o.output, fh, o.compress_level);
+    tracefile::Writer writer(o.output, fh, o.compress_level, o.compress_threads);
     Recorder rec(reader, writer, static_cast<std::uint64_t>(o.hold_ms * 1e-3 * double(reader.geo().clock_hz)));
     rec.set_snapshot_interval(std::chrono::milliseconds(static_cast<std::int64_t>(o.snapshot_interval_s * 1e3)));
     reader.set_drainer(true);

@@ -23,6 +23,7 @@ struct RecordOptions {
   std::vector<std::string> program;   // program and arguments (run with KRON_BOARD, KRON_NODE set)
   double hold_ms = double(Recorder::kDefaultHoldMs);
   int compress_level = 0;          // --compress: zstd level 1-19 for the file's chunks; 0 none
+  unsigned compress_threads = 0;   // --compress-threads: zstd workers (0: on the drain's thread)
   bool sched = false;              // --sched: the program's context switches (sched.hpp) into the file
   double snapshot_interval_s = 0;  // --snapshot-interval: histogram/counter snapshots; 0 final only
   // A live watcher (kron top): `tap` gets each lane's records as the drain takes them (Recorder::set_tap);
@@ -113,6 +114,7 @@ struct BoardRecordOptions {
   double hold_ms = double(Recorder::kDefaultHoldMs);
   double until_idle_s = -1;        // >= 0: end once no writer was attached for that long; < 0: on a signal
   int compress_level = 0;          // as RecordOptions
+  unsigned compress_threads = 0;   // as RecordOptions
   double snapshot_interval_s = 0;  // as RecordOptions
 };
 struct BoardRecordResult : RecordResult {

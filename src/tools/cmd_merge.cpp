@@ -10,6 +10,7 @@
 #include "merge/clc.hpp"
 #include "merge/merge.hpp"
 #include "kron/core/text.hpp"
+#include "kron/format/trace_file.hpp"
 #include "tools/atomic_file.hpp"
 #include "tools/command.hpp"
 
@@ -22,6 +23,7 @@ struct Args {
   bool no_align = false, no_clc = false, json = false, quiet = false, salvage = false;
   double gamma = 0.99;
   int compress = 0;
+  unsigned compress_threads = tracefile::default_compress_threads();
 };
 
 int run(const Args& a, const std::string& command) {
@@ -30,6 +32,7 @@ int run(const Args& a, const std::string& command) {
   o.clc = !a.no_clc;
   o.gamma = a.gamma;
   o.compress_level = a.compress;
+  o.compress_threads = a.compress_threads;
   o.program = command;
   o.salvage = a.salvage;
   std::error_code ec;
@@ -134,6 +137,10 @@ KRON_COMMAND("merge", "merge the trace files of an MPI job's ranks onto one time
                             "merge rank files that were not closed (a rank killed): what they hold, marked salvaged");
                app.add_option("--compress", a->compress, "zstd level 1-19 for the merged file's records (0: none)")
                    ->check(CLI::Range(0, 19));
+               app.add_option("--compress-threads", a->compress_threads,
+                              "threads that compress for --compress (0: the merging thread); default half the CPUs, 1-4")
+                   ->capture_default_str()
+                   ->check(CLI::Range(0u, tracefile::kMaxCompressThreads));
                app.add_flag("--json", a->json,
                             "JSON output: per rank offset, drift, round trips; matching; violations");
                app.add_flag("-q,--quiet", a->quiet, "print nothing");

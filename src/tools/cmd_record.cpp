@@ -15,6 +15,7 @@
 #include "kron/board_ops.hpp"
 #include "functions/filter.hpp"
 #include "kron/core/error.hpp"
+#include "kron/format/trace_file.hpp"
 #include "recorder/options.hpp"
 #include "recorder/record_session.hpp"
 #include "tools/command.hpp"
@@ -42,6 +43,7 @@ struct Args {
   bool openmp = false;           // --openmp: OMP_TOOL_LIBRARIES=libkron_omp.so
   std::string compress;          // --compress[=LEVEL]
   CLI::Option* compress_opt = nullptr;
+  unsigned compress_threads = tracefile::default_compress_threads();  // --compress-threads N
   std::string board;                     // --board: drain this existing board
   double until_idle = -1;                // --until-idle SECONDS
   std::vector<CLI::Option*> board_made;  // options of the board kron record creates (not with --board)
@@ -131,6 +133,7 @@ int run_board(const Args& a) {
   o.until_idle_s = a.until_idle_opt->count() ? a.until_idle : -1;
   o.snapshot_interval_s = a.snapshot_interval;
   o.compress_level = a.compress_opt->count() ? recorder::parse_compress_level(a.compress) : 0;
+  o.compress_threads = a.compress_threads;
   const recorder::Progress progress = progress_line(a.quiet);
   const recorder::BoardRecordResult r = recorder::record_board(o, progress);
   if (progress) fmt::print(stderr, "\r\033[K");
@@ -200,6 +203,7 @@ int run(const Args& a) {
   o.program = a.program;
   o.hold_ms = a.hold_ms;
   o.compress_level = a.compress_opt->count() ? recorder::parse_compress_level(a.compress) : 0;
+  o.compress_threads = a.compress_threads;
   o.sched = a.sched;
   o.snapshot_interval_s = a.snapshot_interval;
 
@@ -277,6 +281,11 @@ KRON_COMMAND(
       a->compress_opt = app.add_option("--compress", a->compress,
                                        "zstd-compress the file in 1 MiB chunks, --compress=LEVEL 1-19 (1 when omitted)")
                             ->expected(0, 1);
+      app.add_option("--compress-threads", a->compress_threads,
+                     "threads that compress for --compress, the file written in order (0: the drain compresses); "
+                     "default half the CPUs, 1-4")
+          ->capture_default_str()
+          ->check(CLI::Range(0u, tracefile::kMaxCompressThreads));
       app.add_option("--snapshot-interval", a->snapshot_interval,
                      "seconds between histogram and virtual counter snapshots in the file (0: the final one only)")
           ->capture_default_str();

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <random>
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "analysis/input.hpp"
@@ -47,12 +49,14 @@ std::vector<Sample> make_samples(std::size_t n, bool noisy = false) {
   return v;
 }
 
-// Writes `samples` at `level` (0: uncompressed); finished (complete) unless `finish` is false.
-fs::path write_file(const std::string& name, const std::vector<Sample>& samples, int level, bool finish = true) {
+// Writes `samples` at `level` (0: uncompressed), compressed on `threads` workers; finished (complete) unless
+// `finish` is false.
+fs::path write_file(const std::string& name, const std::vector<Sample>& samples, int level, bool finish = true,
+                    unsigned threads = 0) {
   const auto p = temp_path(name);
   FileHeader h = make_header();
   h.clock_hz = 1'000'000'000;
-  Writer w(p.string(), h, level);
+  Writer w(p.string(), h, level, threads);
   for (const auto& s : samples) w.append(s);
   if (finish) {
     h.passed_filter = samples.size();
@@ -285,4 +289,95 @@ TEST(TraceFileCompressed, WriterRefusesALevelOutsideZstds) {
   FileHeader h = make_header();
   EXPECT_THROW(Writer(temp_path("lvl").string(), h, 20), std::invalid_argument);
   EXPECT_THROW(Writer(temp_path("lvl").string(), h, -1), std::invalid_argument);
+  EXPECT_THROW(Writer(temp_path("lvl").string(), h, 1, kMaxCompressThreads + 1), std::invalid_argument);
+}
+
+// ---- --compress-threads (ERRATUM E323) -------------------------------------------------------------------
+namespace {
+// The same records through every way a writer takes them: single samples, small pieces gathered, pieces of
+// half a chunk and more written straight, one of several chunks, a few noisy samples (a chunk stored raw),
+// snapshots and switches; at level 1 on `threads` workers.
+fs::path write_mixed(const std::string& name, unsigned threads) {
+  const auto p = temp_path(name);
+  FileHeader h = make_header();
+  h.clock_hz = 1'000'000'000;
+  Writer w(p.string(), h, 1, threads);
+  const auto quiet = make_samples(60'000), noisy = make_samples(20'000, true);
+  std::vector<std::uint8_t> recs;
+  std::uint64_t count = 0;
+  auto encode = [&](const Sample& s) {
+    std::uint8_t r[sizeof(ResourceRecord)];
+    const std::size_t n = to_record(s, r);
+    recs.insert(recs.end(), r, r + n);
+    ++count;
+  };
+  std::size_t i = 0;
+  for (; i < 10'000; ++i) w.append(quiet[i]);
+  for (const std::size_t piece : {10u, 300u, 17'000u, 33'000u}) {  // 300 B .. 1.1 MB: gathered, then straight
+    recs.clear(), count = 0;
+    for (std::size_t k = 0; k < piece && i < quiet.size(); ++k) encode(quiet[i++]);
+    w.append_records(recs, count);
+  }
+  recs.clear(), count = 0;
+  for (const auto& s : noisy) encode(s);  // ~0.7 MB of random fields, straight
+  w.append_records(recs, count);
+  for (std::size_t k = 0; k < 2; ++k) w.append(noisy[k]);
+  std::vector<SchedRecord> sw(3);
+  for (std::size_t k = 0; k < sw.size(); ++k) {
+    sw[k].h.kind = record::RecordKind::SchedSwitch;
+    sw[k].h.size = sizeof(SchedRecord);
+    sw[k].source = 0x4000, sw[k].thread = 77, sw[k].timestamp = 2'000'000'000 + k;
+  }
+  w.append_sched(sw);
+  h.passed_filter = w.samples();
+  w.finish(h, {});
+  return p;
+}
+}  // namespace
+
+TEST(TraceFileCompressed, WorkerThreadsWriteTheSameBytesAsTheCallersThread) {
+  const auto one = slurp(write_mixed("thr0", 0));
+  {
+    Reader r(temp_path("thr0").string());
+    EXPECT_EQ(r.header().samples, 10'000u + 10 + 300 + 17'000 + 32'690 + 20'000 + 2);
+    const auto b = slurp(temp_path("thr0"));
+    const auto chunks = chunks_of(b, sizeof(FileHeader) + r.header().records_bytes);
+    EXPECT_GE(chunks.size(), 5u);
+  }
+  for (unsigned t : {1u, 2u, 5u}) {
+    const auto p = write_mixed("thr" + std::to_string(t), t);
+    EXPECT_TRUE(slurp(p) == one) << t << " threads wrote other bytes";
+    Reader r(p.string());
+    Sample s;
+    std::uint64_t n = 0;
+    while (r.next(s)) ++n;
+    EXPECT_EQ(n, r.header().samples);
+    EXPECT_EQ(r.sched_switches().size(), 3u);
+  }
+  // A chunk that does not shrink (E37) goes through a worker too.
+  const auto samples = make_samples(2, /*noisy=*/true);
+  EXPECT_TRUE(slurp(write_file("thrraw1", samples, 1, true, 3)) == slurp(write_file("thrraw0", samples, 1, true, 0)));
+}
+
+// A write that fails on a worker (here the file size limit, as a full disk would) is thrown to the caller,
+// naming the file, by a later append or by finish(); nothing waits forever.
+TEST(TraceFileCompressed, WorkerThreadsSayAFailedWrite) {
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct sigaction ign {}, was {};
+  ign.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGXFSZ, &ign, &was), 0);  // EFBIG instead of the signal
+  const struct rlimit small{256 * 1024, old.rlim_max};
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const auto noisy = make_samples(200'000, true);  // ~6.6 MB that hardly shrinks
+  std::string what;
+  try {
+    write_file("thrfull", noisy, 1, true, 2);
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::sigaction(SIGXFSZ, &was, nullptr);
+  EXPECT_NE(what.find(temp_path("thrfull").string() + ": write failed: File too large"), std::string::npos)
+      << "said: '" << what << "'";
 }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -206,6 +207,9 @@ struct ChunkHeader {
 };
 static_assert(sizeof(ChunkHeader) == 16);
 inline constexpr std::uint32_t kChunkRawBytes = 1u << 20;     // what the writer puts in a chunk (at most)
+inline constexpr unsigned kMaxCompressThreads = 64;  // Writer: compression worker threads at most
+// --compress-threads when not given: half this machine's CPUs, 1 to 4 (ERRATUM E323).
+unsigned default_compress_threads();
 inline constexpr std::uint32_t kMaxChunkRawBytes = 4u << 20;  // the most a reader accepts (its buffer)
 inline constexpr int kMaxCompressLevel = 19;
 
@@ -275,8 +279,11 @@ std::string_view program(const FileHeader& h);
 // of records (kFlagCompressed); 0 writes records as they are.
 class Writer {
  public:
-  // Throws std::runtime_error naming the file (std::invalid_argument for a level outside 0-19).
-  Writer(const std::string& path, const FileHeader& header, int compress_level = 0);
+  // Throws std::runtime_error naming the file (std::invalid_argument for a level outside 0-19 or more than
+  // kMaxCompressThreads threads). compress_threads > 0 (with a level): chunks are compressed on that many
+  // worker threads and written in order (the same bytes as 0, which compresses on the caller's thread;
+  // ERRATUM E323); a worker's failure is thrown by a later append or by finish().
+  Writer(const std::string& path, const FileHeader& header, int compress_level = 0, unsigned compress_threads = 0);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -300,7 +307,7 @@ class Writer {
 
   std::uint64_t samples() const { return samples_; }
   std::uint64_t bytes() const { return bytes_; }                           // records, uncompressed
-  std::uint64_t stored_bytes() const { return cctx_ ? stored_ : bytes_; }  // the record area on disk so far
+  std::uint64_t stored_bytes() const;  // the record area on disk so far (compressed: the chunks written)
   bool compressed() const { return cctx_ != nullptr; }
 
  private:
@@ -308,6 +315,8 @@ class Writer {
   void write(const void* p, std::size_t n);
   void write_chunks(std::span<const std::uint8_t> records);  // splits at record boundaries
   void write_chunk(std::span<const std::uint8_t> records, std::uint64_t count);
+  static bool whole_chunk(std::span<const std::uint8_t> records, std::uint64_t* count);
+  struct CompressPool;
   std::string path_;
   std::FILE* f_ = nullptr;
   std::vector<std::uint8_t> buf_;
@@ -318,6 +327,7 @@ class Writer {
   std::uint64_t snapshots_ = 0;
   ZSTD_CCtx_s* cctx_ = nullptr;     // compressing: one context reused for every chunk
   std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
+  std::unique_ptr<CompressPool> pool_;  // compress_threads > 0
 };
 
 // How a Reader treats a file that does not hold what its header says (ERRATUM E128).
