@@ -285,7 +285,8 @@ Writer::Writer(const std::string& path, const FileHeader& header, int compress_l
   h.header_size = sizeof(FileHeader);
   if (std::fwrite(&h, sizeof h, 1, f_) != 1) throw sys_error(path, "write failed");
   buf_.reserve(kWriteBuffer);
-  if (compress_level > 0 && compress_threads > 0) pool_ = std::make_unique<CompressPool>(*this, compress_level, compress_threads);
+  if (compress_level > 0 && compress_threads > 0)
+    pool_ = std::make_unique<CompressPool>(*this, compress_level, compress_threads);
 }
 
 Writer::~Writer() {

@@ -33,8 +33,8 @@ struct MergeOptions {
   double gamma = 0.99;  // the CLC's amortization: later intervals shrink by at most this factor
   int compress_level = 0;
   unsigned compress_threads = 0;  // zstd workers (0: on the merging thread)
-  std::string program;   // the merged file's program text
-  bool salvage = false;  // --salvage: merge files that were not closed (ERRATUM E344)
+  std::string program;            // the merged file's program text
+  bool salvage = false;           // --salvage: merge files that were not closed (ERRATUM E344)
 };
 struct RankReport {
   std::string path, node;

@@ -137,8 +137,9 @@ KRON_COMMAND("merge", "merge the trace files of an MPI job's ranks onto one time
                             "merge rank files that were not closed (a rank killed): what they hold, marked salvaged");
                app.add_option("--compress", a->compress, "zstd level 1-19 for the merged file's records (0: none)")
                    ->check(CLI::Range(0, 19));
-               app.add_option("--compress-threads", a->compress_threads,
-                              "threads that compress for --compress (0: the merging thread); default half the CPUs, 1-4")
+               app.add_option(
+                      "--compress-threads", a->compress_threads,
+                      "threads that compress for --compress (0: the merging thread); default half the CPUs, 1-4")
                    ->capture_default_str()
                    ->check(CLI::Range(0u, tracefile::kMaxCompressThreads));
                app.add_flag("--json", a->json,

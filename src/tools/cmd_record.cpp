@@ -43,7 +43,8 @@ struct Args {
   bool openmp = false;           // --openmp: OMP_TOOL_LIBRARIES=libkron_omp.so
   std::string compress;          // --compress[=LEVEL]
   CLI::Option* compress_opt = nullptr;
-  unsigned compress_threads = tracefile::default_compress_threads();  // --compress-threads N
+  // --compress-threads N
+  unsigned compress_threads = tracefile::default_compress_threads();
   std::string board;                     // --board: drain this existing board
   double until_idle = -1;                // --until-idle SECONDS
   std::vector<CLI::Option*> board_made;  // options of the board kron record creates (not with --board)

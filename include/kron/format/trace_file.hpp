@@ -206,8 +206,8 @@ struct ChunkHeader {
   std::uint64_t records;
 };
 static_assert(sizeof(ChunkHeader) == 16);
-inline constexpr std::uint32_t kChunkRawBytes = 1u << 20;     // what the writer puts in a chunk (at most)
-inline constexpr unsigned kMaxCompressThreads = 64;  // Writer: compression worker threads at most
+inline constexpr std::uint32_t kChunkRawBytes = 1u << 20;  // what the writer puts in a chunk (at most)
+inline constexpr unsigned kMaxCompressThreads = 64;        // Writer: compression worker threads at most
 // --compress-threads when not given: half this machine's CPUs, 1 to 4 (ERRATUM E323).
 unsigned default_compress_threads();
 inline constexpr std::uint32_t kMaxChunkRawBytes = 4u << 20;  // the most a reader accepts (its buffer)
@@ -306,8 +306,8 @@ class Writer {
   void finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names = {});
 
   std::uint64_t samples() const { return samples_; }
-  std::uint64_t bytes() const { return bytes_; }                           // records, uncompressed
-  std::uint64_t stored_bytes() const;  // the record area on disk so far (compressed: the chunks written)
+  std::uint64_t bytes() const { return bytes_; }  // records, uncompressed
+  std::uint64_t stored_bytes() const;             // the record area on disk so far (compressed: the chunks written)
   bool compressed() const { return cctx_ != nullptr; }
 
  private:
@@ -325,8 +325,8 @@ class Writer {
   std::vector<MpiRecord> mpi_;            // append_mpi: written by finish()
   std::vector<ClockOffsetRecord> clock_;  // append_clock: written by finish()
   std::uint64_t snapshots_ = 0;
-  ZSTD_CCtx_s* cctx_ = nullptr;     // compressing: one context reused for every chunk
-  std::vector<std::uint8_t> zbuf_;  // a chunk's header and compressed payload
+  ZSTD_CCtx_s* cctx_ = nullptr;         // compressing: one context reused for every chunk
+  std::vector<std::uint8_t> zbuf_;      // a chunk's header and compressed payload
   std::unique_ptr<CompressPool> pool_;  // compress_threads > 0
 };
 
