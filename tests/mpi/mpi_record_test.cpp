@@ -376,36 +376,42 @@ TEST(MpiSettingsTest, RankZerosSettingsDecideAndAreBounded) {
   fs::remove_all(dir);
 }
 
-// ERRATUM E343: two jobs in separate PID namespaces (their ranks have the same pids) sharing a board
+// ERRATUM E343: two jobs in separate PID namespaces (their ranks have the same pid) sharing a board
 // directory: each rank's board is kron-mpi-PID-RANDOM, created O_EXCL, so both record their program
-// whole. Before, the second replaced the first's board kron-mpi-PID.
-// DISABLED: on the 2-core VM the second concurrent mpirun in its own PID namespace writes no rank file at
-// all (Open MPI's launch fails there, with or without kron; separate TMPDIRs did not help), so this cannot
-// tell kron's behaviour apart yet. Run by hand with --gtest_also_run_disabled_tests where namespaces work.
-TEST(MpiSettingsTest, DISABLED_JobsInSeparatePidNamespacesKeepTheirOwnBoards) {
+// whole. Before, the second replaced the first's board kron-mpi-PID. Each job is one rank started as an MPI
+// singleton (no mpirun: a second concurrent mpirun in its own PID namespace launches nothing on the 2-core
+// VM, with or without kron), as pid 1 of its namespace; both run at once, 10 times.
+TEST(MpiSettingsTest, JobsInSeparatePidNamespacesKeepTheirOwnBoards) {
   if (run("unshare -Upf --map-root-user true 2>/dev/null") != 0) GTEST_SKIP() << "unshare -Upf not permitted here";
   const fs::path dir = fs::temp_directory_path() / ("kron-mpi-ns-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
   fs::create_directories(dir / "shm");
-  std::string cmd = "cd " + dir.string() + " && export KRON_SHM_DIR=" + (dir / "shm").string() + " && ";
-  // Each job its own TMPDIR: Open MPI's session directory is named by pid too, and would collide first.
-  for (int j = 0; j < 2; ++j)
-    cmd += "(mkdir -p tmp" + std::to_string(j) + " && TMPDIR=$PWD/tmp" + std::to_string(j) +
-           " timeout 120 unshare -Upf --map-root-user " + std::string(KRON_MPIRUN) +
-           " --allow-run-as-root --oversubscribe -np 1 -x LD_PRELOAD=" KRON_MPI_LIB
-           " -x KRON_SHM_DIR -x KRON_MPI_OUT=job" +
-           std::to_string(j) + " " KRON_MPI_DEMO " 200 >/dev/null 2>job" + std::to_string(j) + ".err) & ";
-  cmd += "wait";
-  ASSERT_EQ(run(cmd), 0);
-  std::uint64_t samples[2] = {};
-  for (int j = 0; j < 2; ++j) {
-    const std::string file = (dir / ("job" + std::to_string(j) + ".rank-0.kron")).string();
-    ASSERT_TRUE(fs::exists(file)) << file;
-    tracefile::Reader rd(file);
-    EXPECT_TRUE(rd.complete()) << file;
-    samples[j] = rd.header().samples;
+  for (int round = 0; round < 10; ++round) {
+    std::string cmd = "cd " + dir.string() + " && export KRON_SHM_DIR=" + (dir / "shm").string() + " && { ";
+    // Each job its own TMPDIR: Open MPI's session directory is named by pid too.
+    for (int j = 0; j < 2; ++j) {
+      const std::string n = std::to_string(j);
+      cmd += "(mkdir -p tmp" + n + " && TMPDIR=$PWD/tmp" + n +
+             " timeout 120 unshare -Upf --map-root-user env LD_PRELOAD=" KRON_MPI_LIB " KRON_MPI_OUT=job" + n +
+             " " KRON_MPI_DEMO " 200 >/dev/null 2>job" + n + ".err) & ";
+    }
+    cmd += "wait; }";
+    ASSERT_EQ(run(cmd), 0);
+    std::uint64_t samples[2] = {};
+    for (int j = 0; j < 2; ++j) {
+      const std::string file = (dir / ("job" + std::to_string(j) + ".rank-0.kron")).string();
+      ASSERT_TRUE(fs::exists(file)) << file << " (round " << round << ")";
+      tracefile::Reader rd(file);
+      EXPECT_TRUE(rd.complete()) << file;
+      ASSERT_FALSE(rd.lanes().empty()) << file;
+      EXPECT_EQ(rd.lanes().front().pid, 1u) << "not pid 1 of its own namespace: the two jobs cannot collide";
+      samples[j] = rd.header().samples;
+      fs::remove(file);
+    }
+    EXPECT_GT(samples[0], 0u);
+    ASSERT_EQ(samples[0], samples[1]) << "round " << round << ": one job recorded into the other's board, or nothing";
   }
-  EXPECT_GT(samples[0], 0u);
-  EXPECT_EQ(samples[0], samples[1]) << "one job recorded into the other's board, or nothing";
+  EXPECT_TRUE(fs::is_empty(dir / "shm")) << "a board was left behind";
   fs::remove_all(dir);
 }
 
