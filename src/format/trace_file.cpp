@@ -10,6 +10,7 @@
 #include <exception>
 #include <mutex>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include <fcntl.h>
@@ -163,15 +164,23 @@ struct Writer::CompressPool {
         for (ZSTD_CCtx* x : ctx) ZSTD_freeCCtx(x);
         throw std::runtime_error(w.path_ + ": cannot set up zstd compression");
       }
-    for (ZSTD_CCtx* c : ctx) threads.emplace_back([this, c] { run(c); });
+    for (std::size_t i = 0; i < ctx.size(); ++i) try {
+        threads.emplace_back([this, c = ctx[i]] { run(c); });
+      } catch (const std::system_error& e) {  // no thread to be had: the started ones stop, nothing leaks
+        for (std::size_t k = i; k < ctx.size(); ++k) ZSTD_freeCCtx(ctx[k]);
+        stop_all();
+        throw std::runtime_error(w.path_ + ": cannot start a compression thread: " + e.what());
+      }
   }
-  ~CompressPool() {
+  ~CompressPool() { stop_all(); }
+  void stop_all() {
     {
       std::lock_guard g(m);
       stop = true;
     }
     work.notify_all();
     for (auto& t : threads) t.join();
+    threads.clear();
   }
 
   void rethrow_locked() {
