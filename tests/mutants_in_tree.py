@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The mutants of tests/mutants.tsv in an existing build tree: a quicker measurement than `make mutate` where a
 tree is built already (docs/testing.md). Each mutant is applied to the checkout itself, only the executables
-its tests run are rebuilt (ninja, the tree's own settings), its tests are run, and the file is put back.
+its tests run (and the tree's libraries) are rebuilt (ninja, the tree's own settings), its tests are run, and the
+file is put back.
 
 usage: nice -n 10 tests/mutants_in_tree.py BUILD_DIR [--only SUBSTRING] [--jobs N] [--list FILE]
   (N: 1 by default; FILE: another list of the same form, tests/mutants.tsv by default)
@@ -31,6 +32,12 @@ def main():
                 words += [v.split("=", 1)[-1] for v in p["value"]]
         outs = {os.path.relpath(w, build) for w in words if w.startswith(build + "/") and os.path.isfile(w)}
         tests.append((n, t["name"], outs))
+    # Every library of the tree is rebuilt too (only those the mutant touches change): a test may use one through
+    # an install, a preload or a path compiled in (the function hooks, libkron_omp, libkron_mpi), which is not a
+    # word of its command.
+    listed = subprocess.run(["ninja", "-C", build, "-t", "targets", "all"], capture_output=True, text=True).stdout
+    libs = sorted({ln.split(":", 1)[0] for ln in listed.splitlines()
+                   if re.search(r"\.(a|so)(\.[0-9.]+)?:", ln) and not ln.startswith("CMakeFiles")})
     killed = survived = nobuild = stale = 0
     t_start = time.time()
     path = args[args.index("--list") + 1] if "--list" in args else os.path.join(root, "tests/mutants.tsv")
@@ -46,7 +53,7 @@ def main():
             print(f"STALE     {ln} {file}: old text found {text.count(old)} times  {desc}", flush=True)
             continue
         chosen = [(n, outs) for n, name, outs in tests if re.search(regex, name, re.I)]
-        targets = sorted(set().union(*[o for _, o in chosen])) if chosen else []
+        targets = sorted(set().union(*[o for _, o in chosen]) | set(libs)) if chosen else []
         t0 = time.time()
         open(src, "w", encoding="utf-8").write(text.replace(old, new))
         try:
