@@ -250,6 +250,12 @@ struct Writer::CompressPool {
   }
 };
 
+std::runtime_error another_writer_error(const std::string& path) {
+  return std::runtime_error(path +
+                            ": another kron is writing this trace file (it holds its lock): two writers would "
+                            "interleave their records; give another output file");
+}
+
 unsigned default_compress_threads() { return std::clamp(std::thread::hardware_concurrency() / 2, 1u, 4u); }
 
 Writer::Writer(const std::string& path, const FileHeader& header, int compress_level, unsigned compress_threads)
@@ -277,10 +283,7 @@ Writer::Writer(const std::string& path, const FileHeader& header, int compress_l
     const int e = errno;
     ::close(fd);
     ZSTD_freeCCtx(cctx_);
-    if (e == EWOULDBLOCK)
-      throw std::runtime_error(path +
-                               ": another kron is writing this trace file (it holds its lock): two writers "
-                               "would interleave their records; give another output file");
+    if (e == EWOULDBLOCK) throw another_writer_error(path);
     errno = e;
     throw sys_error(path, "cannot lock trace file");
   }

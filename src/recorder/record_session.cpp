@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -141,7 +142,9 @@ void find_program(const std::string& name) {
 namespace {
 // ERRATUM E341: an output that cannot be written is refused before the program starts, and the output is
 // neither created nor emptied until the program runs (its exec succeeded, --sched is recording): every
-// failure before that leaves an OLD file as it was.
+// failure before that leaves an OLD file as it was. An output another kron is writing (it holds the trace
+// file's lock, E129) is refused here too, so that the program does not run for nothing; the writer checks
+// again when it takes the lock.
 void check_output(const std::string& path) {
   if (path.empty()) throw std::runtime_error("the output file name is empty (-o)");
   struct stat st {};
@@ -150,7 +153,9 @@ void check_output(const std::string& path) {
     if (!S_ISREG(st.st_mode)) return;  // a device or FIFO: the trace file's writer says what it makes of it
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // no O_TRUNC: only a check
     if (fd < 0) throw refuse("cannot write the trace file");
-    ::close(fd);
+    const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);  // (and the lock with it)
+    if (busy) throw tracefile::another_writer_error(path);
     return;
   }
   const std::size_t slash = path.rfind('/');

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -273,6 +274,10 @@ void set_counter_name(FileHeader& h, unsigned counter, std::string_view name);
 void set_program(FileHeader& h, std::string_view program);
 std::string_view counter_name(const FileHeader& h, unsigned counter);
 std::string_view program(const FileHeader& h);
+
+// What a second writer of `path` is told (ERRATUM E129): by the Writer, and by kron record before it starts its
+// program.
+std::runtime_error another_writer_error(const std::string& path);
 
 // Streams records to a file; finish() writes the lane table and completes the header.
 // With compress_level 1-19 (zstd's levels) the record area is written as chunks of up to kChunkRawBytes
