@@ -100,12 +100,14 @@ fuzz: san-build
 
 # ThreadSanitizer: a clang tree of its own with -fsanitize=thread, built only for the tests
 # labelled `tsan` (the probe's, the board's and the recorder's: threads writing lanes while a drainer
-# reads them, the pool and its lock, the merge, kron record end to end), which it then runs. Not part of
+# reads them, the pool and its lock, the merge, kron record end to end; the trace writer's compression
+# workers), which it then runs. Not part of
 # `make test`, which it would take past CI's budget on 2 cores: README "make tsan". tests/tsan.supp is for
 # suppressions, each with its reason (none needed today); label notsan leaves a test out (none today).
 TSAN_TARGETS = kron-cli kron_sample1 kron_sample1_disabled kron-selftest-probe attach_writer probe_test \
   recorder_order_test recorder_lane_merge_test recorder_crash_test recorder_stress_test recorder_options_test \
-  recorder_pool_test board_test board_pool_test board_trust_test stats_probe_test kron_kserver
+  recorder_pool_test board_test board_pool_test board_trust_test stats_probe_test kron_kserver \
+  stats_c_program stats_c_program_fn main_name_c main_name_c_off trace_file_compress_test
 tsan-build: deps test-deps
 	$(call configure,$(TSAN_BUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
