@@ -7,7 +7,7 @@
 int main(void) {
   long sum = 0, critical = 0, tasks = 0;
   int threads = 0;
-  omp_set_num_threads(2);
+  omp_set_num_threads(3); /* more threads than a two-core machine's cores; each single: one executor, two others */
 #pragma omp parallel reduction(+ : sum)
   {
 #pragma omp single

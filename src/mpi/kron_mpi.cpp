@@ -19,7 +19,8 @@
 // measurement, 10, 1-1000): rank 0's two decide for every rank (ERRATUM E345); KRON_MPI_BOARD_MB (board
 // size, 16, 1-65536; the board is kron-mpi-PID-RANDOM, ERRATUM E343), KRON_MPI_TEST_CLOCK_FAULT (test
 // only: "OFFSET_NS:DRIFT_PPM,..." one pair per rank, added to every timestamp this rank records, ERRATUM
-// E207).
+// E207), KRON_MPI_TEST_SLOW_PINGS (test only: rank 0 answers every second ping-pong of a measurement
+// that many milliseconds late, 0-1000, E207).
 //
 // Uses only the MPI standard's C bindings (Open MPI and MPICH alike). Not recorded (ERRATUM E209): the
 // Fortran bindings, persistent requests, one-sided and I/O calls, MPI_Ibarrier and the other non-blocking
@@ -125,6 +126,7 @@ struct Rank {
   MPI_Comm sync_comm = MPI_COMM_NULL;
   double sync_s = 0;
   int pings = 10;
+  int slow_ping_ms = 0;  // ERRATUM E207, test only
   std::chrono::steady_clock::time_point last_sync;
 };
 Rank* g = nullptr;  // set by MPI_Init when recording is on
@@ -232,6 +234,7 @@ void measure_offsets() {
       for (int k = 0; k < g->pings; ++k) {
         char ping = 0;
         PMPI_Recv(&ping, 1, MPI_CHAR, peer, kTag, g->sync_comm, MPI_STATUS_IGNORE);
+        if (g->slow_ping_ms && k % 2) std::this_thread::sleep_for(std::chrono::milliseconds(g->slow_ping_ms));
         const std::uint64_t t = now();
         PMPI_Send(&t, 1, MPI_UINT64_T, peer, kTag, g->sync_comm);
       }
@@ -302,6 +305,7 @@ void shared_settings() {
                  g->rank, mine[0], mine[1], rank0[0], rank0[1]);
   g->sync_s = rank0[0];
   g->pings = static_cast<int>(rank0[1]);
+  if (g->rank == 0) g->slow_ping_ms = static_cast<int>(bounded("KRON_MPI_TEST_SLOW_PINGS", 0, 0, 1000));
 }
 
 void start() {

@@ -1,6 +1,9 @@
 // The test programs of the Experimenter's Toolkit (003 section 3.4), run against a PCI toolkit board seen
 // through its PCI byte offsets (a kron::sim::Device such as kron::pcib::PciBoard):
-//   mem     mk_mem_test START COUNT: a pattern into each memory word, read back, mismatches reported
+//   mem     mk_mem_test START COUNT: five passes, each writing every word then reading it back: the word's
+//           address pattern (address * 0x01010101 ^ 0x00a5a5a5: neighbouring words differ, and word 0 is not
+//           all zeros), then 0, 0xffffffff, 0x55555555 and 0xaaaaaaaa; a bit stuck at 0 or 1 is reported by
+//           each pass that writes the other value there ("word W: wrote V, read R", the first ten)
 //   basic   test_mk: Source Address Register round trip, a resource sample, the first 2048 memory words,
 //           the timestamp's low 32 bits before and after a (simulated) 10 second wait
 //   sample  mk_sample_test: trace then resource samples from CPU 0 then CPU 1, printed as 20 and 84 bytes

@@ -75,6 +75,7 @@ TEST(IntervalInfo, MalformedLinesNameLineColumnAndWhatWasExpected) {
       {"1 10\n", "iv.info:1:5: expected the end event number, found the end of the line"},
       {"1 10 abc \"x\"\n", "iv.info:1:6: expected the end event number (a decimal or 0x-prefixed hexadecimal number), found 'abc'"},
       {"1 10 20\n", "iv.info:1:8: expected the interval's description in double quotes, found the end of the line"},
+      {"1 10 0xb\n", "iv.info:1:9: expected the interval's description in double quotes, found the end of the line"},
       {"1 10 20 whole\n", "iv.info:1:9: expected the interval's description in double quotes, found 'whole'"},
       {"1 10 20 \"whole program\n", "iv.info:1:9: unterminated the interval's description: no closing double quote"},
       {"1 10 20 \"x\" \"y\"\n", "iv.info:1:13: expected the end of the line (class 1 takes 2 events and 1 description)"},

@@ -117,6 +117,27 @@ TEST(NamedScopes, MatcherPairsNestedAndRecursiveScopesWithoutIntervalInfo) {
   EXPECT_EQ(occ.front().name_id, 2);
 }
 
+// ERRATUM E152: an end whose scope is not open is an unmatched end even while another scope is open,
+// and it leaves that scope open for its own end.
+TEST(NamedScopes, AnEndOfAScopeNeverBegunLeavesTheOpenScopeAlone) {
+  tracefile::NameTable names;
+  names.add(site(1, NameKind::Scope, "outer", 10));
+  names.add(site(2, NameKind::Scope, "inner", 20));
+  IntervalInfo none;
+  Matcher m(none, {}, ~std::uint64_t{0}, &names);
+  for (const Sample& s : {begin(100, 7, 1), end(110, 7, 2), end(150, 7, 1)}) m.feed(s);
+  m.finish();
+  const Report r = report_rows(m, true);
+  const ReportRow* outer = row(r, "outer", "tid7");
+  const ReportRow* inner = row(r, "inner", "tid7");
+  ASSERT_TRUE(outer && inner);
+  EXPECT_EQ(outer->stats->count, 1u);
+  EXPECT_EQ(outer->stats->total, 50u);
+  EXPECT_EQ(outer->stats->unmatched_ends, 0u);
+  EXPECT_EQ(inner->stats->count, 0u);
+  EXPECT_EQ(inner->stats->unmatched_ends, 1u);
+}
+
 TEST(NamedScopes, NamedSamplesNeverMatchIntervalInfoEvents) {
   const auto info = parse_interval_info("1 1 2 \"numbered\"\n", "interval.info");
   tracefile::NameTable names;

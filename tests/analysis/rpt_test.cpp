@@ -219,6 +219,27 @@ TEST(RptMatcher, OnCpuTimeFromTaskClockCounter) {
   EXPECT_EQ(find_cpu_counter({"", "oncpu"}, 1).counter, 1);
 }
 
+// ERRATUM E140: an interval spent wholly off the CPU (the thread blocked: its task-clock did not move) has
+// an on-CPU time of 0, which counts: its row's on-CPU share is 0%, not "no on-CPU time known".
+TEST(RptMatcher, AnIntervalSpentBlockedHasZeroOnCpuTime) {
+  RptOptions opt;
+  opt.cpu_counter = 2;
+  opt.cpu_scale = 0.01;
+  auto res = [](std::uint64_t t, std::uint64_t data, std::uint64_t ns) {
+    Sample s = ev(t, true, data);
+    s.type = SampleType::Resource;
+    s.counters[2] = ns;
+    return s;
+  };
+  auto r = run({res(0, 10, 7000), res(1000, 20, 7000), res(2000, 10, 7000), res(2100, 20, 17000)}, opt);
+  const Stats& a = *row(r->r, "whole program", A).stats;
+  EXPECT_EQ(a.count, 2u);
+  EXPECT_EQ(a.cpu_count, 2u);
+  EXPECT_DOUBLE_EQ(a.cpu_min, 0.0);
+  EXPECT_DOUBLE_EQ(a.cpu_total, 100.0);
+  EXPECT_DOUBLE_EQ(a.cpu_share(), 100.0 / 1100.0);
+}
+
 // ERRATUM E40: -e VALUE is the width of the event number; the default 32 ignores a qualifier above it.
 TEST(RptMatcher, EventSizeSelectsTheEventBits) {
   RptOptions opt;

@@ -168,5 +168,33 @@ TEST(RecorderOptionsTest, CounterSpecs) {
   EXPECT_THROW(recorder::apply_counters({"clock"}, o), InputError);
 }
 
+// Each clock source selects its Clock Select field value (NISTIR 5571 Table B6: NodeClk, NodeClk/10,
+// NodeClk/100, TSClk), and every counter it names is a clock (Mode Register, Table B5).
+TEST(RecorderOptionsTest, ClockSourcesSelectTheirDivider) {
+  CreateOptions o;
+  recorder::apply_counters({"0=clock", "1=clock/10", "2=clock/100", "3=tsclk"}, o);
+  EXPECT_EQ(clock_of(field(o.clock_reg, 0)), ClockSel::NodeClk);
+  EXPECT_EQ(clock_of(field(o.clock_reg, 1)), ClockSel::NodeClk10);
+  EXPECT_EQ(clock_of(field(o.clock_reg, 2)), ClockSel::NodeClk100);
+  EXPECT_EQ(clock_of(field(o.clock_reg, 3)), ClockSel::TsClk);
+  for (unsigned n = 0; n < 4; ++n) EXPECT_EQ(mode_of(field(o.mode_reg, n)), Mode::Clock) << "counter " << n;
+}
+
+// --lanes takes 1 to the board's lane limit and --block-size a power of two from 4K to 1M: each bound
+// itself is accepted, one past it refused (docs/tools.md "The board's memory").
+TEST(RecorderOptionsTest, LaneAndBlockBoundsAreInclusive) {
+  CreateOptions o;
+  recorder::apply_board_options("16M", board::kMaxLanes, "auto", "simple", "0xffff", o);
+  EXPECT_EQ(o.lanes, board::kMaxLanes);
+  EXPECT_THROW(recorder::apply_board_options("16M", board::kMaxLanes + 1, "auto", "simple", "0xffff", o), InputError);
+  EXPECT_THROW(recorder::apply_board_options("16M", 0, "auto", "simple", "0xffff", o), InputError);
+  for (const char* good : {"4K", "8K", "64K", "1M"}) {
+    recorder::apply_board_options("16M", 4, good, "circular", "0x000f", o);
+    EXPECT_EQ(o.block_bytes, *recorder::parse_size(good)) << good;
+  }
+  for (const char* bad : {"2K", "12K", "48K", "768K", "2M"})
+    EXPECT_THROW(recorder::apply_board_options("16M", 4, bad, "simple", "0xffff", o), InputError) << bad;
+}
+
 }  // namespace
 }  // namespace kron

@@ -1,6 +1,7 @@
 // The read-only file mapping shared by the trace-file Reader and the raw stream inputs: its bytes, and
 // its errors naming the file.
 #include "kron/format/mapped_file.hpp"
+#include "kron/format/text_file.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <functional>
 #include <string>
 #include <utility>
@@ -115,6 +117,30 @@ TEST(MappedFile, AFileCutInsideItsLastPageIsReportedAsShrunk) {
   EXPECT_EQ(error_of([&] { f.check(); }),
             p.string() + ": offset 8202: the file shrank while it was read (9192 bytes when opened, 8202 now): "
                          "another program truncated or rewrote it; read it again once it is whole");
+}
+
+// Bounded text inputs (ERRATUM E130): a text of exactly the limit is read whole, from a file or a stream;
+// one byte more is refused, naming the limit's offset. The same for a line of exactly its limit.
+TEST(TextFile, ATextOfExactlyTheLimitIsRead) {
+  constexpr TextLimits kLimits{"test text", 64, 15};
+  const std::string line = "0123456789abcde\n";  // 15 bytes and its line end
+  const std::string exact = line + line + line + line;
+  ASSERT_EQ(exact.size(), kLimits.max_bytes);
+  const fs::path p = temp_dir() / "exact.txt";
+  std::ofstream(p, std::ios::binary) << exact;
+  EXPECT_EQ(read_text_file(p.string(), kLimits), exact);
+  std::istringstream in(exact);
+  EXPECT_EQ(read_text_stream(in, "<stdin>", kLimits), exact);
+
+  std::istringstream over(exact + "x");
+  EXPECT_EQ(error_of([&] { read_text_stream(over, "<stdin>", kLimits); }),
+            "<stdin>: offset 64: more than 64 bytes (the limit for a test text)");
+  std::ofstream(p, std::ios::binary | std::ios::app) << "x";
+  EXPECT_NE(error_of([&] { read_text_file(p.string(), kLimits); }).find("offset 64: the file is 65 bytes"),
+            std::string::npos);
+  std::istringstream long_line("0123456789abcdef\n");
+  EXPECT_EQ(error_of([&] { read_text_stream(long_line, "<stdin>", kLimits); }),
+            "<stdin>:1: line is longer than 15 bytes (the limit for a test text)");
 }
 
 }  // namespace

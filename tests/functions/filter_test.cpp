@@ -58,6 +58,19 @@ TEST(FunctionFilter, FilesBySourceOrObject) {
   EXPECT_FALSE(f.excluded("f", "f", "src/own.c", "/bin/p"));
 }
 
+// docs/functions.md "Filters": within the file block too, the last matching rule decides: a file that an
+// INCLUDE after an EXCLUDE matches keeps its functions.
+TEST(FunctionFilter, AnIncludedFileKeepsItsFunctions) {
+  const Filter f = parse_ok(
+      "SCOREP_FILE_NAMES_BEGIN\n"
+      "  EXCLUDE */vendor/*\n"
+      "  INCLUDE */vendor/wanted.c\n"
+      "SCOREP_FILE_NAMES_END\n");
+  EXPECT_TRUE(f.excluded("f", "f", "src/vendor/x.c", "/bin/p"));
+  EXPECT_FALSE(f.excluded("f", "f", "src/vendor/wanted.c", "/bin/p"));
+  EXPECT_FALSE(f.excluded("f", "f", "src/own.c", "/bin/p"));
+}
+
 TEST(FunctionFilter, ErrorsNameTheLine) {
   auto e = parse_bad("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\nSCOREP_REGION_NAMES_END\n");
   EXPECT_EQ(e.line, 2u);

@@ -293,6 +293,29 @@ TEST(MpiScaleTest, SixteenRanksOversubscribedMergeWhole) {
   fs::remove_all(d);
 }
 
+// ERRATUM E204: of a measurement's ping-pongs each rank keeps the one of shortest round trip. Rank 0 answers
+// every second ping 100 ms late (KRON_MPI_TEST_SLOW_PINGS, E207): each measurement must keep a prompt one,
+// never a round trip of 100 ms or more.
+TEST(MpiPingTest, EachMeasurementKeepsItsShortestRoundTrip) {
+  const fs::path d = fs::temp_directory_path() / ("kron-mpi-ping-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  ASSERT_EQ(run(mpirun(2,
+                       std::string("-x LD_PRELOAD=") + KRON_MPI_LIB + " -x KRON_MPI_OUT=" + (d / "p").string() +
+                           " -x KRON_MPI_SYNC_S=0 -x KRON_MPI_PINGS=4 -x KRON_MPI_TEST_SLOW_PINGS=100",
+                       KRON_MPI_DEMO)),
+            0);
+  tracefile::Reader rd((d / "p.rank-1.kron").string());
+  rd.read_annex();
+  const double slow_ticks = 0.1 * double(rd.header().clock_hz);
+  ASSERT_GE(rd.clock_offsets().size(), 2u) << "at MPI_Init and at MPI_Finalize";
+  for (const auto& c : rd.clock_offsets()) {
+    EXPECT_EQ(c.exchanges, 4u);
+    EXPECT_GT(c.rtt, 0u);
+    EXPECT_LT(double(c.rtt), slow_ticks) << "a late answer was kept: rtt " << c.rtt << " ticks";
+  }
+  fs::remove_all(d);
+}
+
 TEST(MpiLinkedTest, LinkedBeforeMpiItRecordsToo) {
   const fs::path d = fs::temp_directory_path() / ("kron-mpi-linked-" + std::to_string(::getpid()));
   fs::create_directories(d);

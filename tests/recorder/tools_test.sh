@@ -93,6 +93,9 @@ grep -q "accounting: passed 705 = recorded 705" <<<"$st" || fail "status account
 "$kron" rdsample --board "$board" -f "$tmp/part.dat" -s 10 -e 20 >/dev/null
 "$kron" info "$tmp/part.dat" | grep -q "samples 10 " || fail "rdsample -s -e"
 "$kron" filter --board "$board" 0x0004 | grep -q "Filter Register 0x0004" || fail "filter write"
+# The Filter Register has 16 bits (NISTIR 5571, "Filter Register"): a wider mask is refused and changes nothing.
+! "$kron" filter --board "$board" 0x10004 2>/dev/null || fail "a 17-bit filter mask was accepted"
+"$kron" filter --board "$board" | grep -q "Filter Register 0x0004" || fail "a refused mask changed the filter"
 "$kron" csr --board "$board" --disable | grep -q "sampling disabled" || fail "csr disable"
 "$kron" run --board "$board" -- "$sample" 50 >/dev/null
 "$kron" status --board "$board" | grep -q "accounting: passed 705 " || fail "disabled sampling recorded"

@@ -46,6 +46,8 @@ TEST(ScriptParse, CommentsBlanksAndNumbers) {
 
 TEST(ScriptParse, ErrorsNameFileLineColumn) {
   EXPECT_EQ(error_of("read 1\nwrite 1\n"), "t.sim:2:1: usage: write ADDR DATA");
+  EXPECT_EQ(error_of("write 1 2 3\n"), "t.sim:1:1: usage: write ADDR DATA");  // one too many
+  EXPECT_EQ(error_of("drain 5\n"), "t.sim:1:1: usage: drain");
   EXPECT_EQ(error_of("tick -5\n"), "t.sim:1:6: '-5' is not a number (decimal or 0x-hex)");
   EXPECT_EQ(error_of("clocks node=1 node=2\n"), "t.sim:1:15: node given twice");
   EXPECT_EQ(error_of("clocks hz=5\n"), "t.sim:1:8: expected node=HZ or ts=HZ, got 'hz=5'");

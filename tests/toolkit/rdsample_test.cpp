@@ -174,6 +174,26 @@ TEST(PciRdsample, FirstWholeSampleIsFoundPastLookAlikes) {  // resynchronisation
   EXPECT_EQ(r.resource, 0u);
 }
 
+// Two samples taken in one timestamp tick (two processors, or one probe right after another) are in time
+// order: the search for the first whole sample takes the first of them, not the second.
+TEST(PciRdsample, SamplesOfOneTimestampTickAreInOrder) {  // 003 3.5 mk_rdsample; 000 TIMESTAMP
+  Written w;
+  for (std::uint64_t i : {0, 1, 3}) {
+    Sample s;
+    s.timestamp = i == 3 ? 1007 : 1000;
+    s.source = 0x100 + static_cast<std::uint32_t>(i);
+    s.data = i;
+    w.put(classic::encode(classic::Chip::Mk2, s));
+  }
+  const std::vector<std::uint32_t> mem(w.memory.begin(), w.memory.begin() + 15);
+  const auto r = rdsample(dump_of(pcib::encode_memory_image(kCircular, 15, 0, mem)));
+  EXPECT_EQ(r.skipped_head, 0u);
+  EXPECT_EQ(r.trace, 3u);
+  std::vector<std::uint8_t> want;
+  for (const auto& b : w.samples) want.insert(want.end(), b.begin(), b.end());
+  EXPECT_TRUE(r.stream == want);
+}
+
 TEST(PciRdsample, RawDumpNeedsThePointer) {  // memdump output: words from 0, no header
   Written w;
   w.put(sample_bytes(0));

@@ -27,6 +27,19 @@ TEST(ToolkitSelftest, MemTestPassesAndFindsAStuckBit) {  // 003 3.4 mk_mem_test 
   EXPECT_THROW(mem_test(b, 0x3fffff, 2, out), sim::ConfigError);
 }
 
+// Every pass that writes a 1 where a bit is stuck at 0 reports it: word 0's address pattern is 0x00a5a5a5
+// (not all zeros, so its low bit is tested by the address pass too), then the all-ones and 0x55555555 passes.
+TEST(ToolkitSelftest, MemTestReportsAStuckBitInEveryPassThatWritesIt) {  // 003 3.4 mk_mem_test
+  pcib::PciBoard b;
+  inject(b, "0x0", "0x00000001");
+  std::ostringstream out;
+  EXPECT_EQ(mem_test(b, 0, 16, out), 3u);
+  const std::string text = out.str();
+  EXPECT_EQ(text.rfind("mk_mem_test: word 0x000000: wrote 0x00a5a5a5, read 0x00a5a5a4\n", 0), 0u) << text;
+  EXPECT_NE(text.find("wrote 0xffffffff, read 0xfffffffe"), std::string::npos) << text;
+  EXPECT_NE(text.find("wrote 0x55555555, read 0x55555554"), std::string::npos) << text;
+}
+
 TEST(ToolkitSelftest, BasicTestPassesAndChecksTimestampRate) {  // 003 3.4 test_mk
   pcib::PciBoard b;
   std::ostringstream out;

@@ -464,6 +464,33 @@ TEST_F(Tools, IncompleteAndLossyRecordingsAreReported) {
       << l.out;
 }
 
+// A circular board's overwritten samples are counted in the lanes that lost them (003 2.7): kron info puts
+// them in their threads' rows, and only what no lane row holds in the "(no lane)" row.
+TEST_F(Tools, InfoCountsOverwrittenSamplesInTheirLanes) {
+  auto h = tracefile::make_header();
+  h.clock_hz = 10'000'000;
+  tracefile::Writer w((dir / "circ.kron").string(), h);
+  for (const auto& s : hand_checked()) w.append(s);
+  const std::uint64_t kept = hand_checked().size();
+  const tracefile::LaneEntry lanes[] = {{7, 70, kept, 0, 300, 0, 0}, {7, 71, 0, 4, 200, 0, 0}};
+  h.overruns = 4 + 1;  // one overrun of a thread that found no lane
+  h.overwritten = 500;
+  h.passed_filter = kept + h.overruns + h.overwritten;
+  w.finish(h, lanes);
+  const auto t = kron("info circ.kron");
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("LOST 505 samples: 5 overruns, 500 overwritten (1 of them in no lane row"), std::string::npos)
+      << t.out;
+  const auto r = kron("info --json circ.kron");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["lost_outside_lanes"]["overwritten"], 0u);
+  EXPECT_EQ(j["lost_outside_lanes"]["overruns"], 1u);
+  std::uint64_t rows = 0;
+  for (const auto& l : j["lanes"]) rows += l["overwritten"].get<std::uint64_t>();
+  EXPECT_EQ(rows, 500u);
+}
+
 // ---- Hardening: hostile inputs and outputs (ERRATA E128-E131) ------------------------------------------
 
 // Row 5: a symlink planted at OUT.tmp.PID made `kron export -o OUT` write through it. The shell execs

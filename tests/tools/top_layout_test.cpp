@@ -43,6 +43,27 @@ TEST(TopLayout, RecordedNamesAreEscapedAndCut) {
   EXPECT_EQ(text.find(std::string(200, 'x')), std::string::npos) << "a long name is cut to its column";
 }
 
+// A cut name fills its column exactly, its last column a '~': the columns after it stay in line with the
+// rows whose names fit.
+TEST(TopLayout, ACutNameKeepsTheColumnsAfterItInLine) {
+  Frame f = sample_frame();
+  f.scopes.push_back(ScopeRow{std::string(300, 'y'), 10, 20, 1.5, 1, 2, 3});  // the same figures, a long name
+  const std::vector<Line> lines = layout(f, 120);
+  std::string short_row, long_row;
+  for (const Line& l : lines) {
+    std::string text;
+    for (const Span& sp : l) text += sp.text;
+    if (text.find("serve get") != std::string::npos) short_row = text;
+    if (text.find("yyyy") != std::string::npos) long_row = text;
+  }
+  ASSERT_FALSE(short_row.empty());
+  ASSERT_FALSE(long_row.empty());
+  EXPECT_EQ(long_row.size(), short_row.size()) << short_row << "\n" << long_row;
+  const std::size_t cut = long_row.find('~');
+  ASSERT_NE(cut, std::string::npos) << long_row;
+  EXPECT_EQ(long_row.substr(cut + 1), short_row.substr(cut + 1)) << short_row << "\n" << long_row;
+}
+
 TEST(TopLayout, NoLineWiderThanAsked) {
   for (unsigned width : {40u, 80u, 120u, 200u}) {
     Frame f = sample_frame();

@@ -136,6 +136,21 @@ TEST_F(Mk1TestMode, TableC1ShiftoutAdvancesFifoAndFreesShadow) {  // Table C-1 b
   EXPECT_EQ(m.read(addr::kFifoOutput), 0u);
 }
 
+// Appendix C "Increment Counters Field": "The normal incrementing of all counters is disabled in test
+// mode": a sample lost to a full FIFO is flagged for the next one (Table 5) but the Overrun Counter stays;
+// out of test mode the same loss counts (Table 3B row 2).
+TEST_F(Mk1TestMode, TableC1OverrunsAreNotCountedInTestMode) {
+  m.write(addr::kCsr, csr::kEnableSampling);  // no write-wait: a full FIFO discards
+  m.write(addr::kFilter, 0xffff);
+  m.set_net_ready(false);
+  for (unsigned i = 0; i < Mk1::kFifoDepth + 2; ++i) m.write(addr::kTraceTrigger, i);
+  EXPECT_EQ(m.fifo_level(), Mk1::kFifoDepth);
+  EXPECT_EQ(m.peek(addr::kOverrunCounter), 0u);
+  m.set_test_mode(false);
+  m.write(addr::kTraceTrigger, 99);
+  EXPECT_EQ(m.peek(addr::kOverrunCounter), 1u);
+}
+
 TEST_F(Mk1TestMode, DrainWithNetworkDisabledIsAHangNotAWait) {  // Table C-1 bit 6
   m.write(addr::kTest, test_instr(0x40 | 0x80, 0x10000000));
   EXPECT_THROW(m.drain(), sim::HangError);

@@ -181,6 +181,25 @@ TEST_F(NumachineTest, SramPreloadInterruptsOnOverflow) {  // 004 Table 4.4 SCM b
   EXPECT_EQ(lines.back(), "irq @" + std::to_string(t) + " SRAM[0x0123]");
 }
 
+// ERRATUM E90: the SRAM has one interrupt: a second overflow (of any word) while it is pending raises
+// none; a processor access of any SRAM word acknowledges it, and the next overflow raises it again.
+TEST_F(NumachineTest, SramInterruptIsRaisedOnceUntilAcknowledged) {  // 004 Table 4.4 SCM bit 22
+  w(Reg::SCM, kScmIrq | mode(0) | ev(5) | kEdge);
+  m.write(kSramBase + 0x123, 0xffffffff);
+  m.write(kSramBase + 0x124, 0xffffffff);
+  w(Reg::SRAMCE, 1);
+  m.l2_access(false, 0x123, true, false);
+  ASSERT_EQ(m.irqs.size(), 1u);
+  m.l2_access(false, 0x124, true, false);
+  EXPECT_EQ(m.sram(0x124), 0u) << "the word wraps all the same";
+  EXPECT_EQ(m.irqs.size(), 1u) << "pending: not raised again";
+  (void)m.read(kSramBase + 0x7);  // acknowledges
+  m.write(kSramBase + 0x124, 0xffffffff);
+  m.l2_access(false, 0x124, true, false);
+  ASSERT_EQ(m.irqs.size(), 2u);
+  EXPECT_EQ(m.irqs[1].sram, 0x124);
+}
+
 TEST_F(NumachineTest, SramMasterEnable) {  // 004 4.4.6
   w(Reg::SCM, mode(0) | ev(2) | kEdge);
   m.l2_access(false, 0x1, false, false);
