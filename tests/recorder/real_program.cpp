@@ -6,12 +6,15 @@
 //   work N        N times: a computing interval (events 10-11) and a sleeping one (events 12-13) of about
 //                 2 ms each, both ends Resource samples (on-CPU time from a task-clock counter)
 //   hold S        S seconds asleep after one Trace sample (kron status while it runs)
+//   badcell N     N Trace samples and a virtual counter, then its statistics cell's descriptor is scribbled
+//                 with an unknown kind (a stray store: kron record must name the cell and exit 1)
 //   spin N        N times: 1 ms asleep, then 50 us computing inside the named scope "spin" (on a CPU all
 //                 along: its on-CPU share from the context switches is 1 where switches and probes share
 //                 one clock; tests/recorder/clock_test.cpp)
 #include <kron/kron.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -95,11 +98,22 @@ int main(int argc, char** argv) {
   if (mode == "spin") return spin(static_cast<unsigned>(arg(2)));
   if (mode == "threads") return threads(static_cast<unsigned>(arg(2)), static_cast<unsigned>(arg(3)));
   if (mode == "work") return work(static_cast<unsigned>(arg(2)));
+  if (mode == "badcell") {
+    for (unsigned i = 0; i < arg(2); ++i) kron::trace(1, 7);
+    kron::vcount(0, 1);  // takes the board's first statistics cell
+    using kron::board::BoardHeader;
+    auto* h = reinterpret_cast<BoardHeader*>(reinterpret_cast<std::uintptr_t>(kron::detail::g_stat_gen) -
+                                             offsetof(BoardHeader, stat_gen));
+    auto* d = reinterpret_cast<kron::board::CellDesc*>(reinterpret_cast<char*>(h) + h->stats_offset +
+                                                       std::uint64_t{h->hist_slots} * h->hist_slot_size);
+    d->key.store(kron::stats::cell_key(static_cast<kron::stats::CellKind>(7), 0, 0), std::memory_order_release);
+    return 0;
+  }
   if (mode == "hold") {
     kron::trace(1, 5);
     std::this_thread::sleep_for(std::chrono::seconds(arg(2)));
     return 0;
   }
-  std::fprintf(stderr, "usage: real_program bytes N | threads T M | work N | hold S\n");
+  std::fprintf(stderr, "usage: real_program bytes N | threads T M | work N | hold S | badcell N\n");
   return 2;
 }

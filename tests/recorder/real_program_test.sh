@@ -60,6 +60,14 @@ assert rows == j["overruns"] == 400, (rows, j["overruns"])
 assert j["samples"] == 200 and j["passed_filter"] == 600, j
 '
 
+# A statistics cell scribbled by a stray store: the samples' accounting adds up, but kron record names the
+# damaged cell and exits 1 though the program succeeded.
+rc=0
+"$kron" record -q -o "$tmp/m.kron" -- "$prog" badcell 10 2>"$tmp/m.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "kron record exit $rc with a damaged statistics cell: $(cat "$tmp/m.err")"
+grep -q "statistics cell 0 at offset [0-9]*: unknown cell kind" "$tmp/m.err" || fail "no cell named: $(cat "$tmp/m.err")"
+"$kron" info "$tmp/m.kron" | grep -q "samples 10 " || fail "the samples of a run with a damaged cell: $("$kron" info "$tmp/m.kron")"
+
 # ---- 4. kron rdsample --board and kron status -------------------------------------------------------
 "$kron" board create "$board" --buffer 1M --lanes 8 >/dev/null
 "$kron" run --board "$board" -- "$prog" hold 3 &
