@@ -175,22 +175,25 @@ TEST(PciRdsample, FirstWholeSampleIsFoundPastLookAlikes) {  // resynchronisation
 }
 
 // Two samples taken in one timestamp tick (two processors, or one probe right after another) are in time
-// order: the search for the first whole sample takes the first of them, not the second.
-TEST(PciRdsample, SamplesOfOneTimestampTickAreInOrder) {  // 003 3.5 mk_rdsample; 000 TIMESTAMP
+// order: reading from inside a sample (-s, or the oldest word of a wrapped buffer), the search for the first
+// whole sample takes the first of them, not the second.
+TEST(PciRdsample, SamplesOfOneTimestampTickAreInOrder) {  // 003 3.5 mk_rdsample -s; 000 TIMESTAMP
   Written w;
-  for (std::uint64_t i : {0, 1, 3}) {
+  for (std::uint64_t i = 0; i < 4; ++i) {  // trace samples of 5 words: 0-4, 5-9, 10-14, 15-19
     Sample s;
     s.timestamp = i == 3 ? 1007 : 1000;
     s.source = 0x100 + static_cast<std::uint32_t>(i);
     s.data = i;
     w.put(classic::encode(classic::Chip::Mk2, s));
   }
-  const std::vector<std::uint32_t> mem(w.memory.begin(), w.memory.begin() + 15);
-  const auto r = rdsample(dump_of(pcib::encode_memory_image(kCircular, 15, 0, mem)));
-  EXPECT_EQ(r.skipped_head, 0u);
+  const std::vector<std::uint32_t> mem(w.memory.begin(), w.memory.begin() + 20);
+  RdsampleOptions o;
+  o.start = 3;  // inside sample 0: the first whole one is sample 1, at word 5
+  const auto r = rdsample(dump_of(pcib::encode_memory_image(kCircular, 20, 0, mem)), o);
+  EXPECT_EQ(r.skipped_head, 8u);
   EXPECT_EQ(r.trace, 3u);
   std::vector<std::uint8_t> want;
-  for (const auto& b : w.samples) want.insert(want.end(), b.begin(), b.end());
+  for (std::size_t i = 1; i < 4; ++i) want.insert(want.end(), w.samples[i].begin(), w.samples[i].end());
   EXPECT_TRUE(r.stream == want);
 }
 
