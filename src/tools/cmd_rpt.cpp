@@ -74,7 +74,7 @@ int run(const Args& a) {
     buf += fmt::format("{:>16}  {:>14}  {:>14}  {:<24}  {}\n", "end (us)", "ticks", "us", "stream", "interval");
     ro.each = [&](const analysis::Occurrence& o, const analysis::Matcher& m) {
       const std::string stream =
-          m.info().intervals[o.interval].cls == 4 ? "all" : analysis::stream_name(m.streams()[o.stream]);
+          m.info().intervals[o.interval].cls == 4 ? "all" : tl.stream_name(m.streams()[o.stream]);
       fmt::format_to(std::back_inserter(buf), "{:>16.3f}  {:>14}  {:>14.3f}  {:<24}  {}\n",
                      analysis::ticks_to_us(static_cast<double>(o.end), clock), o.duration,
                      analysis::ticks_to_us(static_cast<double>(o.duration), clock), text::terminal_safe(stream),
