@@ -240,9 +240,11 @@ std::uint64_t for_each_snapshot_series(const Merged& in, const std::function<voi
       x.thread = h.thread;
       x.when = h.timestamp;
       x.hist = true;
+      std::string thread = rank_label(&in.ranks(), x.source);  // "rank R thread T" for an MPI rank's (E395)
+      thread += fmt::format("{}thread {}", thread.empty() ? "" : " ", x.thread);
       for (const auto& [name, phases] : r.hists)
         for (const auto& [p, hg] : phases) {
-          x.series = fmt::format("hist {} (thread {}, phase {})", name, x.thread, p);
+          x.series = fmt::format("hist {} ({}, phase {})", name, thread, p);
           x.sum = summarize(hg);
           f(x);
           ++n;
@@ -250,7 +252,7 @@ std::uint64_t for_each_snapshot_series(const Merged& in, const std::function<voi
       x.hist = false;
       for (const auto& [p, cs] : r.counters)
         for (const auto& [i, v] : cs) {
-          x.series = fmt::format("vc {} (thread {}, phase {})", i, x.thread, p);
+          x.series = fmt::format("vc {} ({}, phase {})", i, thread, p);
           x.value = v;
           f(x);
           ++n;
