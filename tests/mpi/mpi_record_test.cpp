@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -264,6 +266,56 @@ TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
   EXPECT_TRUE(all);
   EXPECT_GT(mpi_scopes, 0u);
   EXPECT_EQ(pairs_total, m.messages);
+  // Every stream is named after its rank, the right one (ERRATUM E395): rank r's process is the source its
+  // own file's Node entry names (E201), on this host.
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::vector<std::uint32_t> source_of(kRanks, 0);
+  for (int r = 0; r < kRanks; ++r) {
+    const tracefile::Reader rd(files[static_cast<std::size_t>(r)]);
+    for (const auto& n : rd.names())
+      if (n.name_kind == record::NameKind::Node) source_of[static_cast<std::size_t>(r)] = n.source;
+  }
+  std::vector<int> ranked_rows(kRanks, 0);
+  for (const auto& row : j["rows"]) {
+    if (row["stream"] == "all") continue;
+    ASSERT_TRUE(row.contains("rank")) << row["stream"];
+    const auto r = row["rank"].get<std::size_t>();
+    ASSERT_LT(r, static_cast<std::size_t>(kRanks));
+    ++ranked_rows[r];
+    const std::string stream = row["stream"];
+    char want[32];
+    std::snprintf(want, sizeof want, "rank %zu 0x%08x/tid", r, source_of[r]);
+    EXPECT_EQ(stream.rfind(want, 0), 0u) << stream;
+  }
+  for (int r = 0; r < kRanks; ++r) EXPECT_GT(ranked_rows[static_cast<std::size_t>(r)], 0) << "no row of rank " << r;
+  const std::string text = (dir / "rpt.txt").string();
+  ASSERT_EQ(run("cd " + dir.string() + " && " + kron + " rpt --wide " + merged + " > " + text), 0);
+  std::ifstream tin(text);
+  const std::string rpt_text((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
+  for (int r = 0; r < kRanks; ++r)
+    EXPECT_NE(rpt_text.find("rank " + std::to_string(r) + " "), std::string::npos) << rpt_text;
+  // kron info: each lane's rank is the rank whose process has its pid.
+  const std::string info = (dir / "info.json").string();
+  ASSERT_EQ(run(kron + " info --json " + merged + " > " + info), 0);
+  const nlohmann::json ij = nlohmann::json::parse(std::ifstream(info));
+  ASSERT_EQ(ij["lanes"].size(), static_cast<std::size_t>(kRanks));
+  for (const auto& l : ij["lanes"]) {
+    ASSERT_TRUE(l["rank"].is_number()) << l.dump();
+    EXPECT_EQ(l["pid"], board::source_pid(source_of[l["rank"].get<std::size_t>()])) << l.dump();
+  }
+  // The exports: a process per rank, "rank R on HOST (pid P)" (Chrome JSON; Perfetto, OTF2 take the same label).
+  const std::string cj = (dir / "t.json").string();
+  ASSERT_EQ(run(kron + " export --format chrome-json -o " + cj + " " + merged + " >/dev/null"), 0);
+  const nlohmann::json cjj = nlohmann::json::parse(std::ifstream(cj));
+  std::map<std::uint32_t, std::string> process;
+  for (const auto& ev : cjj["traceEvents"])
+    if (ev["ph"] == "M" && ev["name"] == "process_name") process[ev["pid"]] = ev["args"]["name"];
+  for (int r = 0; r < kRanks; ++r) {
+    const std::uint32_t src = source_of[static_cast<std::size_t>(r)];
+    EXPECT_EQ(process[src], "rank " + std::to_string(r) + " on " + host + " (pid " +
+                                std::to_string(board::source_pid(src)) + ")");
+  }
   // An input that is not a trace file: a clear error (exit 2) naming it, never a crash.
   const std::string junk = (dir / "junk.kron").string();
   ASSERT_EQ(run("printf 'not a trace file' > " + junk), 0);
