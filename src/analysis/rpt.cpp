@@ -321,9 +321,10 @@ void render_narrow(const Report& r, std::size_t columns, std::back_insert_iterat
     std::string cpu;
     if (r.has_cpu) cpu = s.cpu_count ? fmt::format(" {:>5.0f}%", 100 * s.cpu_share()) : fmt::format(" {:>6}", "-");
     fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", fit(shown_name(row), wn), wn,
-                   fit_stream(shown_stream(row), ws, rank_part(row)), ws, s.count, n ? human(sec(static_cast<double>(s.total))) : "-",
-                   n ? human(sec(s.mean())) : "-", n ? human(sec(static_cast<double>(s.min))) : "-",
-                   n ? human(sec(static_cast<double>(s.max))) : "-", cpu, s.unmatched_starts + s.unmatched_ends);
+                   fit_stream(shown_stream(row), ws, rank_part(row)), ws, s.count,
+                   n ? human(sec(static_cast<double>(s.total))) : "-", n ? human(sec(s.mean())) : "-",
+                   n ? human(sec(static_cast<double>(s.min))) : "-", n ? human(sec(static_cast<double>(s.max))) : "-",
+                   cpu, s.unmatched_starts + s.unmatched_ends);
   }
   fmt::format_to(it, "\n(total, mean, min, max: wall time; unm.: events without their pair; --wide: every column)\n");
   if (r.has_cpu) out_cpu_note(r, it);
@@ -376,8 +377,8 @@ void out_threads(const Report& r, std::size_t columns, std::back_insert_iterator
     const std::size_t room = columns > used + top.size() + 8 ? columns - used - top.size() : 8;
     top = fit(text::terminal_safe(t.top_scope), room) + top;  // the table fits `columns`, as the one above
     fmt::format_to(it, "{}{:<{}} {:>8} {:>8} {:>9} {:>9} {:>9}  {}\n", rank_col(&t),
-                   fit(text::terminal_safe(t.thread_name), wn), wn, board::source_pid(t.source), t.tid, sec(span), t.on_cpu ? sec(*t.on_cpu) : "-",
-                   t.top_scope.empty() ? "-" : sec(t.in_scopes), top);
+                   fit(text::terminal_safe(t.thread_name), wn), wn, board::source_pid(t.source), t.tid, sec(span),
+                   t.on_cpu ? sec(*t.on_cpu) : "-", t.top_scope.empty() ? "-" : sec(t.in_scopes), top);
   }
   fmt::format_to(it,
                  "(span: first to last sample or switch; on-cpu: from --sched's switches;\n in scopes: in "

@@ -89,7 +89,7 @@ class Csv final : public analysis::TimelineSink {
   std::optional<std::uint32_t> rank_;  // the last source's MPI rank (trace format 1.5)
   std::uint32_t rank_source_ = 0;
   bool have_rank_ = false;
-  std::string_view name_;                                  // the last thread's name (the name table outlives the walk)
+  std::string_view name_;  // the last thread's name (the name table outlives the walk)
   std::uint64_t name_key_ = 0;
   bool have_name_ = false;
 };

@@ -77,8 +77,8 @@ const char* mpi_call_name(record::MpiCall c) {
 
 struct CtfStream {
   StreamKey key;
-  bool sched = false;  // the scheduling switches' stream (kron:sched_switch), lane 0
-  bool mpi = false;    // the MPI records' stream (kron:mpi), lane 0
+  bool sched = false;   // the scheduling switches' stream (kron:sched_switch), lane 0
+  bool mpi = false;     // the MPI records' stream (kron:mpi), lane 0
   bool ranked = false;  // an MPI recording: the packet context ends with the stream's rank (ERRATUM E395)
   std::int32_t rank = -1;
   std::string path;

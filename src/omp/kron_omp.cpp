@@ -25,6 +25,7 @@
 
 namespace {
 
+// ERRATUM E396: the sites name the library (their location reads "libkron_omp"), never kron's source path.
 #define KRON_OMP_SITE(var, text) \
   kron_site var { text, "", "libkron_omp", 0, KRON_SITE_SCOPE, 0, 0 }
 KRON_OMP_SITE(s_parallel, "omp parallel");

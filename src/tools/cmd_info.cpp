@@ -199,13 +199,12 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
     auto named = [&](const std::string& n) { return fs.thread_names.empty() ? std::string() : "  " + n; };
     // An MPI recording's lanes: their rank first (ERRATUM E395).
     const std::string no_rank = fs.mpi ? fmt::format("{:>5} ", "") : std::string();
-    fmt::print("{}{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", fs.mpi ? fmt::format("{:>5} ", "rank") : "", "pid", "tid",
-               "samples", "overruns", "overwritten", "waits", named("thread"));
+    fmt::print("{}{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", fs.mpi ? fmt::format("{:>5} ", "rank") : "", "pid",
+               "tid", "samples", "overruns", "overwritten", "waits", named("thread"));
     for (std::size_t i = 0; i < r.lanes().size(); ++i) {
       const auto& l = r.lanes()[i];
-      fmt::print("{}{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", fs.mpi ? rank_text(fs.lane_rank[i]) : "", l.pid,
-                 l.tid, l.samples, l.overruns, l.overwritten, l.waits,
-                 named(text::terminal_safe(fs.thread_name(l.tid))));
+      fmt::print("{}{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", fs.mpi ? rank_text(fs.lane_rank[i]) : "", l.pid, l.tid,
+                 l.samples, l.overruns, l.overwritten, l.waits, named(text::terminal_safe(fs.thread_name(l.tid))));
     }
     if (r.complete() && fs.other_overruns + fs.other_overwritten)
       fmt::print("{}{:>17} {:>12} {:>10} {:>11} {:>8}\n", no_rank, "(no lane)", 0, fs.other_overruns,

@@ -54,20 +54,21 @@ class MpiExportTest : public ::testing::Test {
     // Rank 0 sends to rank 2 on communicator 7 at 1000 (its MPI_Send scope begins then too), rank 2's
     // receive ends at 1200 (its MPI_Recv scope ends then too); both call MPI_Bcast on 7 with root 2.
     // Rank 1 sends to rank 0 on MPI_COMM_WORLD, never received: not a flow.
-    files.push_back(rank_file(0, {{1000, 1, true}, {1100, 1, false}},
-                              {call(0, MpiCall::Send, kComm, 2, 2, 5, 1000, 1090),
-                               call(0, MpiCall::Bcast, kComm, 2, 2, 0, 2000, 2100)},
-                              {clock(0, 500, 500, 0)}));
+    files.push_back(rank_file(
+        0, {{1000, 1, true}, {1100, 1, false}},
+        {call(0, MpiCall::Send, kComm, 2, 2, 5, 1000, 1090), call(0, MpiCall::Bcast, kComm, 2, 2, 0, 2000, 2100)},
+        {clock(0, 500, 500, 0)}));
     files.push_back(rank_file(1, {{400, 1, true}, {700, 1, false}}, {call(1, MpiCall::Send, 0, 3, 0, 1, 500, 600)},
                               {clock(1, 450, 470, 10), clock(1, 2450, 2490, 30)}));
-    files.push_back(rank_file(2, {{1050, 2, true}, {1200, 2, false}},
-                              {call(2, MpiCall::Recv, kComm, 2, 0, 5, 1050, 1200),
-                               call(2, MpiCall::Bcast, kComm, 2, 2, 0, 2000, 2050)},
-                              {clock(2, 500, 500, 4)}));
+    files.push_back(rank_file(
+        2, {{1050, 2, true}, {1200, 2, false}},
+        {call(2, MpiCall::Recv, kComm, 2, 0, 5, 1050, 1200), call(2, MpiCall::Bcast, kComm, 2, 2, 0, 2000, 2050)},
+        {clock(2, 500, 500, 4)}));
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
 
-  static record::ClockOffsetRecord clock(std::uint32_t rank, std::uint64_t local, std::uint64_t ref, std::uint64_t rtt) {
+  static record::ClockOffsetRecord clock(std::uint32_t rank, std::uint64_t local, std::uint64_t ref,
+                                         std::uint64_t rtt) {
     return testing::clock_offset(rank, local, ref, rtt, 4);
   }
   struct Scope {
@@ -261,8 +262,9 @@ TEST_F(MpiExportTest, ExportsNameEachRanksProcessAndStreams) {
     std::set<std::string> series;  // the snapshots' counter tracks: "hist NAME (rank R thread T, phase P)"
     for (const auto& ev : j["traceEvents"])
       if (ev["ph"] == "C") series.insert(ev["name"].get<std::string>());
-    EXPECT_EQ(series, (std::set<std::string>{"hist lat (rank 0 thread 100, phase 1)", "hist lat (rank 1 thread 101, phase 1)",
-                                             "hist lat (rank 2 thread 102, phase 1)"}));
+    EXPECT_EQ(series,
+              (std::set<std::string>{"hist lat (rank 0 thread 100, phase 1)", "hist lat (rank 1 thread 101, phase 1)",
+                                     "hist lat (rank 2 thread 102, phase 1)"}));
   }
   {  // CSV: the rank column of every sample is its process's rank
     Merged in = open_inputs(files, InputOptions{});
@@ -280,7 +282,8 @@ TEST_F(MpiExportTest, ExportsNameEachRanksProcessAndStreams) {
     while (std::getline(csv, line)) {
       ++rows;
       const std::size_t c1 = line.find(','), c2 = line.find(',', c1 + 1), c3 = line.find(',', c2 + 1);
-      const std::uint32_t source = static_cast<std::uint32_t>(std::stoul(line.substr(c2 + 1, c3 - c2 - 1), nullptr, 16));
+      const std::uint32_t source =
+          static_cast<std::uint32_t>(std::stoul(line.substr(c2 + 1, c3 - c2 - 1), nullptr, 16));
       EXPECT_EQ(line.substr(line.rfind(',') + 1), std::to_string(board::source_node(source))) << line;
     }
     EXPECT_EQ(rows, 6u);
@@ -335,8 +338,9 @@ TEST_F(MpiExportTest, InfoOfAMergedFileAndHistOfRankFilesNameEachRank) {
   ASSERT_EQ(m.rank_hists.count("lat"), 1u);
   const auto& per_rank = m.rank_hists.at("lat");
   ASSERT_EQ(per_rank.size(), 3u);
-  for (const auto& [rank, phases] : per_rank) EXPECT_EQ(phases.at(1).count(), rank + 1) << rank;  // rank R: R + 1 values
-  EXPECT_EQ(m.hists.at("lat").at(1).count(), 6u);  // and the sum over ranks as before
+  for (const auto& [rank, phases] : per_rank)
+    EXPECT_EQ(phases.at(1).count(), rank + 1) << rank;  // rank R: R + 1 values
+  EXPECT_EQ(m.hists.at("lat").at(1).count(), 6u);       // and the sum over ranks as before
   const std::string text = render_hist_text(m, HistRenderOptions{});
   EXPECT_NE(text.find("rank 2 phase 1"), std::string::npos) << text;
   const auto j = nlohmann::json::parse(render_hist_json(m, HistRenderOptions{}, 0, 0));
@@ -390,7 +394,8 @@ std::vector<std::string> events_of(const std::string& print, int loc) {
   const std::regex re(R"(^(\S+)\s+(\d+)\s+(\d+)\s+(.*)$)");
   std::smatch m;
   while (std::getline(in, line))
-    if (std::regex_match(line, m, re) && std::stoi(m[2]) == loc) v.push_back(m[1].str() + " " + m[3].str() + " " + m[4].str());
+    if (std::regex_match(line, m, re) && std::stoi(m[2]) == loc)
+      v.push_back(m[1].str() + " " + m[3].str() + " " + m[4].str());
   return v;
 }
 
@@ -421,7 +426,8 @@ TEST_F(MpiExportTest, Otf2MpiRecordsNameRanksOfTheirCommunicatorInsideTheirScope
   const auto r0 = events_of(print, 0);
   ASSERT_GE(r0.size(), 5u) << print;
   EXPECT_EQ(r0[0].substr(0, 10), "ENTER 1000");
-  EXPECT_TRUE(std::regex_search(r0[1], std::regex(R"(^MPI_SEND 1000 Receiver: 1 .*"MPI communicator 7".*Tag: 5)"))) << r0[1];
+  EXPECT_TRUE(std::regex_search(r0[1], std::regex(R"(^MPI_SEND 1000 Receiver: 1 .*"MPI communicator 7".*Tag: 5)")))
+      << r0[1];
   EXPECT_EQ(r0[2].substr(0, 10), "LEAVE 1100");
   EXPECT_EQ(r0[3].substr(0, 25), "MPI_COLLECTIVE_BEGIN 2000");
   EXPECT_TRUE(std::regex_search(r0[4], std::regex(R"(^MPI_COLLECTIVE_END 2100 .*BCAST.*Root: 1)"))) << r0[4];
@@ -435,9 +441,11 @@ TEST_F(MpiExportTest, Otf2MpiRecordsNameRanksOfTheirCommunicatorInsideTheirScope
   // ClockOffsets (E171), +20 at 450 and +40 at 2450, interpolated: 520.5, printed as 520 or 521.
   const auto r1 = events_of(print, 1);
   ASSERT_GE(r1.size(), 2u) << print;
-  EXPECT_TRUE(std::regex_search(r1[1], std::regex(R"(^MPI_SEND 52[01] Receiver: 0 .*"MPI_COMM_WORLD".*Tag: 1)"))) << r1[1];
+  EXPECT_TRUE(std::regex_search(r1[1], std::regex(R"(^MPI_SEND 52[01] Receiver: 0 .*"MPI_COMM_WORLD".*Tag: 1)")))
+      << r1[1];
   const std::string offsets = run(std::string(KRON_OTF2_PRINT) + " -C " + anchor);
-  EXPECT_TRUE(std::regex_search(offsets, std::regex(R"(CLOCK_OFFSET\s+1\s+Time: 2450, Offset: \+40, StdDev: 15)"))) << offsets;
+  EXPECT_TRUE(std::regex_search(offsets, std::regex(R"(CLOCK_OFFSET\s+1\s+Time: 2450, Offset: \+40, StdDev: 15)")))
+      << offsets;
 }
 #endif
 

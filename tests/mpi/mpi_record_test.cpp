@@ -70,7 +70,8 @@ class MpiRecordTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir = fs::temp_directory_path() / ("kron-mpi-test-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    const std::string env = std::string("-x LD_PRELOAD=") + KRON_MPI_LIB + " -x KRON_MPI_OUT=" + (dir / "run").string() +
+    const std::string env = std::string("-x LD_PRELOAD=") + KRON_MPI_LIB +
+                            " -x KRON_MPI_OUT=" + (dir / "run").string() +
                             " -x KRON_MPI_TEST_CLOCK_FAULT=" + fault_setting() + " -x KRON_MPI_SYNC_S=0.001";
     rc = run(mpirun(kRanks, env, KRON_MPI_DEMO));
     for (int r = 0; r < kRanks; ++r) files.push_back((dir / ("run.rank-" + std::to_string(r) + ".kron")).string());
@@ -187,13 +188,16 @@ TEST_F(MpiRecordTest, TheClcAloneRemovesTheFaultsViolationsAndKeepsEachRanksOrde
     while (rd.next(s)) {
       EXPECT_GE(s.timestamp, last);
       last = s.timestamp;
-      merged[board::source_node(s.source)].push_back((s.data & record::kNamedValueMask) | (std::uint64_t(s.flags) << 48));
+      merged[board::source_node(s.source)].push_back((s.data & record::kNamedValueMask) |
+                                                     (std::uint64_t(s.flags) << 48));
     }
   }
   for (int k = 0; k < kRanks; ++k) {
     tracefile::Reader rd(files[static_cast<std::size_t>(k)]);
     Sample s;
-    while (rd.next(s)) original[static_cast<std::size_t>(k)].push_back((s.data & record::kNamedValueMask) | (std::uint64_t(s.flags) << 48));
+    while (rd.next(s))
+      original[static_cast<std::size_t>(k)].push_back((s.data & record::kNamedValueMask) |
+                                                      (std::uint64_t(s.flags) << 48));
     EXPECT_EQ(merged[static_cast<std::size_t>(k)], original[static_cast<std::size_t>(k)]) << "rank " << k;
   }
 }
@@ -202,7 +206,8 @@ TEST_F(MpiRecordTest, EverySendIsMatchedToItsReceive) {
   const merge::MergeReport m = merge::merge_files(files, (dir / "m.kron").string(), merge::MergeOptions{});
   // The demo's messages: the ring (kRanks a round), the halo (2 a rank), every fourth iteration the
   // reports to rank 0 (kRanks - 1, received with MPI_ANY_SOURCE) and the Sendrecv shift (kRanks).
-  const std::uint64_t expected = std::uint64_t(kIterations) * (kRanks + 2 * kRanks) + (kIterations / 4) * (kRanks - 1 + kRanks);
+  const std::uint64_t expected =
+      std::uint64_t(kIterations) * (kRanks + 2 * kRanks) + (kIterations / 4) * (kRanks - 1 + kRanks);
   EXPECT_EQ(m.messages, expected);
   EXPECT_EQ(m.unmatched_sends, 0u);
   EXPECT_EQ(m.unmatched_recvs, 0u);
@@ -234,7 +239,8 @@ TEST_F(MpiRecordTest, NothingIsLostUncountedSummedOverRanks) {
 TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
   const std::string merged = (dir / "tools.kron").string();
   const std::string kron = KRON_CLI;
-  ASSERT_EQ(run(kron + " merge -q " + files[0] + " " + files[1] + " " + files[2] + " " + files[3] + " -o " + merged), 0);
+  ASSERT_EQ(run(kron + " merge -q " + files[0] + " " + files[1] + " " + files[2] + " " + files[3] + " -o " + merged),
+            0);
   EXPECT_EQ(run(kron + " info " + merged + " >/dev/null"), 0);
   EXPECT_EQ(run(kron + " expand " + merged + " >/dev/null"), 0);
   EXPECT_EQ(run("cd " + dir.string() + " && " + kron + " rpt " + merged + " >/dev/null"), 0);
@@ -313,8 +319,8 @@ TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
     if (ev["ph"] == "M" && ev["name"] == "process_name") process[ev["pid"]] = ev["args"]["name"];
   for (int r = 0; r < kRanks; ++r) {
     const std::uint32_t src = source_of[static_cast<std::size_t>(r)];
-    EXPECT_EQ(process[src], "rank " + std::to_string(r) + " on " + host + " (pid " +
-                                std::to_string(board::source_pid(src)) + ")");
+    EXPECT_EQ(process[src],
+              "rank " + std::to_string(r) + " on " + host + " (pid " + std::to_string(board::source_pid(src)) + ")");
   }
   // An input that is not a trace file: a clear error (exit 2) naming it, never a crash.
   const std::string junk = (dir / "junk.kron").string();
