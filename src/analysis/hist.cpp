@@ -99,9 +99,13 @@ void SnapshotSum::add(std::span<const std::uint8_t> records) {
   }
 }
 
-SnapshotTotals SnapshotSum::result() const {
+SnapshotTotals SnapshotSum::result(const RankOf& rank_of) const {
   SnapshotTotals m;
-  for (const auto& [k, h] : hists_) m.hists[k.name.empty() ? "#" + std::to_string(k.hist) : k.name][k.phase].add(h);
+  for (const auto& [k, h] : hists_) {
+    const std::string name = k.name.empty() ? "#" + std::to_string(k.hist) : k.name;
+    m.hists[name][k.phase].add(h);
+    if (const auto r = rank_of ? rank_of(k.source) : std::nullopt) m.rank_hists[name][*r][k.phase].add(h);
+  }
   std::set<std::string> over;
   for (const auto& [name, phases] : m.hists) {
     LatencyHistogram all;
@@ -113,6 +117,11 @@ SnapshotTotals SnapshotSum::result() const {
     bool sat = false;
     c = sat_add(c, v, &sat);
     if (sat) over.insert("virtual counter " + std::to_string(static_cast<std::uint32_t>(k.second)));
+    if (const auto r = rank_of ? rank_of(static_cast<std::uint32_t>(k.first >> 32)) : std::nullopt) {
+      std::uint64_t& rc =
+          m.rank_counters[*r][static_cast<std::uint16_t>(k.second >> 32)][static_cast<std::uint32_t>(k.second)];
+      rc = sat_add(rc, v, &sat);
+    }
   }
   m.saturated.assign(over.begin(), over.end());
   m.snapshots = snapshots_;
@@ -188,6 +197,9 @@ std::string render_hist_text(const SnapshotTotals& m, const HistRenderOptions& o
   for (const auto& [name, phases] : m.hists) {
     out += fmt::format("histogram {}\n", text::terminal_safe(name));  // ERRATUM E346
     for (const auto& [p, h] : phases) summary_text(out, fmt::format("phase {}", p), h, o);
+    if (const auto ranks = m.rank_hists.find(name); ranks != m.rank_hists.end())  // ERRATUM E395
+      for (const auto& [rank, rphases] : ranks->second)
+        for (const auto& [p, h] : rphases) summary_text(out, fmt::format("rank {} phase {}", rank, p), h, o);
     const LatencyHistogram t = total_of(phases);
     summary_text(out, "total", t, o);
     bars(out, t, o);
@@ -202,6 +214,9 @@ std::string render_hist_text(const SnapshotTotals& m, const HistRenderOptions& o
         total[i] = sat_add(total[i], v, &over);
       }
     for (const auto& [i, v] : total) out += fmt::format("  counter {:>4} total      : {}\n", i, v);
+    for (const auto& [rank, phases] : m.rank_counters)  // an MPI recording's, per rank (ERRATUM E395)
+      for (const auto& [p, cs] : phases)
+        for (const auto& [i, v] : cs) out += fmt::format("  counter {:>4} phase {:>5} rank {}: {}\n", i, p, rank, v);
   }
   return out;
 }
@@ -227,7 +242,7 @@ std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o
   };
   ordered_json j;
   j["format"] = "kron-hist";
-  j["version"] = 1;
+  j["version"] = m.rank_hists.empty() && m.rank_counters.empty() ? 1 : 2;  // 2: the ranks' keys (ERRATUM E395)
   j["ticks_per_us"] = o.ticks_per_us;
   j["snapshots"] = m.snapshots;
   j["stat_lost"] = stat_lost;
@@ -244,6 +259,19 @@ std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o
     }
     x["phases"] = std::move(ps);
     x["total"] = summary(total_of(phases));
+    if (const auto ranks = m.rank_hists.find(name); ranks != m.rank_hists.end()) {
+      ordered_json rs = ordered_json::array();
+      for (const auto& [rank, rphases] : ranks->second) {
+        ordered_json rp = ordered_json::array();
+        for (const auto& [p, h] : rphases) {
+          ordered_json y{{"phase", p}};
+          y.update(summary(h));
+          rp.push_back(std::move(y));
+        }
+        rs.push_back(ordered_json{{"rank", rank}, {"phases", std::move(rp)}, {"total", summary(total_of(rphases))}});
+      }
+      x["ranks"] = std::move(rs);
+    }
     hs.push_back(std::move(x));
   }
   j["histograms"] = std::move(hs);
@@ -251,6 +279,14 @@ std::string render_hist_json(const SnapshotTotals& m, const HistRenderOptions& o
   for (const auto& [p, c] : m.counters)
     for (const auto& [i, v] : c) cs.push_back(ordered_json{{"phase", p}, {"index", i}, {"value", v}});
   j["counters"] = std::move(cs);
+  if (!m.rank_counters.empty()) {
+    ordered_json rc = ordered_json::array();
+    for (const auto& [rank, phases] : m.rank_counters)
+      for (const auto& [p, c] : phases)
+        for (const auto& [i, v] : c)
+          rc.push_back(ordered_json{{"rank", rank}, {"phase", p}, {"index", i}, {"value", v}});
+    j["rank_counters"] = std::move(rc);
+  }
   return j.dump(2) + "\n";
 }
 

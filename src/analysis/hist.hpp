@@ -5,7 +5,9 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -44,12 +46,18 @@ struct SnapshotTotals {
   std::map<std::uint16_t, std::map<std::uint32_t, std::uint64_t>> counters;  // phase -> index -> value
   std::uint64_t snapshots = 0;
   std::vector<std::string> saturated;  // "histogram NAME" / "virtual counter N" whose sums passed 2^64 - 1
+  // An MPI recording (ERRATUM E395): the same per rank, beside the sums over every rank above.
+  std::map<std::string, std::map<std::uint32_t, std::map<std::uint16_t, LatencyHistogram>>> rank_hists;
+  std::map<std::uint32_t, std::map<std::uint16_t, std::map<std::uint32_t, std::uint64_t>>> rank_counters;
 };
+// The MPI rank of a process (its source), nullopt for one that is none (Timeline::rank).
+using RankOf = std::function<std::optional<std::uint32_t>(std::uint32_t)>;
 class SnapshotSum {
  public:
   // Records of kinds 5 and 6 back to back (a Reader's snapshots(), or read_board's), validated before.
   void add(std::span<const std::uint8_t> records);
-  SnapshotTotals result() const;
+  // `rank_of` (an MPI recording): also each rank's histograms and counters.
+  SnapshotTotals result(const RankOf& rank_of = {}) const;
 
  private:
   struct HistKey {

@@ -360,10 +360,8 @@ std::string page_title(const Report& r, const PageSink* tl) {
   if (const auto sp = prog.find(' '); sp != std::string::npos) prog.resize(sp);
   if (const auto sl = prog.rfind('/'); sl != std::string::npos) prog.erase(0, sl + 1);
   if (prog == "kron" && tl && !tl->lanes().empty()) {  // kron merge's file: the ranks' process, by its name
-    prog = tl->lanes().front().group;
-    if (const auto c = prog.find(": "); prog.starts_with("rank ") && c != std::string::npos) prog.erase(0, c + 2);
-    if (const auto pid = prog.rfind(" (pid "); pid != std::string::npos) prog.resize(pid);
-    if (prog.starts_with("source 0x")) prog = "kron merge";
+    prog = tl->lanes().front().process;
+    if (prog.empty()) prog = "kron merge";
   }
   if (prog.empty() && !r.inputs.empty()) {
     prog = r.inputs.front().path;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 
+#include "kron/board.hpp"
 #include "kron/core/text.hpp"
 
 namespace kron::analysis {
@@ -52,9 +53,13 @@ std::uint32_t PageSink::lane_of(std::uint32_t source, std::uint32_t lane, bool b
   const auto [it, fresh] = lane_of_key_.try_emplace(k.key(), static_cast<std::uint32_t>(lanes_.size()));
   if (fresh) {
     LaneInfo li;
+    if (const auto r = tl_->rank(source)) rank_of_source_.try_emplace(source, *r);  // ERRATUM E395
     const auto rank = rank_of_source_.find(source);
-    li.group = rank != rank_of_source_.end() ? fmt::format("rank {}: {}", rank->second, tl_->process_label(source))
-                                             : tl_->process_label(source);
+    li.group = tl_->process_label(source);  // "rank R on HOST (pid P)" for an MPI rank's
+    const std::uint32_t pid = board::source_pid(source);
+    std::string_view own = tl_->names().comm(source, pid);
+    if (own.empty()) own = tl_->names().thread(source, pid);
+    li.process = std::string(own);
     li.label = tl_->stream_label(k);
     lanes_.push_back(std::move(li));
     lane_source_.push_back(source);

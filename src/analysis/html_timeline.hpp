@@ -44,6 +44,7 @@ class PageSink final : public TimelineSink {
   // For the summary.
   struct LaneInfo {
     std::string group, label;                               // process (or rank) and thread labels
+    std::string process;                                    // the process's own name ("" when unknown)
     std::uint64_t running = 0, waiting = 0, preempted = 0;  // ns in each state (kron record --sched)
     std::uint64_t bars = 0;                                 // scopes and intervals on it
   };

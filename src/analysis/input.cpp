@@ -310,7 +310,19 @@ std::unique_ptr<Input> open_stdin(std::istream& in, const InputOptions& opt) {
 Merged::Merged(std::vector<std::unique_ptr<Input>> inputs, std::size_t reorder_window) : inputs_(std::move(inputs)) {
   for (const auto& in : inputs_)
     if (const auto* names = in->name_records())
-      for (const auto& r : *names) names_.add(r);
+      for (const auto& r : *names) names_.add(r), ranks_.add(r);
+  // ERRATUM E395: where every input is an MPI recording, a source without a Node entry is named by its node part.
+  std::uint32_t world = 0;
+  for (const auto& in : inputs_) {
+    const tracefile::Reader* r = in->trace_file();
+    const std::uint32_t w = r && r->header().minor >= 5 ? r->header().mpi_world_size : 0;
+    if (w == 0) {
+      world = 0;
+      break;
+    }
+    world = std::max(world, w);
+  }
+  ranks_.set_mpi_world(world);
   for (const auto& in : inputs_) {
     if (clock_hz_ == 0) clock_hz_ = in->clock_hz();
     if (in->clock_hz() != clock_hz_)

@@ -17,8 +17,10 @@
 #include <exception>
 #include <istream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kron/core/record.hpp"
@@ -165,6 +167,30 @@ std::unique_ptr<Input> open_input(const std::string& path, const InputOptions& o
 // --input-format.
 std::unique_ptr<Input> open_stdin(std::istream& in, const InputOptions& opt);
 
+// ERRATUM E395: the MPI rank of each process of a recording (trace format 1.5): a Node name entry (E201) says
+// which rank a process (`source`) was and on which host; without one (a rank that wrote none), where every
+// input is an MPI recording of at most 1024 ranks, the node part of the source is its rank (E201: a rank's
+// board has node number = its world rank), host unknown. Merged::ranks() holds the inputs'; every output
+// takes a stream's rank from there (reports, exports, kron info and kron hist).
+class Ranks {
+ public:
+  struct Rank {
+    std::uint32_t rank;
+    std::string node;  // the host, "" when unknown
+  };
+  void add(const record::NameRecord& r);  // a Node entry (others are ignored); the first of a source wins
+  void set_mpi_world(std::uint32_t world) { world_ = world; }
+  std::optional<Rank> of(std::uint32_t source) const;
+  // The rank of the one process of pid `pid` that a Node entry names (a lane table names pids only); nullopt
+  // when none does, or several ranks on different hosts had that pid.
+  std::optional<std::uint32_t> of_pid(std::uint32_t pid) const;
+  bool any() const { return !by_source_.empty() || world_ != 0; }
+
+ private:
+  std::unordered_map<std::uint32_t, Rank> by_source_;
+  std::uint32_t world_ = 0;  // every input an MPI recording of this many ranks at most (0: not so)
+};
+
 // ERRATUM E49. Several inputs merged in time order: a k-way merge on timestamps (each input is taken to be in time
 // order, as a board's memory and a recorder's file are), then a bounded reorder window (E50,
 // reorder.hpp) that puts a straggler in its place when it arrives within `reorder_window` samples of it
@@ -183,6 +209,7 @@ class Merged {
   const std::vector<std::unique_ptr<Input>>& inputs() const { return inputs_; }
   // Every input's names (ERRATUM E151: merged, the first input's entry for an id wins).
   const tracefile::NameTable& names() const { return names_; }
+  const Ranks& ranks() const { return ranks_; }
   std::uint64_t clock_hz() const { return clock_hz_; }
   std::uint64_t ts_mask() const { return ts_mask_; }
   std::uint64_t samples() const { return samples_; }
@@ -200,6 +227,7 @@ class Merged {
   bool next_raw(Sample& out, std::size_t& input);  // the k-way merge, before the window
   std::vector<std::unique_ptr<Input>> inputs_;
   tracefile::NameTable names_;
+  Ranks ranks_;
   std::unique_ptr<ReorderWindow> window_;  // null: no window
   bool raw_done_ = false;
   // A bad input met while reading ahead into the window: raised once the samples before it are out, so

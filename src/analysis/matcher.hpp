@@ -165,8 +165,11 @@ struct StreamKey {
   }
 };
 
-// "SOURCE/cpuN" or "SOURCE/tidN": a stream's name in reports and exports.
-std::string stream_name(const StreamKey& k);
+class Ranks;  // input.hpp: the MPI rank of each process (ERRATUM E395)
+// "rank R" for a stream of an MPI rank's process, "" for any other (or without ranks).
+std::string rank_label(const Ranks* ranks, std::uint32_t source);
+// "SOURCE/cpuN" or "SOURCE/tidN", after "rank R " for an MPI rank's: a stream's name in reports and exports.
+std::string stream_name(const StreamKey& k, const Ranks* ranks = nullptr);
 
 // Streaming matcher: feed samples in time order, then finish().
 //

@@ -27,10 +27,11 @@ double ticks_to_us(double ticks, std::uint64_t clock_hz) { return ticks * 1e6 / 
 std::string ReportRow::shown_stream() const {
   if (thread_name.empty()) return stream;
   const auto slash = stream.find('/');
-  return thread_name + (slash == std::string::npos ? "" : stream.substr(slash));
+  return (rank ? fmt::format("rank {} ", *rank) : std::string()) + thread_name +
+         (slash == std::string::npos ? "" : stream.substr(slash));
 }
 
-Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* names) {
+Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* names, const Ranks* ranks) {
   Report r;
   r.samples = m.samples();
   r.resource_samples = m.resource_samples();
@@ -42,9 +43,14 @@ Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* n
     const StreamKey& sk = m.streams()[k];
     if (names && sk.by_thread) tnames[k] = std::string(names->thread(sk.source, sk.lane));
   }
+  std::vector<std::optional<std::uint32_t>> rank(m.streams().size());  // ERRATUM E395: an MPI rank's streams
+  if (ranks)
+    for (std::size_t k = 0; k < rank.size(); ++k)
+      if (const auto rk = ranks->of(m.streams()[k].source)) rank[k] = rk->rank;
   std::vector<std::uint32_t> order(m.streams().size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    if (rank[a] != rank[b]) return rank[a] < rank[b];  // no rank (nullopt) first: only in files of mixed origin
     if (tnames[a].empty() != tnames[b].empty()) return !tnames[a].empty();
     if (tnames[a] != tnames[b]) return tnames[a] < tnames[b];
     return m.streams()[a].key() < m.streams()[b].key();
@@ -72,7 +78,8 @@ Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* n
           if (!s.active()) continue;
           ++any;
           const StreamKey& sk = m.streams()[st];
-          r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, stream_name(sk), &s, ivs[i].location, tnames[st]});
+          r.rows.push_back(
+              ReportRow{name, ivs[i].cls, i, p, stream_name(sk, ranks), &s, ivs[i].location, tnames[st], rank[st]});
         }
       // ERRATUM E144: -s adds "all" only where it differs from a row above (two streams or more).
       if (ivs[i].cls == 4 || (summary && any > 1) || !any)
@@ -212,9 +219,11 @@ std::vector<ThreadSummary> thread_summary(Timeline& tl, const std::unordered_map
   std::vector<ThreadSummary> out;
   for (auto& [key, t] : ts) {
     t.thread_name = std::string(tl.names().thread(t.source, t.tid));
+    t.rank = tl.rank(t.source);
     out.push_back(std::move(t));
   }
   std::stable_sort(out.begin(), out.end(), [](const ThreadSummary& x, const ThreadSummary& y) {
+    if (x.rank != y.rank) return x.rank < y.rank;  // an MPI recording's threads by rank (ERRATUM E395)
     if (x.thread_name.empty() != y.thread_name.empty()) return !x.thread_name.empty();
     return x.thread_name < y.thread_name;  // then (source, tid): the map's order
   });
@@ -225,7 +234,7 @@ std::vector<ThreadSummary> thread_summary(Timeline& tl, const std::unordered_map
 Report make_report(Timeline& tl, const ReportOptions& o) {
   ReportSink sink(o);
   tl.walk(sink);
-  Report r = report_rows(*tl.matcher(), o.summary, &tl.names());
+  Report r = report_rows(*tl.matcher(), o.summary, &tl.names(), &tl.ranks());
   // MPI recordings (trace format 1.5): every matched message a class-4 interval across ranks (E210), from
   // the MPI records the inputs read ahead when they were opened.
   const MpiCalls& mpi = tl.mpi();
@@ -268,13 +277,17 @@ std::string fit(const std::string& t, std::size_t w) {
   return c + "~";
 }
 
-// A stream name cut to `w` columns, never its thread or CPU number: "compress wor~/tid4211" (ERRATUM E411).
-std::string fit_stream(const std::string& t, std::size_t w) {
+// "rank R " at the start of an MPI rank's stream name (ERRATUM E395), "" otherwise.
+std::string rank_part(const ReportRow& row) { return row.rank ? fmt::format("rank {} ", *row.rank) : std::string(); }
+
+// A stream name cut to `w` columns, never its thread or CPU number, nor an MPI rank's "rank R " that begins
+// it: "compress wor~/tid4211" (ERRATUM E411), "rank 2 mpi_de~/tid4211" (E395).
+std::string fit_stream(const std::string& t, std::size_t w, const std::string& rank) {
   if (t.size() <= w) return t;
   const std::size_t slash = t.rfind('/');
   if (slash == std::string::npos || slash == 0) return fit(t, w);
   const std::string id = t.substr(slash);
-  if (w < id.size() + 2) return id;  // the column is at least this wide (render_narrow)
+  if (w < rank.size() + id.size() + 2) return rank + id;  // the column is at least this wide (render_narrow)
   std::string c = t.substr(0, w - id.size() - 1);
   while (!c.empty() && c.back() == ' ') c.pop_back();
   return c + "~" + id;
@@ -293,8 +306,8 @@ void render_narrow(const Report& r, std::size_t columns, std::back_insert_iterat
     const std::string st = shown_stream(row);
     need_n = std::max(need_n, shown_name(row).size());
     need_s = std::max(need_s, st.size());
-    const std::size_t slash = st.rfind('/');
-    if (slash != std::string::npos) min_s = std::max(min_s, std::min(st.size(), st.size() - slash + 4));
+    const std::size_t slash = st.rfind('/'), keep = rank_part(row).size();
+    if (slash != std::string::npos) min_s = std::max(min_s, std::min(st.size(), keep + st.size() - slash + 4));
   }
   std::size_t ws = std::min(need_s, std::max(min_s, avail - std::min(need_n, std::max<std::size_t>(22, avail / 2))));
   const std::size_t wn = std::max<std::size_t>(8, std::min(need_n, avail - std::min(avail - 8, ws)));
@@ -308,9 +321,10 @@ void render_narrow(const Report& r, std::size_t columns, std::back_insert_iterat
     std::string cpu;
     if (r.has_cpu) cpu = s.cpu_count ? fmt::format(" {:>5.0f}%", 100 * s.cpu_share()) : fmt::format(" {:>6}", "-");
     fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", fit(shown_name(row), wn), wn,
-                   fit_stream(shown_stream(row), ws), ws, s.count, n ? human(sec(static_cast<double>(s.total))) : "-",
-                   n ? human(sec(s.mean())) : "-", n ? human(sec(static_cast<double>(s.min))) : "-",
-                   n ? human(sec(static_cast<double>(s.max))) : "-", cpu, s.unmatched_starts + s.unmatched_ends);
+                   fit_stream(shown_stream(row), ws, rank_part(row)), ws, s.count,
+                   n ? human(sec(static_cast<double>(s.total))) : "-", n ? human(sec(s.mean())) : "-",
+                   n ? human(sec(static_cast<double>(s.min))) : "-", n ? human(sec(static_cast<double>(s.max))) : "-",
+                   cpu, s.unmatched_starts + s.unmatched_ends);
   }
   fmt::format_to(it, "\n(total, mean, min, max: wall time; unm.: events without their pair; --wide: every column)\n");
   if (r.has_cpu) out_cpu_note(r, it);
@@ -343,20 +357,28 @@ void out_threads(const Report& r, std::size_t columns, std::back_insert_iterator
     return human(static_cast<double>(ticks) / static_cast<double>(r.clock_hz ? r.clock_hz : 1));
   };
   std::size_t wn = 6;
-  for (const auto& t : r.threads)
+  bool ranks = false;  // an MPI recording: a rank column first (ERRATUM E395)
+  for (const auto& t : r.threads) {
     wn = std::max(wn, std::min<std::size_t>(text::terminal_safe(t.thread_name).size(), 24));
-  fmt::format_to(it, "\nthreads:\n{:<{}} {:>8} {:>8} {:>9} {:>9} {:>9}  {}\n", "thread", wn, "pid", "tid", "span",
-                 "on-cpu", "in scopes", "top scope");
+    ranks = ranks || t.rank;
+  }
+  const auto rank_col = [&](const ThreadSummary* t) {
+    if (!ranks) return std::string();
+    return fmt::format("{:>5} ", !t ? std::string("rank") : t->rank ? std::to_string(*t->rank) : std::string("-"));
+  };
+  fmt::format_to(it, "\nthreads:\n{}{:<{}} {:>8} {:>8} {:>9} {:>9} {:>9}  {}\n", rank_col(nullptr), "thread", wn, "pid",
+                 "tid", "span", "on-cpu", "in scopes", "top scope");
   for (const auto& t : r.threads) {
     const std::uint64_t span = t.last - t.first;
     std::string top = "-";
     if (!t.top_scope.empty())
       top = span ? fmt::format(" ({:.0f}%)", 100.0 * static_cast<double>(t.top_total) / static_cast<double>(span)) : "";
-    const std::size_t room = columns > wn + 50 + top.size() + 8 ? columns - wn - 50 - top.size() : 8;
+    const std::size_t used = wn + 50 + (ranks ? 6 : 0);
+    const std::size_t room = columns > used + top.size() + 8 ? columns - used - top.size() : 8;
     top = fit(text::terminal_safe(t.top_scope), room) + top;  // the table fits `columns`, as the one above
-    fmt::format_to(it, "{:<{}} {:>8} {:>8} {:>9} {:>9} {:>9}  {}\n", fit(text::terminal_safe(t.thread_name), wn), wn,
-                   board::source_pid(t.source), t.tid, sec(span), t.on_cpu ? sec(*t.on_cpu) : "-",
-                   t.top_scope.empty() ? "-" : sec(t.in_scopes), top);
+    fmt::format_to(it, "{}{:<{}} {:>8} {:>8} {:>9} {:>9} {:>9}  {}\n", rank_col(&t),
+                   fit(text::terminal_safe(t.thread_name), wn), wn, board::source_pid(t.source), t.tid, sec(span),
+                   t.on_cpu ? sec(*t.on_cpu) : "-", t.top_scope.empty() ? "-" : sec(t.in_scopes), top);
   }
   fmt::format_to(it,
                  "(span: first to last sample or switch; on-cpu: from --sched's switches;\n in scopes: in "
@@ -463,7 +485,10 @@ std::string render_json(const Report& r, bool histograms) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["tool"] = "kron rpt";
-  j["schema"] = 1;
+  bool ranks = false;  // an MPI recording's report: schema 2, the "rank" keys (ERRATUM E395)
+  for (const auto& row : r.rows) ranks = ranks || row.rank;
+  for (const auto& t : r.threads) ranks = ranks || t.rank;
+  j["schema"] = ranks ? 2 : 1;
   j["clock_hz"] = r.clock_hz;
   j["event_bits"] = r.event_bits;
   ordered_json inputs = ordered_json::array();
@@ -490,6 +515,7 @@ std::string render_json(const Report& r, bool histograms) {
     o["class"] = row.cls;
     if (!row.location.empty()) o["location"] = text::utf8_safe(row.location);
     o["stream"] = text::utf8_safe(row.stream);
+    if (row.rank) o["rank"] = *row.rank;  // an MPI rank's stream (ERRATUM E395)
     if (!row.thread_name.empty()) o["thread_name"] = text::utf8_safe(row.thread_name);
     o["count"] = s.count;
     o["total"] = s.total;
@@ -531,6 +557,7 @@ std::string render_json(const Report& r, bool histograms) {
       o["source"] = fmt::format("0x{:08x}", t.source);
       o["pid"] = board::source_pid(t.source);
       o["tid"] = t.tid;
+      if (t.rank) o["rank"] = *t.rank;
       if (!t.thread_name.empty()) o["thread_name"] = text::utf8_safe(t.thread_name);
       o["samples"] = t.samples;
       o["switches"] = t.switches;

@@ -28,11 +28,13 @@ struct ReportRow {
   std::string name;
   unsigned cls;
   unsigned interval, part;
-  std::string stream;  // "SOURCE/cpuN" or "all"
+  std::string stream;  // "SOURCE/cpuN", "rank R SOURCE/tidN" (an MPI rank's, ERRATUM E395) or "all"
   const Stats* stats;
   std::string location;     // a named scope's site, "file:line function" ("" otherwise)
   std::string thread_name;  // the stream's thread's name when the recording has it (kron::thread_name, comm)
-  // What the text and HTML reports show for the stream: "NAME/tidN" for a named thread, else `stream`.
+  std::optional<std::uint32_t> rank = {};  // the MPI rank of the stream's process (ERRATUM E395)
+  // What the text and HTML reports show for the stream: "NAME/tidN" for a named thread ("rank R NAME/tidN" for
+  // an MPI rank's), else `stream`.
   std::string shown_stream() const;
 };
 
@@ -42,6 +44,7 @@ struct ReportRow {
 // most time in. Times in ticks of the report's clock.
 struct ThreadSummary {
   std::uint32_t source = 0, tid = 0;
+  std::optional<std::uint32_t> rank;  // the MPI rank of its process (ERRATUM E395)
   std::string thread_name;            // "" when the recording has none
   std::uint64_t first = 0, last = 0;  // its earliest and latest sample or switch
   std::uint64_t samples = 0, switches = 0;
@@ -74,10 +77,11 @@ struct Report {
 };
 
 // The rows of a matcher's intervals (named scopes, interval.info), with its counts; `names` gives the rows
-// their threads' names. The building block of make_report below. Rows come in one order whatever the run
-// (ERRATUM E411): interval.info's intervals in the file's order, then named scopes by name; within one, its
-// streams by thread name, then source and thread or CPU number; "all" last.
-Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* names = nullptr);
+// their threads' names, `ranks` their MPI ranks. The building block of make_report below. Rows come in one order
+// whatever the run (ERRATUM E411): interval.info's intervals in the file's order, then named scopes by name;
+// within one, its streams by MPI rank (E395), thread name, then source and thread or CPU number; "all" last.
+Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* names = nullptr,
+                   const Ranks* ranks = nullptr);
 
 struct ReportOptions {
   bool summary = false;  // -s: a row "all" across streams where an interval ran on several

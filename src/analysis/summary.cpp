@@ -70,6 +70,16 @@ FileSummary summarize_file(Timeline& tl) {
     if (n.name_kind == record::NameKind::Thread) s.thread_names[n.thread] = name_text(n);
     if (n.name_kind == record::NameKind::Node) s.node = name_text(n);
   }
+  // ERRATUM E395: the rank of each lane and switching thread of an MPI recording.
+  s.mpi = h.minor >= 5 && h.mpi_world_size;
+  if (s.mpi) {
+    const bool merged = h.mpi_rank == tracefile::kMergedRank;
+    auto rank_of = [&](std::uint32_t pid) {
+      return merged ? tl.ranks().of_pid(pid) : std::optional<std::uint32_t>(h.mpi_rank);
+    };
+    for (const auto& l : r.lanes()) s.lane_rank.push_back(rank_of(l.pid));
+    for (const auto& t : s.switch_threads) s.switch_rank.push_back(rank_of(t.pid));
+  }
   std::uint64_t lane_overruns = 0, lane_overwritten = 0;
   for (const auto& l : r.lanes()) lane_overruns += l.overruns, lane_overwritten += l.overwritten;
   s.other_overruns = h.overruns > lane_overruns ? h.overruns - lane_overruns : 0;
@@ -81,7 +91,8 @@ FileSummary summarize_file(Timeline& tl) {
 SnapshotTotals merged_snapshots(Timeline& tl) {
   SnapshotSink sink;
   tl.walk(sink);
-  return sink.sum.result();
+  if (!tl.ranks().any()) return sink.sum.result();
+  return sink.sum.result([&tl](std::uint32_t source) { return tl.rank(source); });  // ERRATUM E395
 }
 
 }  // namespace kron::analysis

@@ -3,6 +3,7 @@
 // names; the histogram snapshots merged. The tools only print.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,11 @@ struct FileSummary {
   // Name section (1.3), by thread id: what the probes named, else the kernel's name (kron record --sched).
   std::unordered_map<std::uint32_t, std::string> thread_names;
   std::string node;  // an MPI rank's node name (1.5), "" when none
+  // An MPI recording (1.5: a rank's file, or a merged one): the rank of each lane of the file's lane table and
+  // of each switch_threads entry (ERRATUM E395: a rank's file, its rank; a merged file, the rank whose Node
+  // entry names the pid); empty otherwise.
+  bool mpi = false;
+  std::vector<std::optional<std::uint32_t>> lane_rank, switch_rank;
   const char* origin = "unknown";
   std::string thread_name(std::uint32_t tid) const {
     const auto f = thread_names.find(tid);

@@ -45,6 +45,9 @@ std::uint64_t Timeline::wide_ns(std::uint64_t d) const {
 
 std::string Timeline::process_label(std::uint32_t source) const {
   const std::uint32_t pid = board::source_pid(source);
+  if (const auto r = in_.ranks().of(source))  // an MPI rank's process (ERRATUM E395)
+    return r->node.empty() ? fmt::format("rank {} (pid {})", r->rank, pid)
+                           : fmt::format("rank {} on {} (pid {})", r->rank, r->node, pid);
   std::string_view main = names().comm(source, pid);  // the process's own name (ERRATUM E410)
   if (main.empty()) main = names().thread(source, pid);
   return main.empty() ? fmt::format("source 0x{:08x}", source) : fmt::format("{} (pid {})", main, pid);
@@ -52,8 +55,10 @@ std::string Timeline::process_label(std::uint32_t source) const {
 
 std::string Timeline::stream_label(const StreamKey& k) const {
   const std::string_view tn = k.by_thread ? names().thread(k.source, k.lane) : std::string_view{};
-  return !tn.empty() ? fmt::format("{} (tid {})", tn, k.lane)
-                     : fmt::format("{} {}", k.by_thread ? "thread" : "cpu", k.lane);
+  std::string rank = rank_label(&in_.ranks(), k.source);  // ERRATUM E395
+  if (!rank.empty()) rank += ' ';
+  return !tn.empty() ? fmt::format("{}{} (tid {})", rank, tn, k.lane)
+                     : fmt::format("{}{} {}", rank, k.by_thread ? "thread" : "cpu", k.lane);
 }
 
 std::string Timeline::sched_label(std::uint32_t source, std::uint32_t thread) const {
@@ -235,9 +240,11 @@ std::uint64_t for_each_snapshot_series(const Merged& in, const std::function<voi
       x.thread = h.thread;
       x.when = h.timestamp;
       x.hist = true;
+      std::string thread = rank_label(&in.ranks(), x.source);  // "rank R thread T" for an MPI rank's (E395)
+      thread += fmt::format("{}thread {}", thread.empty() ? "" : " ", x.thread);
       for (const auto& [name, phases] : r.hists)
         for (const auto& [p, hg] : phases) {
-          x.series = fmt::format("hist {} (thread {}, phase {})", name, x.thread, p);
+          x.series = fmt::format("hist {} ({}, phase {})", name, thread, p);
           x.sum = summarize(hg);
           f(x);
           ++n;
@@ -245,7 +252,7 @@ std::uint64_t for_each_snapshot_series(const Merged& in, const std::function<voi
       x.hist = false;
       for (const auto& [p, cs] : r.counters)
         for (const auto& [i, v] : cs) {
-          x.series = fmt::format("vc {} (thread {}, phase {})", i, x.thread, p);
+          x.series = fmt::format("vc {} ({}, phase {})", i, thread, p);
           x.value = v;
           f(x);
           ++n;

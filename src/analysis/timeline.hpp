@@ -162,8 +162,9 @@ class Timeline {
   std::uint64_t ns_after(std::uint64_t t) const { return t <= t0_ ? 0 : wide_ns(t - t0_); }
 
   // Names as every export labels them: a process by its main thread's kernel name, else the name kron gave
-  // it ("NAME (pid P)", else
-  // "source 0xSSSSSSSS"); a stream by its thread's name ("NAME (tid T)", else "thread T" or "cpu C");
+  // it ("NAME (pid P)", else "source 0xSSSSSSSS"), an MPI rank's by its rank and host ("rank R on HOST (pid P)",
+  // ERRATUM E395); a stream by its thread's name ("NAME (tid T)", else "thread T" or "cpu C"), after "rank R "
+  // for an MPI rank's stream;
   // a resource counter by what the first input that says so counted ("counter C (WHAT)", else "counter C").
   // Raw text: each format escapes it its own way.
   std::string process_label(std::uint32_t source) const;
@@ -171,6 +172,14 @@ class Timeline {
   // A thread's scheduling track (kron record --sched): its stream label, ": scheduling".
   std::string sched_label(std::uint32_t source, std::uint32_t thread) const;
   const std::string& counter_label(unsigned c) const { return counter_labels_[c]; }
+  // The MPI rank whose process `source` is (ERRATUM E395), nullopt outside an MPI recording.
+  std::optional<std::uint32_t> rank(std::uint32_t source) const {
+    const auto r = in_.ranks().of(source);
+    return r ? std::optional<std::uint32_t>(r->rank) : std::nullopt;
+  }
+  const Ranks& ranks() const { return in_.ranks(); }
+  // A stream's name in reports: stream_name's "[rank R ]SOURCE/tidN".
+  std::string stream_name(const StreamKey& k) const { return analysis::stream_name(k, &in_.ranks()); }
 
   // The MPI calls of every input, matched once (on first use).
   const MpiCalls& mpi();

@@ -136,7 +136,7 @@ void ChromeJson::interval(const Occurrence& o) {
     fmt::format_to(it_,
                    R"({{"ph":"e","cat":"class4","id":{},"name":{},"pid":{},"tid":{},"ts":{},)"
                    R"("args":{{"ticks":{},"end_stream":"{}"}}}})",
-                   async_id_, name, ss.source, ss.lane, us_text(ns1), o.duration, analysis::stream_name(sk));
+                   async_id_, name, ss.source, ss.lane, us_text(ns1), o.duration, tl_->stream_name(sk));
   } else if (o.name_id) {  // a named scope: its value and site in the arguments
     fmt::format_to(it_,
                    R"({{"ph":"X","cat":"scope","name":{},"pid":{},"tid":{},"ts":{},"dur":{},)"

@@ -2,8 +2,8 @@
 // name and MPI rank beside the record's fields (docs/tools.md "CSV").
 #include <fmt/format.h>
 
+#include <optional>
 #include <string_view>
-#include <unordered_map>
 
 #include "exports/exports.hpp"
 #include "exports/sink.hpp"
@@ -39,7 +39,6 @@ class Csv final : public analysis::TimelineSink {
   Needs needs() const override { return Needs().in_batches(); }
   void begin(analysis::Timeline& tl) override {
     tl_ = &tl;
-    for (const auto& e : tl.mpi().events) rank_.try_emplace(e.rec.source, e.rec.rank);  // an MPI recording's
     std::string& b = out_.buf();
     b += "type,cpu,source,thread,group,flags,timestamp,time_us,data";
     for (unsigned c = 0; c < kResourceCounters; ++c) fmt::format_to(std::back_inserter(b), ",c{}", c);
@@ -71,9 +70,10 @@ class Csv final : public analysis::TimelineSink {
         have_name_ = true;
         field(b, name_);
       }
-      const auto r = rank_.find(s.source);
-      if (r != rank_.end())
-        fmt::format_to(it, ",{}\n", r->second);
+      if (s.source != rank_source_ || !have_rank_)  // an MPI rank's (ERRATUM E395); runs of one source are common
+        rank_ = tl_->rank(s.source), rank_source_ = s.source, have_rank_ = true;
+      if (rank_)
+        fmt::format_to(it, ",{}\n", *rank_);
       else
         b += ",\n";
       ++st_.samples;
@@ -86,8 +86,10 @@ class Csv final : public analysis::TimelineSink {
   TextOut out_;
   ExportStats& st_;
   analysis::Timeline* tl_ = nullptr;
-  std::unordered_map<std::uint32_t, std::uint32_t> rank_;  // source -> MPI rank (trace format 1.5)
-  std::string_view name_;                                  // the last thread's name (the name table outlives the walk)
+  std::optional<std::uint32_t> rank_;  // the last source's MPI rank (trace format 1.5)
+  std::uint32_t rank_source_ = 0;
+  bool have_rank_ = false;
+  std::string_view name_;  // the last thread's name (the name table outlives the walk)
   std::uint64_t name_key_ = 0;
   bool have_name_ = false;
 };

@@ -77,8 +77,10 @@ const char* mpi_call_name(record::MpiCall c) {
 
 struct CtfStream {
   StreamKey key;
-  bool sched = false;  // the scheduling switches' stream (kron:sched_switch), lane 0
-  bool mpi = false;    // the MPI records' stream (kron:mpi), lane 0
+  bool sched = false;   // the scheduling switches' stream (kron:sched_switch), lane 0
+  bool mpi = false;     // the MPI records' stream (kron:mpi), lane 0
+  bool ranked = false;  // an MPI recording: the packet context ends with the stream's rank (ERRATUM E395)
+  std::int32_t rank = -1;
   std::string path;
   std::string packet;                 // events of the packet being filled
   std::uint64_t first = 0, last = 0;  // clock values of its first and last event
@@ -109,7 +111,7 @@ void flush_packet(CtfStream& s) {
   std::string head;
   put<std::uint32_t>(head, kCtfMagic);
   put<std::uint32_t>(head, 0);  // stream_id
-  const std::uint64_t bits = 8 * (kPacketHeaderBytes + kPacketContextBytes + s.packet.size());
+  const std::uint64_t bits = 8 * (kPacketHeaderBytes + kPacketContextBytes + (s.ranked ? 4 : 0) + s.packet.size());
   put<std::uint64_t>(head, s.first);
   put<std::uint64_t>(head, s.last);
   put<std::uint64_t>(head, bits);  // content_size
@@ -118,6 +120,7 @@ void flush_packet(CtfStream& s) {
   put<std::uint32_t>(head, s.key.source);
   put<std::uint32_t>(head, s.key.lane);
   put<std::uint8_t>(head, s.sched ? kLaneSched : s.mpi ? kLaneMpi : s.key.by_thread ? kLaneThread : kLaneCpu);
+  if (s.ranked) put<std::int32_t>(head, s.rank);
   write_all(s.path, head, s.packet);
   s.packet.clear();
   s.any = false;
@@ -138,6 +141,8 @@ class Sink final : public analysis::TimelineSink {
   CtfStream& new_stream(const StreamKey& k) {
     CtfStream& n = streams_.emplace_back();
     n.key = k;
+    n.ranked = tl_->ranks().any();  // the rank of a stream of samples; -1 for the switches' and MPI calls'
+    if (const auto r = tl_->rank(k.source)) n.rank = static_cast<std::int32_t>(*r);
     n.path = fmt::format("{}/stream_{}", dir_, streams_.size() - 1);
     return n;
   }
@@ -182,7 +187,7 @@ void Sink::begin(analysis::Timeline& tl) {
     if (c == '"' || c == '\\') esc += '\\';
     if (static_cast<unsigned char>(c) >= 0x20) esc += c;
   }
-  write_all(dir_ + "/metadata", metadata(clock, offset_s, offset_cycles, esc), "");
+  write_all(dir_ + "/metadata", metadata(clock, offset_s, offset_cycles, esc, tl.ranks().any()), "");
 }
 
 void Sink::sample(const Sample& s, std::uint32_t stream, bool) {

@@ -7,7 +7,7 @@ namespace kron::exports::ctf {
 
 // The metadata: trace, clock, one stream class, the event classes. Kept beside docs/tools.md "CTF".
 std::string metadata(std::uint64_t clock_hz, std::int64_t offset_s, std::uint64_t offset_cycles,
-                     const std::string& description) {
+                     const std::string& description, bool ranks) {
   std::string m = "/* CTF 1.8 */\n";
   m += R"(
 typealias integer { size = 8; align = 8; signed = false; } := uint8_t;
@@ -55,7 +55,10 @@ stream {
 		uint32_t source;
 		uint32_t lane;
 		uint8_t by_thread;
-	};
+)";
+  // ERRATUM E395: CTF 1.8 names no stream; an MPI recording's streams carry their rank in the packet context.
+  if (ranks) m += "\t\tint32_t rank;\n";
+  m += R"(	};
 	event.header := struct {
 		uint16_t id;
 		uint64_clock_t timestamp;

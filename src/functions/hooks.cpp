@@ -187,11 +187,14 @@ KRON_NOINSTR void write_load_map() {
   if (kron::attached()) ::dl_iterate_phdr(add_module, &seen);
 }
 
-kron_site g_ev_depth{"kron functions: calls past the depth limit", "", "", 0, KRON_SITE_EVENT, 0, 0};
-kron_site g_ev_unwound{"kron functions: frames closed by a later exit", "", "", 0, KRON_SITE_EVENT, 0, 0};
-kron_site g_ev_stray{"kron functions: exits without an entry", "", "", 0, KRON_SITE_EVENT, 0, 0};
-kron_site g_ev_closed{"kron functions: frames closed at exit", "", "", 0, KRON_SITE_EVENT, 0, 0};
-kron_site g_ev_cache{"kron functions: filter decisions without a cache slot", "", "", 0, KRON_SITE_EVENT, 0, 0};
+// ERRATUM E396: the counts' location reads "libkron_functions", never kron's source path.
+kron_site g_ev_depth{"kron functions: calls past the depth limit", "", "libkron_functions", 0, KRON_SITE_EVENT, 0, 0};
+kron_site g_ev_unwound{
+    "kron functions: frames closed by a later exit", "", "libkron_functions", 0, KRON_SITE_EVENT, 0, 0};
+kron_site g_ev_stray{"kron functions: exits without an entry", "", "libkron_functions", 0, KRON_SITE_EVENT, 0, 0};
+kron_site g_ev_closed{"kron functions: frames closed at exit", "", "libkron_functions", 0, KRON_SITE_EVENT, 0, 0};
+kron_site g_ev_cache{
+    "kron functions: filter decisions without a cache slot", "", "libkron_functions", 0, KRON_SITE_EVENT, 0, 0};
 
 KRON_NOINSTR void at_exit() {
   Shadow& t = t_shadow;  // the main thread's frames still open (exit() below main)

@@ -461,8 +461,8 @@ using namespace kron::mpi;
 // Each is a named scope (begin and end samples on the rank's board) around the PMPI call, plus, for a call
 // that moves data, its MpiRecord.
 #define KRON_MPI_ON (g && g->on)
-// The scope's site names the library, not a file: the wrapper's own source path (kron's build) means nothing
-// to the program's reader, and the program's call site is not known here. Its location reads "libkron_mpi".
+// ERRATUM E396: the scope's site names the library, not a file: the wrapper's own source path (kron's build) means
+// nothing to the program's reader, and the program's call site is not known here. Its location reads "libkron_mpi".
 #define KRON_MPI_SCOPE(name)                                                                              \
   static ::kron_site KRON_CAT_(mpi_site_, __LINE__){(name), "", "libkron_mpi", 0, KRON_SITE_SCOPE, 0, 0}; \
   ::kron::NamedScope KRON_CAT_(mpi_scope_, __LINE__)(KRON_CAT_(mpi_site_, __LINE__), 0)

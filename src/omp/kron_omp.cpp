@@ -25,13 +25,14 @@
 
 namespace {
 
+// ERRATUM E396: the sites name the library (their location reads "libkron_omp"), never kron's source path.
 #define KRON_OMP_SITE(var, text) \
-  kron_site var { text, "libkron_omp", "", 0, KRON_SITE_SCOPE, 0, 0 }
+  kron_site var { text, "", "libkron_omp", 0, KRON_SITE_SCOPE, 0, 0 }
 KRON_OMP_SITE(s_parallel, "omp parallel");
 KRON_OMP_SITE(s_implicit, "omp implicit task");
 KRON_OMP_SITE(s_task, "omp task");
-kron_site s_task_created{"omp task created", "libkron_omp", "", 0, KRON_SITE_EVENT, 0, 0};
-kron_site s_chunk{"omp loop chunk", "libkron_omp", "", 0, KRON_SITE_EVENT, 0, 0};
+kron_site s_task_created{"omp task created", "", "libkron_omp", 0, KRON_SITE_EVENT, 0, 0};
+kron_site s_chunk{"omp loop chunk", "", "libkron_omp", 0, KRON_SITE_EVENT, 0, 0};
 KRON_OMP_SITE(s_bar_implicit, "omp barrier (implicit)");
 KRON_OMP_SITE(s_bar_explicit, "omp barrier (explicit)");
 KRON_OMP_SITE(s_taskwait, "omp taskwait");

@@ -38,6 +38,12 @@ analysis::FileSummary summarize(const Args& a, std::optional<analysis::Merged>& 
   return analysis::summarize_file(*tl);
 }
 
+// A lane's or thread's MPI rank (ERRATUM E395): in JSON, null where the file does not say; in the table, "-".
+nlohmann::json rank_json(const std::optional<std::uint32_t>& r) { return r ? nlohmann::json(*r) : nlohmann::json(); }
+std::string rank_text(const std::optional<std::uint32_t>& r) {
+  return fmt::format("{:>5} ", r ? std::to_string(*r) : std::string("-"));
+}
+
 void print_json(const Args& a, const analysis::FileSummary& fs) {
   const tracefile::Reader& r = *fs.file;
   const auto& h = r.header();
@@ -90,9 +96,11 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
   j["sched_switches"] = r.sched_switches().size();
   j["sched_threads"] = fs.sched_threads;
   j["switch_threads"] = nlohmann::json::array();
-  for (const auto& t : fs.switch_threads) {
+  for (std::size_t i = 0; i < fs.switch_threads.size(); ++i) {
+    const auto& t = fs.switch_threads[i];
     j["switch_threads"].push_back(
         {{"pid", t.pid}, {"tid", t.tid}, {"switches", t.switches}, {"preempted", t.preempted}});
+    if (fs.mpi) j["switch_threads"].back()["rank"] = rank_json(fs.switch_rank[i]);
     if (!fs.thread_name(t.tid).empty())
       j["switch_threads"].back()["thread_name"] = text::utf8_safe(fs.thread_name(t.tid));
   }
@@ -104,7 +112,8 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
   for (unsigned n = 0; n < kResourceCounters; ++n)
     j["counters"].push_back(text::utf8_safe(tracefile::counter_name(h, n)));
   j["lanes"] = nlohmann::json::array();
-  for (const auto& l : r.lanes()) {
+  for (std::size_t i = 0; i < r.lanes().size(); ++i) {
+    const auto& l = r.lanes()[i];
     j["lanes"].push_back({{"pid", l.pid},
                           {"tid", l.tid},
                           {"samples", l.samples},
@@ -112,6 +121,7 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
                           {"overwritten", l.overwritten},
                           {"waits", l.waits},
                           {"wait_ticks", l.wait_ticks}});
+    if (fs.mpi) j["lanes"].back()["rank"] = rank_json(fs.lane_rank[i]);  // ERRATUM E395
     if (!fs.thread_name(l.tid).empty()) j["lanes"].back()["thread_name"] = text::utf8_safe(fs.thread_name(l.tid));
   }
   j["lost"] = h.overruns + h.overwritten;
@@ -187,20 +197,27 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
   if (!r.lanes().empty()) {
     // The thread column only where the recording named threads (no trailing blanks otherwise).
     auto named = [&](const std::string& n) { return fs.thread_names.empty() ? std::string() : "  " + n; };
-    fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", "pid", "tid", "samples", "overruns", "overwritten",
-               "waits", named("thread"));
-    for (const auto& l : r.lanes())
-      fmt::print("{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", l.pid, l.tid, l.samples, l.overruns, l.overwritten,
-                 l.waits, named(text::terminal_safe(fs.thread_name(l.tid))));
+    // An MPI recording's lanes: their rank first (ERRATUM E395).
+    const std::string no_rank = fs.mpi ? fmt::format("{:>5} ", "") : std::string();
+    fmt::print("{}{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", fs.mpi ? fmt::format("{:>5} ", "rank") : "", "pid",
+               "tid", "samples", "overruns", "overwritten", "waits", named("thread"));
+    for (std::size_t i = 0; i < r.lanes().size(); ++i) {
+      const auto& l = r.lanes()[i];
+      fmt::print("{}{:>8} {:>8} {:>12} {:>10} {:>11} {:>8}{}\n", fs.mpi ? rank_text(fs.lane_rank[i]) : "", l.pid, l.tid,
+                 l.samples, l.overruns, l.overwritten, l.waits, named(text::terminal_safe(fs.thread_name(l.tid))));
+    }
     if (r.complete() && fs.other_overruns + fs.other_overwritten)
-      fmt::print("{:>17} {:>12} {:>10} {:>11} {:>8}\n", "(no lane)", 0, fs.other_overruns, fs.other_overwritten, 0);
+      fmt::print("{}{:>17} {:>12} {:>10} {:>11} {:>8}\n", no_rank, "(no lane)", 0, fs.other_overruns,
+                 fs.other_overwritten, 0);
   }
   if (!fs.switch_threads.empty()) {  // kron record --sched: every thread that ran, by the kernel's name too
-    fmt::print("threads that ran (context switches):\n{:>8} {:>8} {:>10} {:>10}  {}\n", "pid", "tid", "switches",
-               "preempted", "thread");
-    for (const auto& t : fs.switch_threads)
-      fmt::print("{:>8} {:>8} {:>10} {:>10}  {}\n", t.pid, t.tid, t.switches, t.preempted,
-                 text::terminal_safe(fs.thread_name(t.tid)));
+    fmt::print("threads that ran (context switches):\n{}{:>8} {:>8} {:>10} {:>10}  {}\n",
+               fs.mpi ? fmt::format("{:>5} ", "rank") : "", "pid", "tid", "switches", "preempted", "thread");
+    for (std::size_t i = 0; i < fs.switch_threads.size(); ++i) {
+      const auto& t = fs.switch_threads[i];
+      fmt::print("{}{:>8} {:>8} {:>10} {:>10}  {}\n", fs.mpi ? rank_text(fs.switch_rank[i]) : "", t.pid, t.tid,
+                 t.switches, t.preempted, text::terminal_safe(fs.thread_name(t.tid)));
+    }
   }
   for (const auto& w : r.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
 }

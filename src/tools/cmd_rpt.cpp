@@ -70,14 +70,15 @@ int run(const Args& a) {
   ro.latency = !a.html.empty();
   analysis::PageSink page_sink;  // --html: the page's timeline, from the same walk
   if (!a.html.empty()) ro.also = &page_sink;
+  const std::size_t ws = tl.ranks().any() ? 31 : 24;  // -n's stream column: an MPI rank's begins "rank R " (E395)
   if (a.chronological && !a.json) {
-    buf += fmt::format("{:>16}  {:>14}  {:>14}  {:<24}  {}\n", "end (us)", "ticks", "us", "stream", "interval");
+    buf += fmt::format("{:>16}  {:>14}  {:>14}  {:<{}}  {}\n", "end (us)", "ticks", "us", "stream", ws, "interval");
     ro.each = [&](const analysis::Occurrence& o, const analysis::Matcher& m) {
       const std::string stream =
-          m.info().intervals[o.interval].cls == 4 ? "all" : analysis::stream_name(m.streams()[o.stream]);
-      fmt::format_to(std::back_inserter(buf), "{:>16.3f}  {:>14}  {:>14.3f}  {:<24}  {}\n",
+          m.info().intervals[o.interval].cls == 4 ? "all" : tl.stream_name(m.streams()[o.stream]);
+      fmt::format_to(std::back_inserter(buf), "{:>16.3f}  {:>14}  {:>14.3f}  {:<{}}  {}\n",
                      analysis::ticks_to_us(static_cast<double>(o.end), clock), o.duration,
-                     analysis::ticks_to_us(static_cast<double>(o.duration), clock), text::terminal_safe(stream),
+                     analysis::ticks_to_us(static_cast<double>(o.duration), clock), text::terminal_safe(stream), ws,
                      text::terminal_safe(m.part_name(o.interval, o.part)));
       if (buf.size() >= (1 << 20)) flush();
     };

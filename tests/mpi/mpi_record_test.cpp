@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -68,7 +70,8 @@ class MpiRecordTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir = fs::temp_directory_path() / ("kron-mpi-test-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    const std::string env = std::string("-x LD_PRELOAD=") + KRON_MPI_LIB + " -x KRON_MPI_OUT=" + (dir / "run").string() +
+    const std::string env = std::string("-x LD_PRELOAD=") + KRON_MPI_LIB +
+                            " -x KRON_MPI_OUT=" + (dir / "run").string() +
                             " -x KRON_MPI_TEST_CLOCK_FAULT=" + fault_setting() + " -x KRON_MPI_SYNC_S=0.001";
     rc = run(mpirun(kRanks, env, KRON_MPI_DEMO));
     for (int r = 0; r < kRanks; ++r) files.push_back((dir / ("run.rank-" + std::to_string(r) + ".kron")).string());
@@ -185,13 +188,16 @@ TEST_F(MpiRecordTest, TheClcAloneRemovesTheFaultsViolationsAndKeepsEachRanksOrde
     while (rd.next(s)) {
       EXPECT_GE(s.timestamp, last);
       last = s.timestamp;
-      merged[board::source_node(s.source)].push_back((s.data & record::kNamedValueMask) | (std::uint64_t(s.flags) << 48));
+      merged[board::source_node(s.source)].push_back((s.data & record::kNamedValueMask) |
+                                                     (std::uint64_t(s.flags) << 48));
     }
   }
   for (int k = 0; k < kRanks; ++k) {
     tracefile::Reader rd(files[static_cast<std::size_t>(k)]);
     Sample s;
-    while (rd.next(s)) original[static_cast<std::size_t>(k)].push_back((s.data & record::kNamedValueMask) | (std::uint64_t(s.flags) << 48));
+    while (rd.next(s))
+      original[static_cast<std::size_t>(k)].push_back((s.data & record::kNamedValueMask) |
+                                                      (std::uint64_t(s.flags) << 48));
     EXPECT_EQ(merged[static_cast<std::size_t>(k)], original[static_cast<std::size_t>(k)]) << "rank " << k;
   }
 }
@@ -200,7 +206,8 @@ TEST_F(MpiRecordTest, EverySendIsMatchedToItsReceive) {
   const merge::MergeReport m = merge::merge_files(files, (dir / "m.kron").string(), merge::MergeOptions{});
   // The demo's messages: the ring (kRanks a round), the halo (2 a rank), every fourth iteration the
   // reports to rank 0 (kRanks - 1, received with MPI_ANY_SOURCE) and the Sendrecv shift (kRanks).
-  const std::uint64_t expected = std::uint64_t(kIterations) * (kRanks + 2 * kRanks) + (kIterations / 4) * (kRanks - 1 + kRanks);
+  const std::uint64_t expected =
+      std::uint64_t(kIterations) * (kRanks + 2 * kRanks) + (kIterations / 4) * (kRanks - 1 + kRanks);
   EXPECT_EQ(m.messages, expected);
   EXPECT_EQ(m.unmatched_sends, 0u);
   EXPECT_EQ(m.unmatched_recvs, 0u);
@@ -232,7 +239,8 @@ TEST_F(MpiRecordTest, NothingIsLostUncountedSummedOverRanks) {
 TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
   const std::string merged = (dir / "tools.kron").string();
   const std::string kron = KRON_CLI;
-  ASSERT_EQ(run(kron + " merge -q " + files[0] + " " + files[1] + " " + files[2] + " " + files[3] + " -o " + merged), 0);
+  ASSERT_EQ(run(kron + " merge -q " + files[0] + " " + files[1] + " " + files[2] + " " + files[3] + " -o " + merged),
+            0);
   EXPECT_EQ(run(kron + " info " + merged + " >/dev/null"), 0);
   EXPECT_EQ(run(kron + " expand " + merged + " >/dev/null"), 0);
   EXPECT_EQ(run("cd " + dir.string() + " && " + kron + " rpt " + merged + " >/dev/null"), 0);
@@ -264,6 +272,56 @@ TEST_F(MpiRecordTest, TheToolsReadTheMergedFile) {
   EXPECT_TRUE(all);
   EXPECT_GT(mpi_scopes, 0u);
   EXPECT_EQ(pairs_total, m.messages);
+  // Every stream is named after its rank, the right one (ERRATUM E395): rank r's process is the source its
+  // own file's Node entry names (E201), on this host.
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::vector<std::uint32_t> source_of(kRanks, 0);
+  for (int r = 0; r < kRanks; ++r) {
+    const tracefile::Reader rd(files[static_cast<std::size_t>(r)]);
+    for (const auto& n : rd.names())
+      if (n.name_kind == record::NameKind::Node) source_of[static_cast<std::size_t>(r)] = n.source;
+  }
+  std::vector<int> ranked_rows(kRanks, 0);
+  for (const auto& row : j["rows"]) {
+    if (row["stream"] == "all") continue;
+    ASSERT_TRUE(row.contains("rank")) << row["stream"];
+    const auto r = row["rank"].get<std::size_t>();
+    ASSERT_LT(r, static_cast<std::size_t>(kRanks));
+    ++ranked_rows[r];
+    const std::string stream = row["stream"];
+    char want[32];
+    std::snprintf(want, sizeof want, "rank %zu 0x%08x/tid", r, source_of[r]);
+    EXPECT_EQ(stream.rfind(want, 0), 0u) << stream;
+  }
+  for (int r = 0; r < kRanks; ++r) EXPECT_GT(ranked_rows[static_cast<std::size_t>(r)], 0) << "no row of rank " << r;
+  const std::string text = (dir / "rpt.txt").string();
+  ASSERT_EQ(run("cd " + dir.string() + " && " + kron + " rpt --wide " + merged + " > " + text), 0);
+  std::ifstream tin(text);
+  const std::string rpt_text((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
+  for (int r = 0; r < kRanks; ++r)
+    EXPECT_NE(rpt_text.find("rank " + std::to_string(r) + " "), std::string::npos) << rpt_text;
+  // kron info: each lane's rank is the rank whose process has its pid.
+  const std::string info = (dir / "info.json").string();
+  ASSERT_EQ(run(kron + " info --json " + merged + " > " + info), 0);
+  const nlohmann::json ij = nlohmann::json::parse(std::ifstream(info));
+  ASSERT_EQ(ij["lanes"].size(), static_cast<std::size_t>(kRanks));
+  for (const auto& l : ij["lanes"]) {
+    ASSERT_TRUE(l["rank"].is_number()) << l.dump();
+    EXPECT_EQ(l["pid"], board::source_pid(source_of[l["rank"].get<std::size_t>()])) << l.dump();
+  }
+  // The exports: a process per rank, "rank R on HOST (pid P)" (Chrome JSON; Perfetto, OTF2 take the same label).
+  const std::string cj = (dir / "t.json").string();
+  ASSERT_EQ(run(kron + " export --format chrome-json -o " + cj + " " + merged + " >/dev/null"), 0);
+  const nlohmann::json cjj = nlohmann::json::parse(std::ifstream(cj));
+  std::map<std::uint32_t, std::string> process;
+  for (const auto& ev : cjj["traceEvents"])
+    if (ev["ph"] == "M" && ev["name"] == "process_name") process[ev["pid"]] = ev["args"]["name"];
+  for (int r = 0; r < kRanks; ++r) {
+    const std::uint32_t src = source_of[static_cast<std::size_t>(r)];
+    EXPECT_EQ(process[src],
+              "rank " + std::to_string(r) + " on " + host + " (pid " + std::to_string(board::source_pid(src)) + ")");
+  }
   // An input that is not a trace file: a clear error (exit 2) naming it, never a crash.
   const std::string junk = (dir / "junk.kron").string();
   ASSERT_EQ(run("printf 'not a trace file' > " + junk), 0);
