@@ -367,23 +367,33 @@ struct Run {
   }
 };
 
+// Gives back to the kernel the pages wholly inside [from, to) (of a piece mapped from a file: they stay in
+// the page cache, out of this process's memory).
+void give_back_pages(const std::uint8_t* from, const std::uint8_t* to) {
+  const auto a = (reinterpret_cast<std::uintptr_t>(from) + 4095) & ~std::uintptr_t{4095};
+  const auto b = reinterpret_cast<std::uintptr_t>(to) & ~std::uintptr_t{4095};
+  if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
+}
+
 Run make_run(std::span<const std::uint8_t> piece, std::uint64_t* count, bool drop_behind) {
   Run run;
   run.at = run.base = piece.data();
   run.end = piece.data() + piece.size();
   bool ordered = true;
   std::uint64_t last = 0, n = 0;
+  // The pages this check read go back as it goes, every 8 MiB (the merge reads them again in turn).
+  const std::uint8_t* behind = run.at;
   for (const std::uint8_t* p = run.at; p < run.end; p += record::size_at(p), ++n) {
     const std::uint64_t t = record::timestamp_at(p);
     ordered &= t >= last;
     last = t;
+    if (drop_behind && p - behind >= (8 << 20)) {
+      give_back_pages(behind, p);
+      behind = reinterpret_cast<const std::uint8_t*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{4095});
+    }
   }
   *count += n;
-  if (drop_behind && ordered) {  // the pages this check read go back: the merge reads them again in turn
-    const auto from = (reinterpret_cast<std::uintptr_t>(run.at) + 4095) & ~std::uintptr_t{4095};
-    const auto to = reinterpret_cast<std::uintptr_t>(run.end) & ~std::uintptr_t{4095};
-    if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
-  }
+  if (drop_behind) give_back_pages(behind, run.end);
   if (!ordered) {
     run.index.reserve(n);
     for (const std::uint8_t* p = run.at; p < run.end; p += record::size_at(p))
@@ -463,14 +473,19 @@ class Spill {
     if (map_) ::munmap(map_, size_);
     ::close(fd_);
   }
-  void append(std::span<const std::uint8_t> recs) {
+  // Records of lane `lane`: a lane's pieces, handed one after the other, make one run.
+  void append(std::uint32_t lane, std::span<const std::uint8_t> recs) {
     for (std::size_t done = 0; done < recs.size();) {
       const ssize_t n = ::write(fd_, recs.data() + done, recs.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) throw fail("cannot write the spill file");
       done += static_cast<std::size_t>(n);
     }
-    pieces_.push_back({size_, recs.size()});
+    if (pieces_.empty() || lane != lane_)
+      pieces_.push_back({size_, recs.size()});
+    else
+      pieces_.back().second += recs.size();
+    lane_ = lane;
     size_ += recs.size();
   }
   // The lanes' records, mapped back: one piece a lane.
@@ -493,32 +508,43 @@ class Spill {
   int fd_ = -1;
   void* map_ = nullptr;
   std::uint64_t size_ = 0;
+  std::uint32_t lane_ = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pieces_;
 };
 }  // namespace
 
 SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const SnapshotOptions& o) {
   Spill spill(file);
-  r.snapshot(
+  // Every pass from here on (the records, then the statistics) gives back the board's pages it has read:
+  // rdsample's memory does not grow with the board (ERRATUM E348).
+  r.drop_pages_behind(true);
+  std::optional<LaneView> lane;  // the lane being spilled, and its records so far (-v: a line a lane)
+  std::uint64_t lane_records = 0;
+  auto lane_done = [&] {
+    if (lane && o.on_lane) o.on_lane(*lane, lane_records);
+  };
+  const std::vector<LaneView> lanes = r.snapshot(
       [&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
-        if (o.on_lane) o.on_lane(v, n);
-        spill.append(recs);
+        if (!lane || lane->index != v.index) lane_done(), lane = v, lane_records = 0;
+        lane_records += n;
+        spill.append(v.index, recs);
       },
-      /*release_copies=*/true);
+      std::max<std::uint64_t>(o.piece_bytes, 1));
+  lane_done();
   const std::vector<std::span<const std::uint8_t>> pieces = spill.pieces();
   tracefile::FileHeader fh = r.file_header();
   tracefile::set_program(fh, o.program);
   tracefile::Writer w(file, fh);
   SnapshotResult res;
   res.written = write_in_time_order(w, pieces, o.start, o.end, &res.held, /*drop_behind=*/true);
-  res.totals = r.totals();
+  res.totals = r.totals(lanes);  // the figures of the pass that took the records: the file adds up
   fill_totals(fh, res.totals);
   std::uint64_t bad = 0;
   const auto names = r.names(&fh.names_lost, &bad);
   fh.names_lost += bad;
   std::vector<std::string> problems;
   append_board_stats(w, r, &fh, &problems);  // the histograms and counters, also of a killed program
-  w.finish(fh, r.lane_entries(), names);
+  w.finish(fh, BoardReader::lane_entries(lanes), names);
   res.problems = r.problems();
   res.problems.insert(res.problems.end(), problems.begin(), problems.end());
   return res;
