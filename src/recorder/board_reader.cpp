@@ -183,11 +183,15 @@ void BoardReader::emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink
 
 void BoardReader::let_go(const std::uint8_t* at, std::uint64_t n) const {
   if (!drop_behind_ || !map_.shared()) return;
-  constexpr std::uintptr_t kPage = 4096;
-  const std::uintptr_t from = (reinterpret_cast<std::uintptr_t>(at) + kPage - 1) & ~(kPage - 1);
-  const std::uintptr_t to = (reinterpret_cast<std::uintptr_t>(at) + n) & ~(kPage - 1);
-  // MAP_SHARED: the pages leave this process's page tables, the records stay in the board's file (a
-  // failure, e.g. a huge page only partly covered, leaves them resident: no harm).
+  // Rounded out to 64 KiB (the kernel's fault-around maps the cached pages of the 64 KiB around a faulting
+  // one: pages of the neighbouring blocks, read already or not yet), within the mapping. MAP_SHARED: the
+  // pages leave this process's page tables only, the records stay in the board's file and a later read
+  // maps them again (a failure, e.g. a huge page only partly covered, leaves them resident: no harm).
+  constexpr std::uintptr_t kAround = 64u << 10;
+  const auto base = reinterpret_cast<std::uintptr_t>(map_.bytes());
+  const std::uintptr_t from = std::max(base, reinterpret_cast<std::uintptr_t>(at) & ~(kAround - 1));
+  const std::uintptr_t to = std::min((base + map_.size()) & ~std::uintptr_t{4095},
+                                     (reinterpret_cast<std::uintptr_t>(at) + n + kAround - 1) & ~(kAround - 1));
   if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 

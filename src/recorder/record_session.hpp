@@ -68,7 +68,7 @@ struct SnapshotOptions {
   std::uint64_t start = 0, end = ~std::uint64_t{0};                     // samples by index in time order (ERRATUM E27)
   std::string program;                                                  // the file header's program text
   std::function<void(const LaneView&, std::uint64_t samples)> on_lane;  // each lane read (verbose)
-  std::uint64_t piece_bytes = 4u << 20;  // a lane is copied in pieces of this size, or a block (ERRATUM E348)
+  std::uint64_t piece_bytes = 1u << 20;  // a lane is copied in pieces of this size, or a block (ERRATUM E348)
 };
 struct SnapshotResult {
   std::uint64_t written = 0, held = 0;  // samples written; samples the board held
@@ -86,10 +86,15 @@ SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const S
 // appended to `w`. A piece in time order is merged where it lies; another is sorted through an index of
 // its own. Returns how many were written; *held (when given) is how many the pieces hold. 64-bit
 // throughout: the pieces may hold any number of bytes (tests/recorder/snapshot_test.cpp merges more than
-// 4 GiB). drop_behind: the pieces are mapped from a file, and the pages passed are given back as it goes.
+// 4 GiB). `file`: the pieces are those of file fd mapped at base (the spill file); a piece in time order is
+// then read from the file a window at a time, never through the map: the merge's memory is its windows.
+struct PiecesFile {
+  int fd;
+  const std::uint8_t* base;
+};
 std::uint64_t write_in_time_order(tracefile::Writer& w, std::span<const std::span<const std::uint8_t>> pieces,
                                   std::uint64_t start, std::uint64_t end, std::uint64_t* held = nullptr,
-                                  bool drop_behind = false);
+                                  const PiecesFile* file = nullptr);
 
 // ---- kron record --board: drain an existing board live ----------------------------------------------------
 // One drainer per board: a POSIX record lock (fcntl F_SETLK, write lock on byte 0) on the board's
