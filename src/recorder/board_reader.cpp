@@ -181,17 +181,23 @@ void BoardReader::emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink
   used_ = 0;
 }
 
-void BoardReader::let_go(const std::uint8_t* at, std::uint64_t n) const {
+void BoardReader::let_go(std::uint64_t n) {
   if (!drop_behind_ || !map_.shared()) return;
-  // Rounded out to 64 KiB (the kernel's fault-around maps the cached pages of the 64 KiB around a faulting
-  // one: pages of the neighbouring blocks, read already or not yet), within the mapping. MAP_SHARED: the
-  // pages leave this process's page tables only, the records stay in the board's file and a later read
-  // maps them again (a failure, e.g. a huge page only partly covered, leaves them resident: no harm).
-  constexpr std::uintptr_t kAround = 64u << 10;
-  const auto base = reinterpret_cast<std::uintptr_t>(map_.bytes());
-  const std::uintptr_t from = std::max(base, reinterpret_cast<std::uintptr_t>(at) & ~(kAround - 1));
-  const std::uintptr_t to = std::min((base + map_.size()) & ~std::uintptr_t{4095},
-                                     (reinterpret_cast<std::uintptr_t>(at) + n + kAround - 1) & ~(kAround - 1));
+  read_since_drop_ += n;
+  if (read_since_drop_ >= kDropEvery) drop_now();
+}
+
+void BoardReader::drop_now() {
+  if (!drop_behind_ || !map_.shared() || !read_since_drop_) return;
+  read_since_drop_ = 0;
+  // The whole record area at once, every kDropEvery bytes read: one call (a range never mapped costs the
+  // kernel nothing), and whatever the kernel mapped around the faults of a read goes too. MAP_SHARED: the
+  // pages leave this process's page tables only, the records stay in the board's file, a later read maps
+  // them again (a failure leaves them resident: no harm).
+  const auto from = (reinterpret_cast<std::uintptr_t>(map_.block_data(0)) + 4095) & ~std::uintptr_t{4095};
+  const auto to =
+      (reinterpret_cast<std::uintptr_t>(map_.block_data(0)) + std::uint64_t{geo().block_count} * geo().block_bytes) &
+      ~std::uintptr_t{4095};
   if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
@@ -311,7 +317,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
         break;
       }
     }
-    if (a < e) let_go(map_.block_data(x) + (a - s) * kSlot, (e - a) * kSlot);
+    if (a < e) let_go((e - a) * kSlot);
     // A drain gives a simple board's block back as soon as it holds a copy of all of it and its writer
     // has moved on: the writer may be waiting for it (a pass over a 16 MiB lane takes milliseconds).
     if (defer && !circ && nx != kNoBlock && end <= h) unlink_first(i, x, nx, end, true);
@@ -559,6 +565,7 @@ std::vector<LaneView> BoardReader::snapshot(const Sink& sink, std::uint64_t piec
     out.push_back(v);
   }
   piece_bytes_ = 0;
+  drop_now();
   return out;
 }
 
@@ -570,6 +577,7 @@ std::vector<LaneView> BoardReader::lanes() {
     take(i, v, nullptr);
     out.push_back(v);
   }
+  drop_now();
   return out;
 }
 

@@ -136,8 +136,11 @@ class BoardReader {
   // *keep (the first segment copied above the tail); false when the pass ends here (deferred, or corrupt).
   bool settle_tail(std::uint32_t i, std::uint64_t r, std::uint64_t rr, std::size_t flushed, bool may_defer, Pass& p,
                    std::size_t* keep);
-  // Gives back the pages wholly inside [at, at + n) of the board's memory (drop_pages_behind).
-  void let_go(const std::uint8_t* at, std::uint64_t n) const;
+  // n more bytes of records read: every kDropEvery bytes, the record area's pages are given back
+  // (drop_pages_behind), and at the end of a pass (drop_now).
+  void let_go(std::uint64_t n);
+  void drop_now();
+  static constexpr std::uint64_t kDropEvery = 4u << 20;
   void set_corrupt(Pass& p, std::uint32_t lane, std::uint64_t off, const std::string& what) const;
 
   // Gives back to the free stack the blocks of lane i that the drain has read whole and its writer has
@@ -171,6 +174,7 @@ class BoardReader {
   std::uint64_t used_ = 0;         // bytes of the lane's buffer holding segments not yet emitted
   std::uint64_t piece_bytes_ = 0;  // snapshot(sink, piece_bytes) while it runs
   bool drop_behind_ = false;
+  std::uint64_t read_since_drop_ = 0;
   std::vector<std::string> problems_;
   Totals freed_;                // lanes finished and freed by drain()
   std::uint64_t deferred_ = 0;  // lane passes left for later: a writer was inside its seqlock

@@ -356,7 +356,7 @@ struct Run {
   const std::uint8_t *at = nullptr, *end = nullptr;                  // a piece in order, or its window
   std::vector<std::pair<std::uint64_t, const std::uint8_t*>> index;  // or its sorted index
   std::size_t next = 0;
-  int fd = -1;                        // the file the window is read from, [pos, stop) of it still to read
+  int fd = -1;  // the file the window is read from, [pos, stop) of it still to read
   std::uint64_t pos = 0, stop = 0;
   std::vector<std::uint8_t> window;
   const std::uint8_t* current() const { return index.empty() ? at : index[next].second; }
@@ -397,8 +397,7 @@ struct Run {
 };
 
 // `piece`, read through `file` (a window of `window` bytes) where given, else in memory.
-Run make_run(std::span<const std::uint8_t> piece, std::uint64_t* count, const PiecesFile* file,
-             std::size_t window) {
+Run make_run(std::span<const std::uint8_t> piece, std::uint64_t* count, const PiecesFile* file, std::size_t window) {
   Run run;
   run.at = piece.data();
   run.end = piece.data() + piece.size();
@@ -418,8 +417,10 @@ Run make_run(std::span<const std::uint8_t> piece, std::uint64_t* count, const Pi
   }
   *count += n;
   if (ordered) {
-    if (file) run.rewind(offset);
-    else run.at = piece.data();
+    if (file)
+      run.rewind(offset);
+    else
+      run.at = piece.data();
     return run;
   }
   // Out of order (never seen from a thread's own clock): sorted through an index, read through the map.
@@ -433,8 +434,7 @@ Run make_run(std::span<const std::uint8_t> piece, std::uint64_t* count, const Pi
 }  // namespace
 
 std::uint64_t write_in_time_order(tracefile::Writer& w, std::span<const std::span<const std::uint8_t>> pieces,
-                                  std::uint64_t start, std::uint64_t end, std::uint64_t* held,
-                                  const PiecesFile* file) {
+                                  std::uint64_t start, std::uint64_t end, std::uint64_t* held, const PiecesFile* file) {
   // A merge of the pieces' runs by timestamp; equal timestamps in piece order, then in their order within
   // a piece, which is what a stable sort of all the pieces one after the other gives. No index of every
   // record: a board holds more than 4 GiB of records (64-bit positions throughout). Read from a file, the
@@ -532,8 +532,8 @@ class Spill {
 
 SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const SnapshotOptions& o) {
   Spill spill(file);
-  // Every pass from here on (the records, then the statistics) gives back the board's pages it has read:
-  // rdsample's memory does not grow with the board (ERRATUM E348).
+  // The pass gives back the board's pages it has read as it goes: rdsample's memory does not grow with the
+  // board (ERRATUM E348).
   r.drop_pages_behind(true);
   std::optional<LaneView> lane;  // the lane being spilled, and its records so far (-v: a line a lane)
   std::uint64_t lane_records = 0;

@@ -26,7 +26,6 @@ struct Args {
 };
 int run(const Args& a) {
   auto r = recorder::BoardReader::open(a.board);
-  r.drop_pages_behind(true);  // a full board's pages are given back as the figures pass over them (ERRATUM E348)
   const BoardHeader& h = r.header();
   const Geometry& g = r.geo();  // the fixed fields as validated at open (ERRATUM E120)
   // ERRATUM E143: "live" are the processes that hold a lane now and still run.
