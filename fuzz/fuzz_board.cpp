@@ -23,6 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check_board_records(recs, n);
       records += n;
     });
+    // The same lanes a piece at a time (kron rdsample, ERRATUM E348): each piece whole, valid records.
+    r.snapshot([&](const kron::recorder::LaneView&, std::span<const std::uint8_t> recs,
+                   std::uint64_t n) { check_board_records(recs, n); },
+               1);
     (void)r.totals();
     // The name table (board 2.1): every entry handed out passes the checks, within the validated slots.
     std::uint64_t lost = 0, bad = 0;

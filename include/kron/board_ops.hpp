@@ -136,6 +136,10 @@ class Mapping {
   // Adopts an image already in memory (tests, fuzzing); does not own it. Validates it: an empty mapping
   // and *problem when refused.
   static Mapping view(void* base, std::uint64_t size, Problem* problem = nullptr);
+  // Whether this process mapped the board itself (create, open: MAP_SHARED of the board's file), so that
+  // the pages a reader has passed may be given back (madvise MADV_DONTNEED drops them from this process's
+  // page tables; the records stay in the file). A view's memory is the caller's: never.
+  bool shared() const { return owned_; }
 
  private:
   void* base_ = nullptr;

@@ -2,6 +2,7 @@
 #include "recorder/board_reader.hpp"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -144,12 +145,12 @@ void BoardReader::emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink
   const Geometry& b = geo();
   const std::uint64_t B = b.block_slots();
   std::vector<std::uint8_t>& buf = bufs_[i];
-  const std::vector<Seg>& segs = segs_;
+  std::vector<Seg>& segs = segs_;
   auto corrupt = [&](std::uint64_t off, const std::string& what) { set_corrupt(p, i, off, what); };
   // Walk the records kept, checking each one's kind and size.
   std::uint64_t count = 0, bytes = 0;
   for (std::size_t k = keep; k < segs.size() && !p.corrupt; ++k) {
-    const Seg& sg = segs[k];
+    Seg& sg = segs[k];
     if (!sink) {  // counted in place already
       count += sg.counted;
       p.r = std::max(p.r, sg.to);
@@ -170,13 +171,34 @@ void BoardReader::emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink
       if (geo().minor < 2) record::upgrade_to_phased(buf.data() + sg.at + (pos - sg.from) * kSlot);
       pos += n;
       ++count;
+      ++sg.counted;
     }
     bytes = sg.at + (pos - sg.from) * kSlot - (keep < segs.size() ? segs[keep].at : 0);
     p.r = std::max(p.r, pos);
   }
   if (count && sink) sink(v, std::span<const std::uint8_t>(buf.data() + segs[keep].at, bytes), count);
-  p.emitted = count;
-  p.rr += count;
+  p.emitted += count;
+  used_ = 0;
+}
+
+void BoardReader::let_go(std::uint64_t n) {
+  if (!drop_behind_ || !map_.shared()) return;
+  read_since_drop_ += n;
+  if (read_since_drop_ >= kDropEvery) drop_now();
+}
+
+void BoardReader::drop_now() {
+  if (!drop_behind_ || !map_.shared() || !read_since_drop_) return;
+  read_since_drop_ = 0;
+  // The whole record area at once, every kDropEvery bytes read: one call (a range never mapped costs the
+  // kernel nothing), and whatever the kernel mapped around the faults of a read goes too. MAP_SHARED: the
+  // pages leave this process's page tables only, the records stay in the board's file, a later read maps
+  // them again (a failure leaves them resident: no harm).
+  const auto from = (reinterpret_cast<std::uintptr_t>(map_.block_data(0)) + 4095) & ~std::uintptr_t{4095};
+  const auto to =
+      (reinterpret_cast<std::uintptr_t>(map_.block_data(0)) + std::uint64_t{geo().block_count} * geo().block_bytes) &
+      ~std::uintptr_t{4095};
+  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
 BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v,
@@ -211,14 +233,18 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   }
   const std::uint64_t from = std::max(r, t0);
   // Copy [from, h) block by block along the lane's chain into this lane's private buffer (what a sink
-  // receives stays valid until the next pass over the lane). On a circular board a block may be recycled
-  // under the reader: its generation is checked after the copy, and the walk stops where the chain moved
-  // (the rest is taken next pass; what was recycled is below the new tail and counted as overwritten).
+  // receives stays valid until the next pass over the lane; in pieces, ERRATUM E348, until it returns).
+  // On a circular board a block may be recycled under the reader: its generation is checked after the
+  // copy, and the walk stops where the chain moved (the rest is taken next pass; what was recycled is
+  // below the new tail and counted as overwritten).
   if (bufs_.size() <= i) bufs_.resize(i + 1);
   std::vector<std::uint8_t>& buf = bufs_[i];
   std::vector<Seg>& segs = segs_;
   segs.clear();
-  std::uint64_t used = 0, expect = ~0ull, off_of_index = lane_off + offsetof(LaneHeader, first);
+  used_ = 0;
+  std::size_t flushed = 0;  // segments handed to the sink already (in pieces)
+  bool at_end = false;      // the walk reached the head (else it stopped where the chain moved, or corrupt)
+  std::uint64_t expect = ~0ull, off_of_index = lane_off + offsetof(LaneHeader, first);
   // Acquire: the block's header was written before it was linked.
   std::uint32_t x = L->first.load(std::memory_order_acquire);
   for (std::uint32_t steps = 0; x != kNoBlock && !p.corrupt; ++steps) {
@@ -273,10 +299,15 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
       segs.push_back({a, e, 0, x, n});
     } else if (a < e) {
       const std::uint64_t n = (e - a) * kSlot;
-      if (buf.size() < used + n) buf.resize(std::max(used + n, 2 * buf.size()));  // grows; never shrinks
-      std::memcpy(buf.data() + used, map_.block_data(x) + (a - s) * kSlot, n);
-      segs.push_back({a, e, used, x});
-      used += n;
+      if (piece_bytes_ && used_ && used_ + n > piece_bytes_) {  // a piece, each block's copy checked: out
+        emit_kept(i, v, sink, flushed, p);
+        flushed = segs.size();
+        if (p.corrupt) break;
+      }
+      if (buf.size() < used_ + n) buf.resize(std::max(used_ + n, 2 * buf.size()));  // grows; never shrinks
+      std::memcpy(buf.data() + used_, map_.block_data(x) + (a - s) * kSlot, n);
+      segs.push_back({a, e, used_, x});
+      used_ += n;
     }
     if (circ) {
       // Acquire fence: the copy and the link load happen before the generation is checked again.
@@ -286,43 +317,62 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
         break;
       }
     }
+    if (a < e) let_go((e - a) * kSlot);
     // A drain gives a simple board's block back as soon as it holds a copy of all of it and its writer
     // has moved on: the writer may be waiting for it (a pass over a 16 MiB lane takes milliseconds).
     if (defer && !circ && nx != kNoBlock && end <= h) unlink_first(i, x, nx, end, true);
-    if (!sealed || e >= h) break;
+    if (!sealed || e >= h) {
+      at_end = true;
+      break;
+    }
     expect = s + B;
     off_of_index = block_off(x) + offsetof(BlockHeader, next);
     x = nx;
   }
   if (p.corrupt) {
     p.r = h;
+    p.rr = rr + p.emitted;
     return p;
   }
-  std::size_t keep = 0;  // the first segment kept
-  if (circ) {
-    std::uint64_t t1 = 0, e1 = 0;
-    // Acquire fence: the copies above happen before the tail load below; a block recycled during a copy
-    // lies below the tail its recycler published first.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (!load_tail(L, &t1, &e1) && may_defer) {
-      p = Pass{};
-      p.r = r, p.rr = rr, p.deferred = true;
-      return p;
-    }
-    if (t1 > r) {  // records in [r, t1) were recycled before this reader took them
-      if (e1 < rr) {
-        corrupt(lane_off + offsetof(LaneHeader, evicted), "evicted count went backwards");
-        return p;
-      }
-      p.overwritten = e1 - rr;
-      p.rr = e1;
-      p.r = t1;
-    }
-    while (keep < segs.size() && segs[keep].from < t1) ++keep;  // t1 is a block bound: whole segments
-  }
+  p.moved = circ && !at_end && x != kNoBlock;
+  std::size_t keep = flushed;  // the first segment kept
+  if (circ && !settle_tail(i, r, rr, flushed, may_defer, p, &keep)) return p;
   emit_kept(i, v, sink, keep, p);
+  p.rr = rr + p.overwritten + p.emitted;
   if (p.corrupt) p.r = h;
   return p;
+}
+
+bool BoardReader::settle_tail(std::uint32_t i, std::uint64_t r, std::uint64_t rr, std::size_t flushed, bool may_defer,
+                              Pass& p, std::size_t* keep) {
+  const LaneHeader* L = map_.lane(i);
+  std::uint64_t t1 = 0, e1 = 0;
+  // Acquire fence: the copies happen before the tail load below; a block recycled during a copy lies below
+  // the tail its recycler published first.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (!load_tail(L, &t1, &e1) && may_defer) {  // (a pass that may defer hands its lane in one piece, at the end)
+    p = Pass{};
+    p.r = r, p.rr = rr, p.deferred = true;
+    return false;
+  }
+  if (t1 > r) {
+    // The records in [r, t1) were recycled before this reader took them, but for those of the pieces
+    // handed out already: each block's copy was whole (its generation unchanged over it), and is in the
+    // output; the rest count as overwritten. ERRATUM E348.
+    std::uint64_t taken = 0;
+    for (std::size_t k = 0; k < flushed; ++k)
+      if (segs_[k].from < t1) taken += segs_[k].counted;
+    if (e1 < rr + taken) {
+      set_corrupt(p, i, geo().lanes_offset + std::uint64_t{i} * geo().lane_header_size + offsetof(LaneHeader, evicted),
+                  e1 < rr ? "evicted count went backwards" : "evicted count is below the records read under the tail");
+      p.rr = rr + p.emitted;
+      return false;
+    }
+    p.overwritten = e1 - rr - taken;
+    p.r = std::max(p.r, t1);
+  }
+  while (*keep < segs_.size() && segs_[*keep].from < t1) ++*keep;  // t1 is a block bound: whole segments
+  return true;
 }
 
 LaneView BoardReader::view_lane(std::uint32_t i) {
@@ -476,48 +526,70 @@ BoardReader::PoolView BoardReader::pool() const {
   return v;
 }
 
-void BoardReader::snapshot(const Sink& sink, bool release_copies) {
+void BoardReader::take(std::uint32_t i, LaneView& v, const Sink& sink) {
+  const LaneHeader* L = map_.lane(i);
+  const std::uint64_t r = L->read.load(std::memory_order_relaxed);
+  Pass p = pass(i, r, L->read_records.load(std::memory_order_relaxed), v, sink);
+  std::uint64_t held = p.emitted, overwritten = p.overwritten;
+  // A circular lane whose chain moved under the walk (its oldest blocks recycled): the walk goes on from
+  // where it stopped, as a drain's next pass would (everything below it taken or counted as overwritten),
+  // a few times at most (a writer lapping the reader: the rest is the board's, counted by its figures).
+  for (int again = 0; p.moved && !p.corrupt && again < 8; ++again) {
+    p = pass(i, p.r, p.rr, v, sink);
+    held += p.emitted, overwritten += p.overwritten;
+  }
+  v.held = held;
+  v.overwritten += overwritten;
+  v.written = p.rr;
+  std::uint64_t tail = 0, evicted = 0;
+  if (circular()) load_tail(L, &tail, &evicted);
+  const std::uint64_t head = L->head.load(std::memory_order_relaxed), from = std::max(r, tail);
+  v.used_slots = std::min(head > from ? head - from : 0, v.capacity_slots);
+  if (v.state == LaneState::Retired || v.owner_dead)
+    v.torn = v.passed > v.overruns + v.written ? v.passed - v.overruns - v.written : 0;
+  if (p.corrupt) v.problem = p.problem;
+}
+
+std::vector<LaneView> BoardReader::snapshot(const Sink& sink, std::uint64_t piece_bytes) {
+  piece_bytes_ = sink ? piece_bytes : 0;
   check_claims(false);
   check_blocks();
+  std::vector<LaneView> out;
   const std::uint32_t n = map_.lanes_in_use();
   for (std::uint32_t i = 0; i < n; ++i) {
-    const LaneHeader* L = map_.lane(i);
-    const LaneView v = view_lane(i);
-    if (v.state == LaneState::Free && L->head.load(std::memory_order_relaxed) == 0) continue;
-    Pass p = pass(i, L->read.load(std::memory_order_relaxed), L->read_records.load(std::memory_order_relaxed), v, sink);
-    if (p.corrupt) add_problem(p.problem);
-    if (release_copies && i < bufs_.size()) std::vector<std::uint8_t>().swap(bufs_[i]);
+    LaneView v = view_lane(i);
+    const bool empty = v.state == LaneState::Free && map_.lane(i)->head.load(std::memory_order_relaxed) == 0;
+    take(i, v, empty ? nullptr : sink);
+    if (!v.problem.empty()) add_problem(v.problem);
+    if (piece_bytes_ && i < bufs_.size()) std::vector<std::uint8_t>().swap(bufs_[i]);
+    out.push_back(v);
   }
+  piece_bytes_ = 0;
+  drop_now();
+  return out;
 }
 
 std::vector<LaneView> BoardReader::lanes() {
   std::vector<LaneView> out;
   const std::uint32_t n = map_.lanes_in_use();
   for (std::uint32_t i = 0; i < n; ++i) {
-    const LaneHeader* L = map_.lane(i);
     LaneView v = view_lane(i);
-    const std::uint64_t r = L->read.load(std::memory_order_relaxed);
-    Pass p = pass(i, r, L->read_records.load(std::memory_order_relaxed), v, nullptr);
-    v.held = p.emitted;
-    v.overwritten += p.overwritten;
-    v.written = p.rr;
-    std::uint64_t tail = 0, evicted = 0;
-    if (circular()) load_tail(L, &tail, &evicted);
-    const std::uint64_t head = L->head.load(std::memory_order_relaxed), from = std::max(r, tail);
-    v.used_slots = std::min(head > from ? head - from : 0, v.capacity_slots);
-    if (v.state == LaneState::Retired || v.owner_dead)
-      v.torn = v.passed > v.overruns + v.written ? v.passed - v.overruns - v.written : 0;
-    if (p.corrupt) v.problem = p.problem;
+    take(i, v, nullptr);
     out.push_back(v);
   }
+  drop_now();
   return out;
 }
 
 Totals BoardReader::totals() {
   check_claims(false);
   check_blocks();
+  return totals(lanes());
+}
+
+Totals BoardReader::totals(const std::vector<LaneView>& lanes) const {
   Totals t = freed_;
-  for (const LaneView& v : lanes()) {
+  for (const LaneView& v : lanes) {
     t.passed += v.passed;
     t.recorded += v.drained + v.held;
     t.overruns += v.overruns + v.torn;
@@ -557,9 +629,11 @@ std::vector<record::NameRecord> BoardReader::names(std::uint64_t* lost, std::uin
   return out;
 }
 
-std::vector<tracefile::LaneEntry> BoardReader::lane_entries() {
+std::vector<tracefile::LaneEntry> BoardReader::lane_entries() { return lane_entries(lanes()); }
+
+std::vector<tracefile::LaneEntry> BoardReader::lane_entries(const std::vector<LaneView>& lanes) {
   std::vector<tracefile::LaneEntry> out;
-  for (const LaneView& v : lanes())
+  for (const LaneView& v : lanes)
     if (v.passed || v.written)
       out.push_back({v.pid, v.tid, v.drained + v.held, v.overruns + v.torn, v.overwritten, v.waits, v.wait_ticks});
   return out;

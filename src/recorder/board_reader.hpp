@@ -57,8 +57,9 @@ class BoardReader {
   const board::Geometry& geo() const { return map_.geometry(); }
   bool circular() const { return geo().circular(); }
 
-  // Receives runs of whole, validated records of one lane (trace-file record layout) and their count.
-  // The span is this reader's private copy and stays valid until the next drain/snapshot/lanes call.
+  // Receives runs of whole, validated records of one lane (trace-file record layout) and their count; a
+  // lane may come in several runs, one after the other, in its order. The span is this reader's private
+  // copy: a drain's stays valid until the next drain, a snapshot's only until the sink returns.
   using Sink = std::function<void(const LaneView&, std::span<const std::uint8_t>, std::uint64_t)>;
 
   // Takes every record published so far off the board (this process is the board's one drainer):
@@ -69,9 +70,17 @@ class BoardReader {
   void set_drainer(bool on);
   void heartbeat();
 
-  // The records on the board now, lane by lane, without changing anything. release_copies: each lane's
-  // copy is given back once the sink has returned (the sink keeps what it needs; ERRATUM E348).
-  void snapshot(const Sink& sink, bool release_copies = false);
+  // The records on the board now, lane by lane, without changing anything. piece_bytes 0: each lane in
+  // one call (its copy valid until the next pass). Else each lane in pieces of at most piece_bytes (or one
+  // block, when larger), a piece valid only during its call, the copy given back after the lane: the
+  // reader's memory is one piece, however large the lane (ERRATUM E348). Returns every lane's figures as
+  // this pass saw them (as lanes()): held is what the sink received, overwritten includes what was
+  // recycled under the pass (a circular board), so that a file of these records and these figures adds up.
+  std::vector<LaneView> snapshot(const Sink& sink, std::uint64_t piece_bytes = 0);
+  // From now on, the pages of the board's records that a pass has read (copied or counted) are given back
+  // to the kernel (a board this process mapped: Mapping::shared): a pass over the whole board keeps no
+  // more of it resident than the piece it is reading. The records stay on the board (ERRATUM E348).
+  void drop_pages_behind(bool on) { drop_behind_ = on; }
   // Every lane's figures now (no change to the board).
   std::vector<LaneView> lanes();
   // The block pool now: blocks by state (a count taken while writers run is a moment's picture).
@@ -81,8 +90,11 @@ class BoardReader {
   };
   PoolView pool() const;
   Totals totals();
+  // The totals of lanes' figures taken already (lanes(), snapshot()), with the lanes freed and no_lane.
+  Totals totals(const std::vector<LaneView>& lanes) const;
   // Lane table entries for a trace file: every lane that ever saw a probe.
   std::vector<tracefile::LaneEntry> lane_entries();
+  static std::vector<tracefile::LaneEntry> lane_entries(const std::vector<LaneView>& lanes);
   // The name table (board 2.1): every published entry, each validated as untrusted memory (an entry that
   // fails is left out and counted in *bad); *lost: the names the table had no room for.
   std::vector<record::NameRecord> names(std::uint64_t* lost = nullptr, std::uint64_t* bad = nullptr) const;
@@ -108,13 +120,27 @@ class BoardReader {
     std::uint64_t r = 0, rr = 0, emitted = 0, overwritten = 0;
     bool corrupt = false;
     bool deferred = false;  // the lane's writer is inside its seqlock: nothing taken, retry later
+    bool moved = false;     // a circular lane's chain moved under the walk (recycled): it stopped there
     std::string problem;
   };
   // `defer`: a lane whose live writer is inside its tail seqlock is left for a later pass (the drain);
   // without it the fields are taken as they are (snapshot and figures, which change nothing).
   Pass pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v, const Sink& sink,
             bool defer = false);
+  // Hands the segments [keep, end) copied to lane i's buffer to the sink (or, for figures, their counts),
+  // each record checked; the buffer is empty again after it.
+  // Lane i's records (to the sink, or counted) and its figures into v, as lanes() and snapshot() take them.
+  void take(std::uint32_t i, LaneView& v, const Sink& sink);
   void emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink, std::size_t keep, Pass& p);
+  // A circular lane after its walk: the tail now says what was recycled under it. Sets p.overwritten and
+  // *keep (the first segment copied above the tail); false when the pass ends here (deferred, or corrupt).
+  bool settle_tail(std::uint32_t i, std::uint64_t r, std::uint64_t rr, std::size_t flushed, bool may_defer, Pass& p,
+                   std::size_t* keep);
+  // n more bytes of records read: every kDropEvery bytes, the record area's pages are given back
+  // (drop_pages_behind), and at the end of a pass (drop_now).
+  void let_go(std::uint64_t n);
+  void drop_now();
+  static constexpr std::uint64_t kDropEvery = 4u << 20;
   void set_corrupt(Pass& p, std::uint32_t lane, std::uint64_t off, const std::string& what) const;
 
   // Gives back to the free stack the blocks of lane i that the drain has read whole and its writer has
@@ -137,7 +163,7 @@ class BoardReader {
   struct Seg {
     std::uint64_t from, to, at;  // lane positions [from, to) copied to the lane's buffer at byte `at`
     std::uint32_t block;
-    std::uint64_t counted = 0;  // a pass without a sink: the records of [from, to), counted in place
+    std::uint64_t counted = 0;  // the records of [from, to): counted in place (no sink) or as emitted
   };
   // A pass without a sink (figures: kron status, totals) counts the records of [a, e) of block x where
   // they are, never copying them (ERRATUM E348). Returns the count; on a bad record, *bad says what and
@@ -145,6 +171,10 @@ class BoardReader {
   std::uint64_t count_in_place(std::uint32_t x, std::uint64_t a, std::uint64_t e, std::string* bad,
                                std::uint64_t* bad_at) const;
   std::vector<Seg> segs_;
+  std::uint64_t used_ = 0;         // bytes of the lane's buffer holding segments not yet emitted
+  std::uint64_t piece_bytes_ = 0;  // snapshot(sink, piece_bytes) while it runs
+  bool drop_behind_ = false;
+  std::uint64_t read_since_drop_ = 0;
   std::vector<std::string> problems_;
   Totals freed_;                // lanes finished and freed by drain()
   std::uint64_t deferred_ = 0;  // lane passes left for later: a writer was inside its seqlock

@@ -351,78 +351,104 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
 namespace {
 // One piece of records in time order, walked by a cursor: the piece itself where its records are in time
 // order already (each lane's are, as its thread wrote them), else a stable-sorted index of it (16 bytes a
-// record, for that piece alone).
+// record, for that piece alone). A piece in a file and in order is read a window at a time (`fd`).
 struct Run {
-  const std::uint8_t *at = nullptr, *end = nullptr;                  // a piece in order
+  const std::uint8_t *at = nullptr, *end = nullptr;                  // a piece in order, or its window
   std::vector<std::pair<std::uint64_t, const std::uint8_t*>> index;  // or its sorted index
   std::size_t next = 0;
-  const std::uint8_t* base = nullptr;  // where the pages behind `at` begin (drop_behind)
+  int fd = -1;  // the file the window is read from, [pos, stop) of it still to read
+  std::uint64_t pos = 0, stop = 0;
+  std::vector<std::uint8_t> window;
   const std::uint8_t* current() const { return index.empty() ? at : index[next].second; }
   bool done() const { return index.empty() ? at >= end : next >= index.size(); }
   void advance() {
-    if (index.empty())
-      at += record::size_at(at);
-    else
+    if (!index.empty()) {
       ++next;
+      return;
+    }
+    at += record::size_at(at);
+    if (fd >= 0) fill();
+  }
+  // Keeps a whole record at `at` while the file has more: what is left of the window moves to its start,
+  // the rest of the window is read from the file.
+  void fill() {
+    const std::size_t have = static_cast<std::size_t>(end - at);
+    if ((have >= sizeof(std::uint64_t) && have >= record::size_at(at)) || pos >= stop) return;
+    std::memmove(window.data(), at, have);
+    std::size_t got = have;
+    while (got < window.size() && pos < stop) {
+      const ssize_t n = ::pread(fd, window.data() + got, std::min<std::uint64_t>(window.size() - got, stop - pos),
+                                static_cast<off_t>(pos));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        throw std::runtime_error(std::string("cannot read back the spill file of the board's records: ") +
+                                 (n < 0 ? std::strerror(errno) : "it is shorter than written"));
+      got += static_cast<std::size_t>(n);
+      pos += static_cast<std::uint64_t>(n);
+    }
+    at = window.data();
+    end = window.data() + got;
+  }
+  void rewind(std::uint64_t from) {
+    pos = from;
+    at = end = window.data();
+    fill();
   }
 };
 
-Run make_run(std::span<const std::uint8_t> piece, std::uint64_t* count, bool drop_behind) {
+// `piece`, read through `file` (a window of `window` bytes) where given, else in memory.
+Run make_run(std::span<const std::uint8_t> piece, std::uint64_t* count, const PiecesFile* file, std::size_t window) {
   Run run;
-  run.at = run.base = piece.data();
+  run.at = piece.data();
   run.end = piece.data() + piece.size();
+  const std::uint64_t offset = file ? static_cast<std::uint64_t>(piece.data() - file->base) : 0;
+  if (file) {
+    run.fd = file->fd;
+    run.stop = offset + piece.size();
+    run.window.resize(window);
+    run.rewind(offset);
+  }
   bool ordered = true;
   std::uint64_t last = 0, n = 0;
-  for (const std::uint8_t* p = run.at; p < run.end; p += record::size_at(p), ++n) {
-    const std::uint64_t t = record::timestamp_at(p);
+  for (; !run.done(); run.advance(), ++n) {
+    const std::uint64_t t = record::timestamp_at(run.at);
     ordered &= t >= last;
     last = t;
   }
   *count += n;
-  if (drop_behind && ordered) {  // the pages this check read go back: the merge reads them again in turn
-    const auto from = (reinterpret_cast<std::uintptr_t>(run.at) + 4095) & ~std::uintptr_t{4095};
-    const auto to = reinterpret_cast<std::uintptr_t>(run.end) & ~std::uintptr_t{4095};
-    if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+  if (ordered) {
+    if (file)
+      run.rewind(offset);
+    else
+      run.at = piece.data();
+    return run;
   }
-  if (!ordered) {
-    run.index.reserve(n);
-    for (const std::uint8_t* p = run.at; p < run.end; p += record::size_at(p))
-      run.index.emplace_back(record::timestamp_at(p), p);
-    std::stable_sort(run.index.begin(), run.index.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-  }
+  // Out of order (never seen from a thread's own clock): sorted through an index, read through the map.
+  run = Run{};
+  run.index.reserve(n);
+  for (const std::uint8_t* p = piece.data(); p < piece.data() + piece.size(); p += record::size_at(p))
+    run.index.emplace_back(record::timestamp_at(p), p);
+  std::stable_sort(run.index.begin(), run.index.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   return run;
-}
-
-// Gives the pages a run has passed back to the kernel (a piece mapped from a file: they stay in the page
-// cache, out of this process's memory), each time it has moved `step` bytes on.
-void drop_pages_behind(Run& run, std::uintptr_t step) {
-  constexpr std::uintptr_t kPage = 4096;
-  if (!run.index.empty()) return;
-  const auto from = reinterpret_cast<std::uintptr_t>(run.base) & ~(kPage - 1);
-  const auto to = reinterpret_cast<std::uintptr_t>(run.at) & ~(kPage - 1);
-  if (to < from + step) return;
-  ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
-  run.base = reinterpret_cast<const std::uint8_t*>(to);
 }
 }  // namespace
 
 std::uint64_t write_in_time_order(tracefile::Writer& w, std::span<const std::span<const std::uint8_t>> pieces,
-                                  std::uint64_t start, std::uint64_t end, std::uint64_t* held, bool drop_behind) {
+                                  std::uint64_t start, std::uint64_t end, std::uint64_t* held, const PiecesFile* file) {
   // A merge of the pieces' runs by timestamp; equal timestamps in piece order, then in their order within
   // a piece, which is what a stable sort of all the pieces one after the other gives. No index of every
-  // record: a board holds more than 4 GiB of records (64-bit positions throughout).
+  // record: a board holds more than 4 GiB of records (64-bit positions throughout). Read from a file, the
+  // runs' windows are 8 MiB in all, 64 KiB a run beyond 128 runs, however large the pieces (ERRATUM E348).
+  const std::size_t window = std::max<std::size_t>(64u << 10, (8u << 20) / std::max<std::size_t>(pieces.size(), 1));
   std::vector<Run> runs;
   runs.reserve(pieces.size());
   std::uint64_t count = 0;
-  for (const auto& piece : pieces) runs.push_back(make_run(piece, &count, drop_behind));
+  for (const auto& piece : pieces) runs.push_back(make_run(piece, &count, file, window));
   if (held) *held = count;
   using Head = std::pair<std::uint64_t, std::size_t>;  // (timestamp, run): the smallest first
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
   for (std::size_t k = 0; k < runs.size(); ++k)
     if (!runs[k].done()) heads.emplace(record::timestamp_at(runs[k].current()), k);
-  // The pages held behind the runs' cursors stay near 8 MiB in all, however many lanes.
-  const std::uintptr_t step = std::max<std::uintptr_t>(64u << 10, (8u << 20) / std::max<std::size_t>(runs.size(), 1));
   std::uint64_t i = 0, written = 0;
   for (; !heads.empty() && i < end; ++i) {
     Run& run = runs[heads.top().second];
@@ -434,16 +460,15 @@ std::uint64_t write_in_time_order(tracefile::Writer& w, std::span<const std::spa
       ++written;
     }
     run.advance();
-    if (drop_behind) drop_pages_behind(run, step);
     if (!run.done()) heads.emplace(record::timestamp_at(run.current()), k);
   }
   return written;
 }
 
 namespace {
-// The snapshot's lanes, spilled to an unnamed file beside the output as the reader passes over each (its
-// copy of the lane released after it): the memory of `kron rdsample --board` is the board it maps, the
-// largest lane's copy and the merge's pages, not a copy of every record (ERRATUM E348).
+// The snapshot's lanes, spilled to an unnamed file beside the output a piece at a time as the reader passes
+// over each: the memory of `kron rdsample --board` is a piece of a lane, then the merge's windows over the
+// file, whatever the board's size (ERRATUM E348).
 class Spill {
  public:
   explicit Spill(const std::string& output) {
@@ -463,16 +488,23 @@ class Spill {
     if (map_) ::munmap(map_, size_);
     ::close(fd_);
   }
-  void append(std::span<const std::uint8_t> recs) {
+  // Records of lane `lane`: a lane's pieces, handed one after the other, make one run.
+  void append(std::uint32_t lane, std::span<const std::uint8_t> recs) {
     for (std::size_t done = 0; done < recs.size();) {
       const ssize_t n = ::write(fd_, recs.data() + done, recs.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) throw fail("cannot write the spill file");
       done += static_cast<std::size_t>(n);
     }
-    pieces_.push_back({size_, recs.size()});
+    if (pieces_.empty() || lane != lane_)
+      pieces_.push_back({size_, recs.size()});
+    else
+      pieces_.back().second += recs.size();
+    lane_ = lane;
     size_ += recs.size();
   }
+  // Where the pieces lie: read from the file (the mapping serves a piece out of order, sorted by index).
+  PiecesFile file() const { return {fd_, static_cast<const std::uint8_t*>(map_)}; }
   // The lanes' records, mapped back: one piece a lane.
   std::vector<std::span<const std::uint8_t>> pieces() {
     std::vector<std::span<const std::uint8_t>> out;
@@ -493,32 +525,44 @@ class Spill {
   int fd_ = -1;
   void* map_ = nullptr;
   std::uint64_t size_ = 0;
+  std::uint32_t lane_ = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pieces_;
 };
 }  // namespace
 
 SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const SnapshotOptions& o) {
   Spill spill(file);
-  r.snapshot(
+  // The pass gives back the board's pages it has read as it goes: rdsample's memory does not grow with the
+  // board (ERRATUM E348).
+  r.drop_pages_behind(true);
+  std::optional<LaneView> lane;  // the lane being spilled, and its records so far (-v: a line a lane)
+  std::uint64_t lane_records = 0;
+  auto lane_done = [&] {
+    if (lane && o.on_lane) o.on_lane(*lane, lane_records);
+  };
+  const std::vector<LaneView> lanes = r.snapshot(
       [&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
-        if (o.on_lane) o.on_lane(v, n);
-        spill.append(recs);
+        if (!lane || lane->index != v.index) lane_done(), lane = v, lane_records = 0;
+        lane_records += n;
+        spill.append(v.index, recs);
       },
-      /*release_copies=*/true);
+      std::max<std::uint64_t>(o.piece_bytes, 1));
+  lane_done();
   const std::vector<std::span<const std::uint8_t>> pieces = spill.pieces();
   tracefile::FileHeader fh = r.file_header();
   tracefile::set_program(fh, o.program);
   tracefile::Writer w(file, fh);
   SnapshotResult res;
-  res.written = write_in_time_order(w, pieces, o.start, o.end, &res.held, /*drop_behind=*/true);
-  res.totals = r.totals();
+  const PiecesFile in_file = spill.file();
+  res.written = write_in_time_order(w, pieces, o.start, o.end, &res.held, &in_file);
+  res.totals = r.totals(lanes);  // the figures of the pass that took the records: the file adds up
   fill_totals(fh, res.totals);
   std::uint64_t bad = 0;
   const auto names = r.names(&fh.names_lost, &bad);
   fh.names_lost += bad;
   std::vector<std::string> problems;
   append_board_stats(w, r, &fh, &problems);  // the histograms and counters, also of a killed program
-  w.finish(fh, r.lane_entries(), names);
+  w.finish(fh, BoardReader::lane_entries(lanes), names);
   res.problems = r.problems();
   res.problems.insert(res.problems.end(), problems.begin(), problems.end());
   return res;

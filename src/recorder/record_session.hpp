@@ -68,6 +68,7 @@ struct SnapshotOptions {
   std::uint64_t start = 0, end = ~std::uint64_t{0};                     // samples by index in time order (ERRATUM E27)
   std::string program;                                                  // the file header's program text
   std::function<void(const LaneView&, std::uint64_t samples)> on_lane;  // each lane read (verbose)
+  std::uint64_t piece_bytes = 1u << 20;  // a lane is copied in pieces of this size, or a block (ERRATUM E348)
 };
 struct SnapshotResult {
   std::uint64_t written = 0, held = 0;  // samples written; samples the board held
@@ -75,17 +76,25 @@ struct SnapshotResult {
   std::vector<std::string> problems;
 };
 // Writes the samples board `r` holds, in time order, [start, end) of them, to trace file `file`, with the
-// board's totals and lanes; changes nothing on the board.
+// board's totals and lanes as the pass that took the records saw them; changes nothing on the board. Its
+// memory does not grow with the board (ERRATUM E348): a lane is copied a piece at a time to an unnamed
+// spill file beside `file`, the board's pages given back behind the reader, and the lanes' runs merged
+// from the spill file, its pages given back as the merge passes them.
 SnapshotResult snapshot_to_file(BoardReader& r, const std::string& file, const SnapshotOptions& o);
 // The core of snapshot_to_file: the records of `pieces` (each whole, valid records back to back) merged
 // by timestamp (stable: equal timestamps keep their order, pieces in their order), [start, end) of them
 // appended to `w`. A piece in time order is merged where it lies; another is sorted through an index of
 // its own. Returns how many were written; *held (when given) is how many the pieces hold. 64-bit
 // throughout: the pieces may hold any number of bytes (tests/recorder/snapshot_test.cpp merges more than
-// 4 GiB). drop_behind: the pieces are mapped from a file, and the pages passed are given back as it goes.
+// 4 GiB). `file`: the pieces are those of file fd mapped at base (the spill file); a piece in time order is
+// then read from the file a window at a time, never through the map: the merge's memory is its windows.
+struct PiecesFile {
+  int fd;
+  const std::uint8_t* base;
+};
 std::uint64_t write_in_time_order(tracefile::Writer& w, std::span<const std::span<const std::uint8_t>> pieces,
                                   std::uint64_t start, std::uint64_t end, std::uint64_t* held = nullptr,
-                                  bool drop_behind = false);
+                                  const PiecesFile* file = nullptr);
 
 // ---- kron record --board: drain an existing board live ----------------------------------------------------
 // One drainer per board: a POSIX record lock (fcntl F_SETLK, write lock on byte 0) on the board's

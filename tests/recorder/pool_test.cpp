@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kron/format/trace_file.hpp"
+#include "recorder/record_session.hpp"
 #include "recorder/recorder.hpp"
 #include "recorder_test_util.hpp"
 
@@ -254,6 +255,65 @@ TEST(PoolTest, ABlockRecycledUnderTheReaderIsOverwrittenNotCorrupt) {
   ASSERT_EQ(s.size(), n - per_block);
   for (std::size_t i = 0; i < s.size(); ++i) ASSERT_EQ(s[i].data, per_block + i) << i;
   EXPECT_TRUE(r.problems().empty());
+}
+
+// kron rdsample copies a lane a piece at a time (ERRATUM E348): here a piece a block, while the recycler
+// takes the lane's oldest blocks under it. A block copied whole before it was recycled is in the file; a
+// block recycled under its copy is counted as overwritten; the walk goes on from the lane's new oldest
+// block. Every record the thread wrote is in the file or counted, and the file's figures add up.
+TEST(PoolTest, ASnapshotInPiecesOfARecycledLaneKeepsOrCountsEveryRecord) {
+  ScratchBoard b(board_of(board::BufferMode::Circular, 64u << 10));
+  const std::uint64_t per_block = b.header().block_bytes / board::kSlot;
+  const std::uint64_t n = 5 * per_block + 5;  // five sealed blocks and part of a sixth; nothing recycled yet
+  ASSERT_LT(n + per_block, pool_slots(b.header()));
+  ASSERT_EQ(testing::trace_in_child(b.name, n), 0);
+  auto r = b.reader();
+  // As recycle() in src/probe/probe.cpp: the lane's (tail, evicted) past block x, its first block the next
+  // one, then the generation odd, the block rewritten (zeros), the generation even.
+  auto recycle = [&](std::uint32_t lane, std::uint32_t x) {
+    board::LaneHeader* L = b.map.lane(lane);
+    board::BlockHeader& X = b.map.blocks()[x];
+    L->tail_seq.fetch_add(1);
+    L->tail.store(X.start.load() + per_block);
+    L->evicted.fetch_add(X.records.load());
+    L->first.store(X.next.load());
+    L->tail_seq.fetch_add(1);
+    X.gen.fetch_add(1);
+    std::memset(b.map.block_data(x), 0, b.header().block_bytes);
+    X.lane.store(board::kNoBlock);
+    X.gen.fetch_add(1);
+  };
+  std::vector<std::uint32_t> met;  // the blocks in the order the reader met them
+  r.before_copy_for_test = [&](std::uint32_t lane, std::uint32_t x) {
+    met.push_back(x);
+    if (met.size() == 2) recycle(lane, met[0]);  // copied whole already (and handed out): in the file
+    if (met.size() == 3) recycle(lane, met[1]), recycle(lane, x);  // the second copied; the third under its copy
+  };
+  const std::string path = ::testing::TempDir() + "pool-pieces-" + std::to_string(::getpid()) + ".trace";
+  recorder::SnapshotOptions o;
+  o.piece_bytes = 1;  // a piece a block
+  const recorder::SnapshotResult res = recorder::snapshot_to_file(r, path, o);
+  EXPECT_TRUE(res.problems.empty()) << res.problems.front();
+  ASSERT_GE(met.size(), 6u) << "the walk did not go on past the block recycled under its copy";
+  tracefile::Reader rd(path);
+  const tracefile::FileHeader& h = rd.header();
+  EXPECT_EQ(h.samples, n - per_block);
+  EXPECT_EQ(h.overwritten, per_block);  // the third block alone
+  EXPECT_EQ(h.overruns, 0u);
+  EXPECT_EQ(h.passed_filter, n);
+  EXPECT_EQ(h.passed_filter, h.samples + h.overruns + h.overwritten);
+  ASSERT_EQ(rd.lanes().size(), 1u);
+  EXPECT_EQ(rd.lanes()[0].samples, n - per_block);
+  EXPECT_EQ(rd.lanes()[0].overwritten, per_block);
+  // The records: the first two blocks', then from the fourth block on; none of the recycled zeros.
+  std::vector<std::uint64_t> data;
+  std::vector<Sample> batch(1024);
+  for (std::size_t k; (k = rd.next_batch(batch)) > 0;)
+    for (std::size_t j = 0; j < k; ++j) data.push_back(batch[j].data);
+  ASSERT_EQ(data.size(), n - per_block);
+  for (std::uint64_t i = 0; i < data.size(); ++i)
+    ASSERT_EQ(data[i], i < 2 * per_block ? i : i + per_block) << "record " << i;
+  std::remove(path.c_str());
 }
 
 TEST(PoolTest, AdoptingACircularLaneWithoutThePoolLockDropsAndCounts) {
