@@ -93,6 +93,13 @@ echo "== kron rpt: every message a class-4 interval from its send to its receive
 echo "   (kron rpt $out/mpi.kron also lists every MPI call as a named scope, per rank's thread)"
 "$kron" export --format perfetto -o "$out/mpi.pftrace" "$out/mpi.kron"
 echo "   timeline:    $out/mpi.pftrace (every rank on rank 0's clock)"
+echo "== kron record --mpi: examples/mpi/mpi_probes (its own kron probes and MPI calls) on 4 ranks, each rank whole"
+# The launcher starts kron record once per rank: each rank's probes, MPI calls and clock measurements in one file.
+rm -f "$out"/whole.rank-*.kron
+mpirun --allow-run-as-root --oversubscribe -np 4 "$kron" record --mpi -q -o "$out/whole" -- \
+  "$build/examples/mpi_probes" 200
+"$kron" merge -q "$out"/whole.rank-{0,1,2,3}.kron -o "$out/whole.kron"
+(cd "$out" && "$kron" rpt whole.kron | grep -E "^interval|iteration" | head -6)
 echo
 
 if [ -f "$here/examples/mk2/demo.sim" ]; then

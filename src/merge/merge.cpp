@@ -34,6 +34,7 @@ struct Input {
   std::vector<Sample> batch;
   std::size_t pos = 0, n = 0;
   std::size_t corr_cursor = 0;
+  std::uint64_t last = 0;  // its latest sample or MPI record on the merged timeline (ERRATUM E441)
 };
 
 std::string site_key(const record::NameRecord& r) {
@@ -253,6 +254,7 @@ class SampleMerge {
     const Sample& s = x.batch[x.pos++];
     if (s.timestamp < last_) ++late_;
     last_ = std::max(last_, s.timestamp);
+    x.last = std::max(x.last, s.timestamp);
     put(s);
   }
   std::vector<Input>& in_;
@@ -342,10 +344,20 @@ std::uint64_t SampleMerge::run() {
   return late_;
 }
 
-// What kron merge prints of rank i: its node, counts, clock measurements and accounting.
-RankReport rank_report(const Input& x, const std::string& path, std::uint64_t ref_hz) {
+// What kron merge prints of rank i: its node, counts, clock measurements, accounting, and how it ended.
+RankReport rank_report(const Input& x, const std::string& path, std::uint64_t ref_hz, std::uint64_t start) {
   const auto& xh = x.reader->header();
   RankReport rr;
+  // ERRATUM E441: a rank that did not reach MPI_Finalize, and when its last record was.
+  rr.ended_early = xh.merge_flags & tracefile::kRankEndedEarly;
+  rr.aborted = xh.merge_flags & tracefile::kRankAborted;
+  rr.end_signal = xh.end_signal;
+  // When it ended: its recording's end (the end anchor, taken as its recorder finished the file, after the
+  // program ended), else its last record. Its last record alone would not tell which rank ended first: a
+  // rank the launcher ends after another died may have recorded nothing since it began to wait for the dead one.
+  const auto secs = [&](std::uint64_t t) { return double(std::int64_t(t - start)) / double(ref_hz ? ref_hz : 1); };
+  rr.last_s = secs(x.last);
+  rr.end_s = xh.anchor1_ticks ? secs(std::max(x.map(xh.anchor1_ticks), x.last)) : rr.last_s;
   rr.path = path;
   rr.rank = x.rank;
   for (const auto& n : x.reader->names())
@@ -376,6 +388,7 @@ void write_annex(std::vector<Input>& in, const std::vector<std::string>& paths, 
                  std::vector<tracefile::LaneEntry>& lanes, MergeReport& rep, tracefile::Writer& w) {
   std::vector<record::SchedRecord> sched;
   std::vector<ClockOffsetRecord> clocks;
+  for (const auto& e : events) in[e.input].last = std::max(in[e.input].last, e.rec.end);
   for (std::size_t i = 0; i < in.size(); ++i) {
     Input& x = in[i];
     for (auto sw : x.reader->sched_switches()) {
@@ -395,7 +408,7 @@ void write_annex(std::vector<Input>& in, const std::vector<std::string>& paths, 
     rep.passed_filter += xh.passed_filter;
     rep.overruns += xh.overruns;
     rep.overwritten += xh.overwritten;
-    rep.ranks.push_back(rank_report(x, paths[i], ref_hz));
+    rep.ranks.push_back(rank_report(x, paths[i], ref_hz, h.start_ticks));
   }
   std::stable_sort(sched.begin(), sched.end(), [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
   w.append_sched(sched);

@@ -48,6 +48,12 @@ struct RankReport {
   std::uint64_t clock_hz = 0, start_ticks = 0;
   // Accounting of the rank's file.
   std::uint64_t passed_filter = 0, overruns = 0, overwritten = 0;
+  // ERRATUM E441: the rank did not reach MPI_Finalize (its file's kRankEndedEarly), it called MPI_Abort, the
+  // signal that ended it (0: none known); when its recording ended and its last record, seconds after the
+  // merged file's start (on the merged timeline).
+  bool ended_early = false, aborted = false;
+  unsigned end_signal = 0;
+  double end_s = 0, last_s = 0;
 };
 struct MergeReport {
   std::vector<RankReport> ranks;

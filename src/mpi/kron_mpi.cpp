@@ -1,26 +1,33 @@
-// libkron_mpi: records an MPI program rank by rank through the MPI profiling interface (PMPI). Link it
-// before the MPI library, or LD_PRELOAD it; nothing in the program changes:
+// libkron_mpi: records an MPI program rank by rank through the MPI profiling interface (PMPI). Two ways, both
+// with nothing changed in the program (README "Record an MPI job"):
 //
-//   mpirun -np 4 -x LD_PRELOAD=libkron_mpi.so -x KRON_MPI_OUT=run ./app   # run.rank-0.kron ... run.rank-3.kron
-//   kron merge run.rank-*.kron -o run.kron                                 # one timeline
+//   mpirun -np 4 kron record --mpi -o run -- ./app                        # run.rank-0.kron ... run.rank-3.kron
+//   mpirun -np 4 -x LD_PRELOAD=libkron_mpi.so -x KRON_MPI_OUT=run ./app   # the same files, no kron process
+//   kron merge run.rank-*.kron -o run.kron                                # one timeline
 //
-// At MPI_Init each rank creates its own board (node number = its rank, so that sources "node.process" tell
-// the ranks apart, ERRATUM E201), attaches its own copy of the probe to it (its symbols hidden: see E209 for a
-// program's own probes), and drains it from a thread of its own into OUT.rank-N.kron (the recorder of `kron record`, in
-// process). Every wrapped call is a named scope on that board ("MPI_Send" begin and end: Trace samples); a call that
-// moves a message, or a collective, is also one MpiRecord (kind 8: peer, tag, communicator, size, begin and completion)
-// kept in memory and written after the samples at MPI_Finalize (ERRATUM E202). Clock offsets to rank 0 are measured at
-// MPI_Init, at MPI_Finalize and every KRON_MPI_SYNC_S seconds at a collective on MPI_COMM_WORLD (ERRATUM E204) and kept
-// as ClockOffsetRecords (kind 9). The header carries the rank and the world's size, the name section the node's name
+// Under kron record --mpi (ERRATUM E440) kron record made the rank's board (node number = its rank, so that
+// sources "node.process" tell the ranks apart, ERRATUM E201), runs the program on it with this library
+// preloaded, and drains the board into the rank's file; this library's probe and the program's own write
+// to it. Recording on its own, this library makes the board itself: at load, when the launcher named the
+// rank (ERRATUM E442), so that the program's own probes attach to it too, else at MPI_Init; and drains it
+// from a thread of its own into OUT.rank-N.kron (the recorder of `kron record`, in process). Every wrapped
+// call is a named scope on that board ("MPI_Send" begin and end: Trace samples); a call that moves a message,
+// or a collective, is also one MpiRecord (kind 8: peer, tag, communicator, size, begin and completion)
+// published in the side area the moment it completes (a non-blocking one when it is posted, then completed
+// in place), so that a rank killed by SIGKILL or MPI_Abort keeps them (ERRATA E202, E440, E441). Clock
+// offsets to rank 0 are measured at MPI_Init, at MPI_Finalize and every KRON_MPI_SYNC_S seconds at a
+// collective on MPI_COMM_WORLD (ERRATUM E204) and kept there too as ClockOffsetRecords (kind 9). The header
+// carries the rank, the world's size and how the rank ended; the name section the node's name
 // (NameKind::Node).
 //
-// Settings (environment): KRON_MPI_OUT (file prefix, default "kron-mpi"), KRON_MPI_SYNC_S (seconds between
-// clock measurements, 0 = only at Init and Finalize, at most 86400), KRON_MPI_PINGS (ping-pongs per
-// measurement, 10, 1-1000): rank 0's two decide for every rank (ERRATUM E345); KRON_MPI_BOARD_MB (board
-// size, 16, 1-65536; the board is kron-mpi-PID-RANDOM, ERRATUM E343), KRON_MPI_TEST_CLOCK_FAULT (test
-// only: "OFFSET_NS:DRIFT_PPM,..." one pair per rank, added to every timestamp this rank records, ERRATUM
-// E207), KRON_MPI_TEST_SLOW_PINGS (test only: rank 0 answers every second ping-pong of a measurement
-// that many milliseconds late, 0-1000, E207).
+// Settings (environment): KRON_MPI_OUT (file prefix, default "kron-mpi"; kron record --mpi: -o), KRON_MPI_SYNC_S
+// (seconds between clock measurements, 0 = only at Init and Finalize, at most 86400), KRON_MPI_PINGS
+// (ping-pongs per measurement, 10, 1-1000): rank 0's two decide for every rank (ERRATUM E345);
+// KRON_MPI_BOARD_MB (board size, 16, 1-65536; the board is kron-mpi-PID-RANDOM, ERRATUM E343; kron record
+// --mpi: --buffer), KRON_MPI_TEST_CLOCK_FAULT (test only: "OFFSET_NS:DRIFT_PPM,..." one pair per rank, added
+// to every timestamp this rank records, ERRATUM E207), KRON_MPI_TEST_SLOW_PINGS (test only: rank 0 answers
+// every second ping-pong of a measurement that many milliseconds late, 0-1000, E207). KRON_MPI_SIDE is kron
+// record's, never the user's.
 //
 // Uses only the MPI standard's C bindings (Open MPI and MPICH alike). Not recorded (ERRATUM E209): the
 // Fortran bindings, persistent requests, one-sided and I/O calls, MPI_Ibarrier and the other non-blocking
@@ -50,6 +57,7 @@
 #include "kron/format/trace_file.hpp"
 #include "kron/kron.hpp"
 #include "recorder/board_reader.hpp"
+#include "recorder/mpi_side.hpp"
 #include "recorder/recorder.hpp"
 
 namespace kron::mpi {
@@ -103,6 +111,12 @@ struct CommInfo {
 
 struct Rank {
   bool on = false;
+  pid_t pid = 0;  // the process that called MPI_Init (a forked child that exits finishes nothing)
+  // ERRATUM E440: kron record --mpi runs this rank: its board (KRON_BOARD) is drained by kron record, which
+  // also reads the side area after the program ended, however it ended. Otherwise this library records on
+  // its own: a board it made (at load when the launcher named the rank, else at MPI_Init) drained by a thread
+  // of its own, and an anonymous side area read at MPI_Finalize.
+  bool under_record = false;
   int rank = 0, size = 1;
   std::string node, out, board;
   std::unique_ptr<recorder::BoardReader> reader;
@@ -113,15 +127,14 @@ struct Rank {
   std::atomic<bool> stop{false};
   Fault fault;
   std::mutex mu;  // what follows: MPI_THREAD_MULTIPLE programs call from several threads
-  // The calls so far, in chunks of kChunk: a growing vector would copy them all at every doubling, in the
-  // middle of an MPI call.
-  static constexpr std::size_t kChunk = 4096;
-  std::vector<std::vector<MpiRecord>> calls;
-  std::vector<ClockOffsetRecord> offsets;
-  // Posted, not yet completed. ERRATUM E202: an MPI library may hand out one handle for several requests
-  // at once (Open MPI gives eagerly completed sends a shared one): each handle keeps its records in posting
-  // order, and each completion of that handle takes the oldest.
-  std::unordered_map<MPI_Request, std::deque<MpiRecord>> pending;
+  // Every MPI call's record and clock measurement, published as it exists (ERRATUM E440).
+  recorder::mpiside::Writer side;
+  bool side_full = false;
+  // Posted, not yet completed: the slots of their records (published with kMpiIncomplete). ERRATUM E202: an
+  // MPI library may hand out one handle for several requests at once (Open MPI gives eagerly completed sends
+  // a shared one): each handle keeps its slots in posting order, and each completion of that handle takes
+  // the oldest.
+  std::unordered_map<MPI_Request, std::deque<std::uint64_t>> pending;
   std::unordered_map<MPI_Comm, CommInfo> comms;
   MPI_Comm sync_comm = MPI_COMM_NULL;
   double sync_s = 0;
@@ -133,10 +146,20 @@ Rank* g = nullptr;  // set by MPI_Init when recording is on
 
 std::uint64_t now() { return g->fault(kron::detail::now()); }
 
+// The board this library made at load, before MPI_Init (ERRATUM E440): its name, node and the launcher's rank.
+// A plain array, not a std::string: the load-time constructor may run before this file's dynamic
+// initialisation, which would then empty it.
+struct Early {
+  char board[64];
+  std::uint32_t node;
+  int rank;
+};
+Early g_early{};  // constant-initialised: zeros before any code runs
 // getpid() and gettid() are system calls (glibc caches neither): taken once, per process and per thread.
 std::uint32_t source_of() {
   static const std::uint32_t source =
-      board::source_id(static_cast<std::uint32_t>(g->rank) & 1023u, static_cast<std::uint32_t>(::getpid()));
+      board::source_id(!g_early.board[0] ? static_cast<std::uint32_t>(g->rank) & 1023u : g_early.node,
+                       static_cast<std::uint32_t>(::getpid()));
   return source;
 }
 std::uint32_t thread_id() {
@@ -204,9 +227,27 @@ MpiRecord make(MpiCall call, std::uint64_t t0, MPI_Comm comm, int peer_comm_rank
   return m;
 }
 
-void keep(const MpiRecord& m) {
-  if (g->calls.empty() || g->calls.back().size() == Rank::kChunk) g->calls.emplace_back().reserve(Rank::kChunk);
-  g->calls.back().push_back(m);
+// Publishes a record in the side area (ERRATUM E440): its slot, or -1. A memory that cannot grow ends the
+// rank's MPI records there, said once (what was published stays); the samples go on.
+std::int64_t publish(const void* rec, std::size_t bytes) {
+  if (!g->side || g->side_full) return -1;
+  try {
+    return static_cast<std::int64_t>(g->side.append(rec, bytes));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "libkron_mpi: rank %d: %s: no more MPI records are kept\n", g->rank, e.what());
+    g->side_full = true;
+    return -1;
+  }
+}
+
+// A finished call's record.
+void keep(const MpiRecord& m) { publish(&m, sizeof m); }
+
+// A non-blocking request's record, published at its posting flagged incomplete, its slot kept until a Wait
+// or Test completes it (completed()): a rank that never gets there leaves it flagged.
+void post(MPI_Request req, MpiRecord m) {
+  m.h.flags |= record::kMpiIncomplete;
+  if (const std::int64_t i = publish(&m, sizeof m); i >= 0) g->pending[req].push_back(static_cast<std::uint64_t>(i));
 }
 
 // A completed receive: the source, tag and size are the status's (MPI_ANY_SOURCE, MPI_ANY_TAG).
@@ -259,7 +300,10 @@ void measure_offsets() {
     }
     r.exchanges = static_cast<std::uint64_t>(g->pings);
   }
-  g->offsets.push_back(r);
+  {
+    std::lock_guard<std::mutex> lk(g->mu);
+    publish(&r, sizeof r);
+  }
   g->last_sync = std::chrono::steady_clock::now();
 }
 
@@ -308,9 +352,87 @@ void shared_settings() {
   if (g->rank == 0) g->slow_ping_ms = static_cast<int>(bounded("KRON_MPI_TEST_SLOW_PINGS", 0, 0, 1000));
 }
 
+// The board this library drains on its own: made at load (make_board_early) or now. Throws std::runtime_error.
+std::string own_board(std::uint32_t node) {
+  board::CreateOptions o;
+  // ERRATUM E343: kron-mpi-PID-RANDOM, created O_EXCL (never replacing a board), as kron record's.
+  o.name = board::unique_name("kron-mpi");
+  o.node = node;  // ERRATUM E201
+  o.size = std::uint64_t(bounded("KRON_MPI_BOARD_MB", 16, 1, 65536)) << 20;
+  o.lanes = 16;
+  std::string err, note;
+  board::Mapping created = board::Mapping::create(o, &err, &note);
+  if (!created) throw std::runtime_error(err);
+  return o.name;
+}
+
+// Recording on its own (no kron record --mpi): the board, the file OUT.rank-N.kron and the drain thread.
+void start_own() {
+  if (!g_early.board[0]) {
+    g->board = own_board(static_cast<std::uint32_t>(g->rank) & 1023u);
+  } else {
+    g->board = g_early.board;
+    if (g_early.rank != g->rank)
+      std::fprintf(stderr,
+                   "libkron_mpi: rank %d: the launcher said rank %d when the board was made: its samples carry node "
+                   "%u (ERRATUM E201)\n",
+                   g->rank, g_early.rank, g_early.node);
+  }
+  g->reader = std::make_unique<recorder::BoardReader>(recorder::BoardReader::open(g->board));
+  if (!kron::attach(g->board.c_str())) throw std::runtime_error("cannot attach to board " + g->board);
+  // Every probe of this process is attached now (the program's own took the board at its start-up): the
+  // name goes, so that a rank killed by SIGKILL leaves no board behind (ERRATUM E440).
+  std::string err;
+  board::unlink(g->board, &err);
+  ::unsetenv(board::kEnvBoard);
+  const std::uint64_t hz = g->reader->geo().clock_hz;
+  const std::string fault = env_or("KRON_MPI_TEST_CLOCK_FAULT", "");
+  double off_ns = 0, ppm = 0;
+  if (!fault.empty() && parse_fault(fault, g->rank, off_ns, ppm)) {
+    g->fault.on = true;
+    g->fault.offset_ticks = off_ns * 1e-9 * double(hz);
+    g->fault.drift = ppm * 1e-6;
+    g->fault.origin = kron::detail::now();
+  }
+  g->side = recorder::mpiside::Writer::anonymous();
+  g->fh = g->reader->file_header();
+  if (g->fault.on) g->fh.start_ticks = g->fault(g->fault.origin);
+  g->fh.mpi_rank = static_cast<std::uint32_t>(g->rank);
+  g->fh.mpi_world_size = static_cast<std::uint32_t>(g->size);
+  char cmd[256] = {};
+  std::snprintf(cmd, sizeof cmd, "MPI rank %d of %d on %s (libkron_mpi)", g->rank, g->size, g->node.c_str());
+  tracefile::set_program(g->fh, cmd);
+  g->writer = std::make_unique<tracefile::Writer>(g->out, g->fh);
+  g->rec = std::make_unique<recorder::Recorder>(*g->reader, *g->writer);
+  if (g->fault.on) {
+    const Fault f = g->fault;
+    g->rec->set_timestamp_map([f](std::uint64_t t) { return f(t); });
+  }
+  g->reader->set_drainer(true);
+  g->drainer = std::thread([] {
+    try {
+      g->rec->run([] { return g->stop.load(std::memory_order_acquire); });
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "libkron_mpi: rank %d: the drain failed: %s\n", g->rank, e.what());
+    }
+  });
+}
+
+// Under kron record --mpi: the side area it made; the board is its (KRON_BOARD), drained by it.
+void start_under_record(const std::string& side) {
+  g->side = recorder::mpiside::Writer::open(side);
+  if (!kron::attach(nullptr)) throw std::runtime_error("cannot attach to the board of kron record ($KRON_BOARD)");
+  if (!env_or("KRON_MPI_TEST_CLOCK_FAULT", "").empty())
+    std::fprintf(stderr,
+                 "libkron_mpi: rank %d: KRON_MPI_TEST_CLOCK_FAULT is for libkron_mpi recording on its own; "
+                 "ignored under kron record --mpi (ERRATUM E207)\n",
+                 g->rank);
+}
+
 void start() {
   auto r = std::make_unique<Rank>();
   g = r.get();
+  g->pid = ::getpid();
   PMPI_Comm_rank(MPI_COMM_WORLD, &g->rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &g->size);
   char node[MPI_MAX_PROCESSOR_NAME + 1] = {};
@@ -320,55 +442,37 @@ void start() {
   g->out = env_or("KRON_MPI_OUT", "kron-mpi") + ".rank-" + std::to_string(g->rank) + ".kron";
   shared_settings();
   PMPI_Comm_dup(MPI_COMM_WORLD, &g->sync_comm);
+  const std::string side = env_or("KRON_MPI_SIDE", "");
   try {
-    board::CreateOptions o;
-    // ERRATUM E343: kron-mpi-PID-RANDOM, created O_EXCL (never replacing a board), as kron record's.
-    o.name = board::unique_name("kron-mpi");
-    o.node = static_cast<std::uint32_t>(g->rank) & 1023u;  // ERRATUM E201
-    o.size = std::uint64_t(bounded("KRON_MPI_BOARD_MB", 16, 1, 65536)) << 20;
-    o.lanes = 16;
-    g->board = o.name;
-    std::string err, note;
-    board::Mapping created = board::Mapping::create(o, &err, &note);
-    if (!created) throw std::runtime_error(err);
-    created = board::Mapping{};
-    g->reader = std::make_unique<recorder::BoardReader>(recorder::BoardReader::open(o.name));
-    if (!kron::attach(o.name.c_str())) throw std::runtime_error("cannot attach to board " + o.name);
-    const std::uint64_t hz = g->reader->geo().clock_hz;
-    const std::string fault = env_or("KRON_MPI_TEST_CLOCK_FAULT", "");
-    double off_ns = 0, ppm = 0;
-    if (!fault.empty() && parse_fault(fault, g->rank, off_ns, ppm)) {
-      g->fault.on = true;
-      g->fault.offset_ticks = off_ns * 1e-9 * double(hz);
-      g->fault.drift = ppm * 1e-6;
-      g->fault.origin = kron::detail::now();
+    g->under_record = !side.empty();
+    if (g->under_record) {
+      start_under_record(side);
+    } else if (!g_early.board[0] && !env_or(board::kEnvBoard, "").empty()) {
+      throw std::runtime_error(
+          "KRON_BOARD is set (the program runs under kron record or kron run): its MPI calls are scopes on that "
+          "board; record the rank with kron record --mpi for its rank file (ERRATUM E440)");
+    } else {
+      start_own();
     }
-    g->fh = g->reader->file_header();
-    if (g->fault.on) g->fh.start_ticks = g->fault(g->fault.origin);
-    g->fh.mpi_rank = static_cast<std::uint32_t>(g->rank);
-    g->fh.mpi_world_size = static_cast<std::uint32_t>(g->size);
-    char cmd[256] = {};
-    std::snprintf(cmd, sizeof cmd, "MPI rank %d of %d on %s (libkron_mpi)", g->rank, g->size, g->node.c_str());
-    tracefile::set_program(g->fh, cmd);
-    g->writer = std::make_unique<tracefile::Writer>(g->out, g->fh);
-    g->rec = std::make_unique<recorder::Recorder>(*g->reader, *g->writer);
-    if (g->fault.on) {
-      const Fault f = g->fault;
-      g->rec->set_timestamp_map([f](std::uint64_t t) { return f(t); });
-    }
-    g->reader->set_drainer(true);
-    g->drainer = std::thread([] {
-      try {
-        g->rec->run([] { return g->stop.load(std::memory_order_acquire); });
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "libkron_mpi: rank %d: the drain failed: %s\n", g->rank, e.what());
-      }
-    });
+    recorder::mpiside::SideHeader& h = g->side.header();
+    h.rank = static_cast<std::uint32_t>(g->rank);
+    h.world_size = static_cast<std::uint32_t>(g->size);
+    h.pid = static_cast<std::uint32_t>(::getpid());
+    h.node = board::source_node(source_of());
+    std::snprintf(h.host, sizeof h.host, "%s", g->node.c_str());
+    h.state.store(static_cast<std::uint32_t>(recorder::mpiside::State::Started), std::memory_order_release);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "libkron_mpi: rank %d records nothing: %s\n", g->rank, e.what());
+    if (g->drainer.joinable()) {
+      g->stop.store(true, std::memory_order_release);
+      g->drainer.join();
+    }
+    g->rec.reset();
+    g->writer.reset();
     g->reader.reset();
+    g->side = recorder::mpiside::Writer{};
     std::string err;
-    if (!g->board.empty()) board::unlink(g->board, &err);
+    if (!g->board.empty() && !g->under_record) board::unlink(g->board, &err);
     // The clock exchange still runs, so that every rank takes part in it.
     g->on = false;
     measure_offsets();
@@ -380,25 +484,28 @@ void start() {
   r.release();
 }
 
-void finish() {
-  measure_offsets();  // every rank, recording or not: the exchange is collective
+// The end of this rank's recording. `how`: Finalized (MPI_Finalize, after the last clock measurement),
+// Aborted (MPI_Abort) or Started (the process exits without MPI_Finalize). Under kron record --mpi only the
+// state is set (kron record reads the side area); on its own this library finishes the file.
+void finish(recorder::mpiside::State how) {
   if (!g->on) return;
   g->on = false;
   kron::release_lane();
+  {
+    std::lock_guard<std::mutex> lk(g->mu);
+    g->side.header().state.store(static_cast<std::uint32_t>(how), std::memory_order_release);
+  }
+  if (g->under_record) return;
   g->stop.store(true, std::memory_order_release);
   g->drainer.join();
   try {
     std::lock_guard<std::mutex> lk(g->mu);
-    // A request never completed (the program did not wait for it): written with end == begin, flagged.
-    for (auto& [req, q] : g->pending)
-      for (MpiRecord m : q) {
-        m.h.flags = record::kMpiIncomplete;
-        keep(m);
-      }
-    g->pending.clear();
-    for (const auto& chunk : g->calls) g->writer->append_mpi(chunk);
-    g->calls.clear();
-    g->writer->append_clock(g->offsets);
+    const recorder::mpiside::Contents c = recorder::mpiside::read_fd(g->side.fd(), "the MPI side area");
+    if (!c.problem.empty()) std::fprintf(stderr, "libkron_mpi: rank %d: %s\n", g->rank, c.problem.c_str());
+    g->writer->append_mpi(c.calls);
+    g->writer->append_clock(c.offsets);
+    if (how != recorder::mpiside::State::Finalized) g->fh.merge_flags |= tracefile::kRankEndedEarly;
+    if (how == recorder::mpiside::State::Aborted) g->fh.merge_flags |= tracefile::kRankAborted;
     record::NameRecord n{};
     n.h.kind = record::RecordKind::Names;
     n.h.size = sizeof n;
@@ -412,17 +519,57 @@ void finish() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "libkron_mpi: rank %d: %s: %s\n", g->rank, g->out.c_str(), e.what());
   }
-  std::string err;
-  board::unlink(g->board, &err);
+}
+
+// ---- Load and exit -----------------------------------------------------------------------------------
+// ERRATUM E440: loaded into a rank its launcher named (E442), this library makes its board now, before the
+// program's constructors run, and names it in KRON_BOARD: the program's own probes (its copy of kron_probe
+// attaches at start-up) then write to the board this library drains into the rank's file. Not under kron
+// record --mpi (its board is KRON_BOARD already), not when KRON_BOARD is set by someone else, and not in a
+// process no launcher started (mpirun itself, a shell): those make no board here.
+__attribute__((constructor)) void kron_mpi_load() {
+  if (!env_or("KRON_MPI_SIDE", "").empty() || !env_or(board::kEnvBoard, "").empty()) return;
+  const recorder::mpiside::EnvRank e = recorder::mpiside::rank_from_env();
+  if (e.var.empty() || !e.problem.empty()) return;
+  try {
+    g_early.rank = e.rank;
+    g_early.node = static_cast<std::uint32_t>(e.rank) & 1023u;
+    const std::string name = own_board(g_early.node);
+    std::snprintf(g_early.board, sizeof g_early.board, "%s", name.c_str());
+    ::setenv(board::kEnvBoard, g_early.board, 1);
+    if (!kron::attach(g_early.board)) throw std::runtime_error("cannot attach to board " + name);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "libkron_mpi: rank %d: %s: the program's own probes are not recorded\n", e.rank, ex.what());
+    if (g_early.board[0]) {
+      std::string err;
+      board::unlink(g_early.board, &err);
+      ::unsetenv(board::kEnvBoard);
+    }
+    g_early = Early{};
+  }
+}
+
+// A process that ends without MPI_Finalize (exit() after an error): its file is finished, marked as a rank
+// that ended early (ERRATUM E441). A process that never called MPI_Init removes the board it made.
+__attribute__((destructor)) void kron_mpi_exit() {
+  if (g && g->on && g->pid == ::getpid()) {
+    finish(recorder::mpiside::State::Started);
+  } else if (!g && g_early.board[0]) {
+    std::string err;
+    board::unlink(g_early.board, &err);
+  }
 }
 
 // ---- Completion of non-blocking requests -------------------------------------------------------------
 void completed(MPI_Request req, const MPI_Status* st, std::uint64_t t_end) {
   auto it = g->pending.find(req);
   if (it == g->pending.end()) return;  // not ours (persistent, or posted before MPI_Init)
-  MpiRecord m = it->second.front();
+  const std::uint64_t slot = it->second.front();
   it->second.pop_front();
   if (it->second.empty()) g->pending.erase(it);
+  // Completed in its slot: the fields first, the flag last (a reader after a SIGKILL between the two sees
+  // the request still incomplete, never a record half updated and called complete).
+  MpiRecord& m = g->side.mpi(slot);
   m.end = t_end;
   if (m.call == MpiCall::Irecv && st) {
     // The communicator's members are in the record's comm id only: translate through the cache.
@@ -436,7 +583,8 @@ void completed(MPI_Request req, const MPI_Status* st, std::uint64_t t_end) {
     int n = 0;
     if (PMPI_Get_count(st, MPI_BYTE, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0) m.bytes = std::uint64_t(n);
   }
-  keep(m);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  m.h.flags = static_cast<std::uint8_t>(m.h.flags & ~record::kMpiIncomplete);
 }
 
 // A blocking send: `send` (the PMPI call) timed, and its record kept (inside the caller's named scope).
@@ -485,10 +633,19 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 
 int MPI_Finalize(void) {
   if (g) {
-    finish();
+    measure_offsets();  // every rank, recording or not: the exchange is collective
+    finish(kron::recorder::mpiside::State::Finalized);
     if (g->sync_comm != MPI_COMM_NULL) PMPI_Comm_free(&g->sync_comm);
   }
   return PMPI_Finalize();
+}
+
+// ERRATUM E441: a rank that aborts keeps what it recorded (its file finished here when this library records
+// on its own; kron record --mpi reads the side area after the rank ended). No clock exchange: the other ranks
+// are not there for it.
+int MPI_Abort(MPI_Comm comm, int errorcode) {
+  if (g) finish(kron::recorder::mpiside::State::Aborted);
+  return PMPI_Abort(comm, errorcode);
 }
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -525,7 +682,7 @@ int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
   const std::uint64_t t0 = now();
   const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
   std::lock_guard<std::mutex> lk(g->mu);
-  if (rc == MPI_SUCCESS) g->pending[*req].push_back(make(MpiCall::Isend, t0, comm, dest, tag, type_bytes(count, type)));
+  if (rc == MPI_SUCCESS) post(*req, make(MpiCall::Isend, t0, comm, dest, tag, type_bytes(count, type)));
   return rc;
 }
 
@@ -535,7 +692,7 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
   const std::uint64_t t0 = now();
   const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
   std::lock_guard<std::mutex> lk(g->mu);
-  if (rc == MPI_SUCCESS) g->pending[*req].push_back(make(MpiCall::Irecv, t0, comm, source, tag, 0));
+  if (rc == MPI_SUCCESS) post(*req, make(MpiCall::Irecv, t0, comm, source, tag, 0));
   return rc;
 }
 

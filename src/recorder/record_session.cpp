@@ -207,6 +207,7 @@ struct Started {
   if (io.fd[0] >= 0 && (::dup2(io.fd[0], 0) < 0 || ::dup2(io.fd[1], 1) < 0 || ::dup2(io.fd[1], 2) < 0)) ::_exit(127);
   ::setenv(board::kEnvBoard, o.board.name.c_str(), 1);
   ::setenv(board::kEnvNode, std::to_string(o.board.node).c_str(), 1);
+  for (const auto& [name, value] : o.program_env) ::setenv(name.c_str(), value.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& p : o.program) argv.push_back(const_cast<char*>(p.c_str()));
   argv.push_back(nullptr);
@@ -344,6 +345,7 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
     throw;  // the writer's destructor leaves the file marked incomplete, with every record written so far
   }
   g_child = 0;
+  if (o.before_finish) o.before_finish(fh, *writer, kernel_names, r.wait_status);
   finish_recording(reader, *rec, fh, t0, r, kernel_names);
   return r;
 }

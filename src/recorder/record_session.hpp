@@ -35,6 +35,15 @@ struct RecordOptions {
   BoardReader::Sink tap;
   std::function<void(BoardReader&, bool final)> watch;
   std::string program_output;
+  // Called once the program has ended (however it ended: `wait_status` is waitpid's) and its last records
+  // were taken, before the file is finished: may set header fields, append records that are not samples
+  // (Writer::append_mpi, append_clock) and add name entries. kron record --mpi: the rank's MPI side area
+  // (ERRATUM E440). Also when the program was killed; not after a drain error.
+  std::function<void(tracefile::FileHeader&, tracefile::Writer&, std::vector<record::NameRecord>& names,
+                     int wait_status)>
+      before_finish;
+  // Environment variables set for the program only (kron record's own environment is left as it is).
+  std::vector<std::pair<std::string, std::string>> program_env;
 };
 struct RecordResult {
   int wait_status = 0;  // the program's, as waitpid() returns it

@@ -89,6 +89,11 @@ void print_json(const Args& a, const analysis::FileSummary& fs) {
                 {"violations_found", h.violations_found},
                 {"violations_left", h.violations_left},
                 {"max_correction_ticks", h.max_correction}};
+    if (!merged) {  // ERRATUM E441: how the rank ended
+      j["mpi"]["ended_early"] = (h.merge_flags & tracefile::kRankEndedEarly) != 0;
+      j["mpi"]["aborted"] = (h.merge_flags & tracefile::kRankAborted) != 0;
+      j["mpi"]["end_signal"] = h.end_signal;
+    }
     for (const auto& n : r.names())
       if (n.name_kind == record::NameKind::Node && !merged)
         j["mpi"]["node"] = text::utf8_safe(std::string(n.name, strnlen(n.name, sizeof n.name)));
@@ -179,8 +184,12 @@ void print_text(const Args& a, const analysis::FileSummary& fs) {
               ? fmt::format(" (largest correction {:.3f} us)", double(h.max_correction) * 1e6 / double(h.clock_hz))
               : std::string(" (not corrected)"));
     } else {
-      fmt::print("MPI: rank {} of {} on {}, {} MPI calls, {} clock-offset measurements\n", h.mpi_rank, h.mpi_world_size,
-                 text::terminal_safe(fs.node), r.mpi_records().size(), r.clock_offsets().size());
+      fmt::print("MPI: rank {} of {} on {}, {} MPI calls, {} clock-offset measurements{}\n", h.mpi_rank,
+                 h.mpi_world_size, text::terminal_safe(fs.node), r.mpi_records().size(), r.clock_offsets().size(),
+                 !(h.merge_flags & tracefile::kRankEndedEarly) ? std::string()
+                 : (h.merge_flags & tracefile::kRankAborted)   ? std::string("; it called MPI_Abort")
+                 : h.end_signal ? fmt::format("; killed by signal {} before MPI_Finalize", h.end_signal)
+                                : std::string("; it ended before MPI_Finalize"));
     }
   }
   if (r.snapshot_count())

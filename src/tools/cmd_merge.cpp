@@ -26,6 +26,25 @@ struct Args {
   unsigned compress_threads = tracefile::default_compress_threads();
 };
 
+// ERRATUM E441: the ranks that did not reach MPI_Finalize, first to end first: which, how and when.
+void print_early_ends(const merge::MergeReport& r) {
+  std::vector<const merge::RankReport*> early;
+  for (const auto& k : r.ranks)
+    if (k.ended_early) early.push_back(&k);
+  std::stable_sort(early.begin(), early.end(), [](auto* x, auto* y) { return x->end_s < y->end_s; });
+  for (std::size_t i = 0; i < early.size(); ++i) {
+    const merge::RankReport& k = *early[i];
+    const std::string how = k.aborted      ? "called MPI_Abort"
+                            : k.end_signal ? fmt::format("was killed by signal {}", k.end_signal)
+                                           : std::string("ended");
+    fmt::print(
+        "rank {} {} before MPI_Finalize{}: ended by {:.6f} s, its last record at {:.6f} s; its {} samples and {} "
+        "MPI calls up to then are merged\n",
+        k.rank, how, i == 0 && early.size() > 1 ? " (the first to end)" : "", k.end_s, k.last_s, k.samples,
+        k.mpi_records);
+  }
+}
+
 int run(const Args& a, const std::string& command) {
   merge::MergeOptions o;
   o.align = !a.no_align;
@@ -73,14 +92,26 @@ int run(const Args& a, const std::string& command) {
     for (const auto& w : r.warnings) j["warnings"].push_back(text::utf8_safe(w));
     j["ranks"] = nlohmann::json::array();
     for (const auto& k : r.ranks) {
-      nlohmann::json rk{{"file", text::utf8_safe(k.path)},  {"rank", k.rank},
-                        {"node", text::utf8_safe(k.node)},  {"samples", k.samples},
-                        {"mpi_records", k.mpi_records},     {"offset_ns", k.offset_ns},
-                        {"drift_ppm", k.drift_ppm},         {"drift_uncertainty_ppm", k.drift_uncertainty_ppm},
-                        {"min_rtt_ticks", k.min_rtt},       {"max_rtt_ticks", k.max_rtt},
-                        {"clock_hz", k.clock_hz},           {"start_ticks", k.start_ticks},
-                        {"passed_filter", k.passed_filter}, {"overruns", k.overruns},
-                        {"overwritten", k.overwritten}};
+      nlohmann::json rk{{"file", text::utf8_safe(k.path)},
+                        {"rank", k.rank},
+                        {"node", text::utf8_safe(k.node)},
+                        {"samples", k.samples},
+                        {"mpi_records", k.mpi_records},
+                        {"offset_ns", k.offset_ns},
+                        {"drift_ppm", k.drift_ppm},
+                        {"drift_uncertainty_ppm", k.drift_uncertainty_ppm},
+                        {"min_rtt_ticks", k.min_rtt},
+                        {"max_rtt_ticks", k.max_rtt},
+                        {"clock_hz", k.clock_hz},
+                        {"start_ticks", k.start_ticks},
+                        {"passed_filter", k.passed_filter},
+                        {"overruns", k.overruns},
+                        {"overwritten", k.overwritten},
+                        {"ended_early", k.ended_early},
+                        {"aborted", k.aborted},
+                        {"end_signal", k.end_signal},
+                        {"end_s", k.end_s},
+                        {"last_record_s", k.last_s}};
       rk["measurements"] = nlohmann::json::array();
       for (const auto& p : k.points)
         rk["measurements"].push_back({{"local", p.local}, {"reference", p.reference}, {"rtt", p.rtt}});
@@ -113,6 +144,7 @@ int run(const Args& a, const std::string& command) {
              r.overruns, r.overwritten,
              r.passed_filter == r.samples + r.overruns + r.overwritten ? "" : "  (does not add up)");
   if (r.late) fmt::print("{} samples out of time order (late in their rank's file)\n", r.late);
+  print_early_ends(r);
   return kExitOk;
 }
 

@@ -16,6 +16,7 @@
 #include "functions/filter.hpp"
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
+#include "recorder/mpi_side.hpp"
 #include "recorder/options.hpp"
 #include "recorder/record_session.hpp"
 #include "tools/command.hpp"
@@ -41,7 +42,11 @@ struct Args {
   std::vector<std::string> program;
   std::string functions_filter;  // --functions-filter FILE: the function hooks' run-time filter
   bool openmp = false;           // --openmp: OMP_TOOL_LIBRARIES=libkron_omp.so
-  std::string compress;          // --compress[=LEVEL]
+  std::string mpi;               // --mpi[=openmpi|mpich]: one rank of an MPI job (ERRATUM E440)
+  CLI::Option* mpi_opt = nullptr;
+  CLI::Option* output_opt = nullptr;
+  CLI::Option* node_opt = nullptr;
+  std::string compress;  // --compress[=LEVEL]
   CLI::Option* compress_opt = nullptr;
   // --compress-threads N
   unsigned compress_threads = tracefile::default_compress_threads();
@@ -118,6 +123,8 @@ int run_board(const Args& a) {
       throw InputError::at_offset(opt->get_name(), 0,
                                   "sets up the board kron record creates; with --board the board exists (kron board "
                                   "create sets it, kron filter / csr / counters change it)");
+  if (a.mpi_opt->count())
+    throw InputError::at_offset("--mpi", 0, "records the rank kron record runs (kron record --mpi -- PROGRAM)");
   if (a.sched_opt->count())
     throw InputError::at_offset("--sched", 0,
                                 "records the threads of the program kron record runs (kron record --sched -- PROGRAM); "
@@ -156,18 +163,85 @@ int run_board(const Args& a) {
   return r.totals.exact() && r.problems.empty() ? kExitOk : kExitFailed;
 }
 
-// libkron_omp.so beside the kron binary: BUILD/lib in a build tree, PREFIX/lib once installed.
-std::string omp_tool() {
+// A library of kron's beside the kron binary: BUILD/lib in a build tree, PREFIX/lib once installed.
+std::string beside_kron(const std::string& lib, const std::string& option) {
   char self[4096];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   std::string dir = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string();
   dir = dir.substr(0, dir.rfind('/') + 1);
-  for (const char* rel : {"lib/libkron_omp.so", "../lib/libkron_omp.so"})
-    if (::access((dir + rel).c_str(), R_OK) == 0) return dir + rel;
+  for (const std::string rel : {"lib/", "../lib/"})
+    if (::access((dir + rel + lib).c_str(), R_OK) == 0) return dir + rel + lib;
   throw InputError::at_offset(
-      "--openmp", 0,
-      "libkron_omp.so is not beside kron (" + dir + "lib/, " + dir + "../lib/): build or install kron with it");
+      option, 0, lib + " is not beside kron (" + dir + "lib/, " + dir + "../lib/): build or install kron with it");
 }
+
+// ---- kron record --mpi: one rank of an MPI job (ERRATUM E440) --------------------------------------------
+// The launcher (mpirun, mpiexec, srun) starts `kron record --mpi -o PREFIX -- PROGRAM` once per rank; the
+// rank and the world's size are in the environment it sets (ERRATUM E442). None: a singleton, rank 0.
+recorder::mpiside::EnvRank mpi_rank_from_env() {
+  recorder::mpiside::EnvRank e = recorder::mpiside::rank_from_env();
+  if (!e.problem.empty()) throw InputError::at_offset("--mpi", 0, e.problem);
+  return e;
+}
+
+// The interposer of the program's MPI: Open MPI and MPICH have different ABIs (ERRATUM E442).
+std::string mpi_library(const std::string& flavour, const recorder::mpiside::EnvRank& m) {
+  std::string f = flavour;
+  if (f.empty() || f == "auto") f = m.var == "PMI_RANK" ? "mpich" : "openmpi";
+  if (f == "openmpi") return beside_kron("libkron_mpi.so", "--mpi");
+  if (f == "mpich") return beside_kron("libkron_mpi_mpich.so", "--mpi=mpich");
+  throw InputError::at_offset("--mpi=" + flavour, 0, "expected openmpi or mpich (or nothing: from the launcher)");
+}
+
+// After the rank's program ended: its side area's records into the file, the header's rank fields, its node's
+// name entry, and how it ended (ERRATUM E441). The side area is removed after.
+struct MpiSession {
+  std::string side;  // the side area's path
+  recorder::mpiside::EnvRank env;
+  std::uint32_t node = 0;
+  std::string program;
+  std::string note;  // what kron record says about the rank's end ("" : it reached MPI_Finalize)
+  std::string problem;
+  ~MpiSession() {
+    if (!side.empty()) ::unlink(side.c_str());
+  }
+  void finish(tracefile::FileHeader& fh, tracefile::Writer& w, std::vector<record::NameRecord>& names,
+              int wait_status) {
+    recorder::mpiside::Contents c;
+    try {
+      c = recorder::mpiside::read(side);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (!c.problem.empty()) problem = c.problem;
+    const bool started = c.state != static_cast<std::uint32_t>(recorder::mpiside::State::Created);
+    fh.mpi_rank = started ? c.rank : static_cast<std::uint32_t>(env.rank);
+    fh.mpi_world_size = started ? c.world_size : static_cast<std::uint32_t>(std::max(env.size, 1));
+    w.append_mpi(c.calls);
+    w.append_clock(c.offsets);
+    if (WIFSIGNALED(wait_status)) fh.end_signal = static_cast<std::uint16_t>(WTERMSIG(wait_status));
+    if (c.state != static_cast<std::uint32_t>(recorder::mpiside::State::Finalized)) {
+      fh.merge_flags |= tracefile::kRankEndedEarly;
+      if (c.state == static_cast<std::uint32_t>(recorder::mpiside::State::Aborted))
+        fh.merge_flags |= tracefile::kRankAborted;
+      note = fmt::format("rank {} {}{}: its {} completed MPI calls and its samples up to then are in the file",
+                         fh.mpi_rank, recorder::mpiside::state_text(c.state),
+                         WIFSIGNALED(wait_status) ? fmt::format(" (killed by signal {})", WTERMSIG(wait_status))
+                         : WIFEXITED(wait_status) ? fmt::format(" (exit status {})", WEXITSTATUS(wait_status))
+                                                  : std::string(),
+                         c.calls.size());
+    }
+    record::NameRecord n{};
+    n.h.kind = record::RecordKind::Names;
+    n.h.size = sizeof n;
+    n.name_kind = record::NameKind::Node;
+    n.source = board::source_id(node, started ? c.pid : 0);
+    n.thread = fh.mpi_rank;
+    std::snprintf(n.name, sizeof n.name, "%s", started ? c.host.c_str() : "");
+    std::snprintf(n.function, sizeof n.function, "rank %u of %u", fh.mpi_rank, fh.mpi_world_size);
+    if (started) names.push_back(n);
+  }
+};
 
 int run(const Args& a) {
   if (!(a.hold_ms >= 0 && a.hold_ms <= 60000))
@@ -188,7 +262,8 @@ int run(const Args& a) {
     ::setenv("KRON_FUNCTIONS_FILTER", full ? full : a.functions_filter.c_str(), 1);  // the program's hooks read it
     std::free(full);
   }
-  if (a.openmp) ::setenv("OMP_TOOL_LIBRARIES", omp_tool().c_str(), 1);  // LLVM's libomp loads it (OMPT)
+  if (a.openmp)
+    ::setenv("OMP_TOOL_LIBRARIES", beside_kron("libkron_omp.so", "--openmp").c_str(), 1);  // LLVM's libomp (OMPT)
   recorder::RecordOptions o;
   // Unique in every PID namespace, created O_EXCL: never another kron record's board (ERRATUM E122).
   o.board.name = board::unique_name("record");
@@ -207,15 +282,36 @@ int run(const Args& a) {
   o.compress_threads = a.compress_threads;
   o.sched = a.sched;
   o.snapshot_interval_s = a.snapshot_interval;
+  std::unique_ptr<MpiSession> mpi;
+  if (a.mpi_opt->count()) {
+    if (a.node_opt->count())
+      throw InputError::at_offset("--node", 0, "with --mpi the node number is the rank's (ERRATUM E201)");
+    mpi = std::make_unique<MpiSession>();
+    mpi->env = mpi_rank_from_env();
+    const std::string lib = mpi_library(a.mpi, mpi->env);
+    mpi->node = static_cast<std::uint32_t>(mpi->env.rank) & 1023u;  // ERRATUM E201
+    o.board.node = mpi->node;
+    o.output = (a.output_opt->count() ? a.output : std::string("kron-mpi")) + ".rank-" + std::to_string(mpi->env.rank) +
+               ".kron";
+    mpi->side = board::shm_dir() + "/kron-mpi-side." + o.board.name;
+    recorder::mpiside::create(mpi->side);
+    const char* preload = std::getenv("LD_PRELOAD");
+    o.program_env = {{"LD_PRELOAD", preload && *preload ? lib + ":" + preload : lib}, {"KRON_MPI_SIDE", mpi->side}};
+    o.before_finish = [m = mpi.get()](tracefile::FileHeader& fh, tracefile::Writer& w,
+                                      std::vector<record::NameRecord>& names,
+                                      int status) { m->finish(fh, w, names, status); };
+  }
 
   const recorder::Progress progress = progress_line(a.quiet);
   const recorder::RecordResult r = recorder::record_program(o, progress);
   if (progress) fmt::print(stderr, "\r\033[K");
   if (!a.quiet && !r.board_note.empty()) fmt::print(stderr, "kron record: {}\n", r.board_note);
   if (!a.quiet) say_clock();
-  print_summary(r, a.output, a.quiet, a.compress_opt->count() > 0);
+  print_summary(r, o.output, a.quiet, a.compress_opt->count() > 0);
   if (a.sched && !a.quiet)
     fmt::print(stderr, "kron record: {} context switches of the program's threads (--sched)\n", r.sched_switches);
+  if (mpi && !mpi->problem.empty()) fmt::print(stderr, "kron record: {}\n", mpi->problem);
+  if (mpi && !mpi->note.empty()) fmt::print(stderr, "kron record: {}\n", mpi->note);
   if (r.sched_lost)
     fmt::print(stderr, "kron record: LOST {} context switches: the kernel's perf buffer was full (--sched)\n",
                r.sched_lost);
@@ -236,7 +332,8 @@ int run(const Args& a) {
 KRON_COMMAND(
     "record", "run a program on a new board (or drain an existing one live) into a trace file", 30, [](CLI::App& app) {
       auto a = std::make_shared<Args>();
-      app.add_option("-o,--output", a->output, "trace file to write")->capture_default_str();
+      a->output_opt = app.add_option("-o,--output", a->output, "trace file to write (with --mpi: its prefix)")
+                          ->capture_default_str();
       // The board kron record creates: refused with --board.
       auto made = [a](CLI::Option* opt) { a->board_made.push_back(opt); };
       made(app.add_option("--buffer", a->buffer, "board memory (16M default, up to gigabytes)")->capture_default_str());
@@ -255,6 +352,12 @@ KRON_COMMAND(
       app.add_flag("--openmp", a->openmp,
                    "record an OpenMP program's parallel regions, tasks, barriers and locks through OMPT (LLVM's "
                    "libomp: OMP_TOOL_LIBRARIES=libkron_omp.so; docs/functions.md)");
+      a->mpi_opt =
+          app.add_option("--mpi", a->mpi,
+                         "record one rank of an MPI job (mpirun -np N kron record --mpi -o PREFIX -- PROGRAM): "
+                         "its probes, MPI calls and clock measurements into PREFIX.rank-R.kron; "
+                         "--mpi=openmpi or mpich when the launcher does not tell")
+              ->expected(0, 1);
       made(app.add_flag("--wait", a->wait,
                         "hold a probe while its lane is full (CSR Write Wait) instead of discarding"));
       made(app.add_option("--counter", a->counters, "resource counter N=SOURCE (clock, software, page-faults, ...)"));
@@ -267,9 +370,8 @@ KRON_COMMAND(
       made(app.add_option("--block-size", a->block,
                           "bytes a lane takes from the board's pool at a time (auto, or 4K-1M)")
                ->capture_default_str());
-      made(app.add_option("--node", a->node, "node number of the source identification")
-               ->capture_default_str()
-               ->check(field_range(recorder::kMaxNode, recorder::kNodeField)));
+      a->node_opt = app.add_option("--node", a->node, "node number of the source identification");
+      made(a->node_opt->capture_default_str()->check(field_range(recorder::kMaxNode, recorder::kNodeField)));
       app.add_option(
           "--board", a->board,
           "drain this existing board live (kron board create; writers: kron run --board) until SIGINT/SIGTERM");

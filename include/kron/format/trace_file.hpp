@@ -57,7 +57,8 @@ inline constexpr std::uint16_t kMinor =
 // exact rate to the hertz); this reader reads an older file's 1024 bytes, the rest zero (TimeSource::Legacy).
 // 1.7 adds the function hooks' name entries (docs/functions.md): NameKind::Function, a site whose samples carry a
 // function's address, and NameKind::Module, the load map (ERRATUM E450). A 1.6 reader refuses those entries
-// (unknown kind); a file without them is read the same by both.
+// (unknown kind); a file without them is read the same by both. Also 1.7: a rank's end (FileHeader::end_signal,
+// taken from the reserved bytes, and RankFlag in merge_flags), which a 1.6 reader ignores.
 
 enum HeaderFlag : std::uint32_t {
   kFlagComplete = 1u << 0,  // counts, records_bytes and the lane table are valid
@@ -101,7 +102,10 @@ struct FileHeader {
   std::uint32_t lane_count;
   std::uint32_t lane_entry_size;  // sizeof(LaneEntry) of the producer
   std::uint16_t filter;           // Filter Register when recording ended
-  std::uint16_t reserved0[3];
+  // 1.7, a rank's file (kron record --mpi): the signal that ended the recorded program, 0 when it exited
+  // (ERRATUM E441). Reserved and 0 before.
+  std::uint16_t end_signal;
+  std::uint16_t reserved0[2];
   char counter_names[kResourceCounters][kCounterNameBytes];  // source of each resource counter, "" if unused
   char program[kProgramBytes];                               // command line that was recorded, NUL-terminated
   // 1.1: records written after a record with a later timestamp (the live recorder's time order failed
@@ -132,7 +136,7 @@ struct FileHeader {
   std::uint32_t mpi_world_size;
   std::uint64_t mpi_records;       // kind 8 records after the samples (complete files)
   std::uint32_t clock_offsets;     // kind 9 records after the samples (complete files)
-  std::uint32_t merge_flags;       // MergeFlag (kron merge)
+  std::uint32_t merge_flags;       // MergeFlag (kron merge); a rank's file: RankFlag (1.7)
   std::uint32_t violations_found;  // happened-before violations after the clock alignment, before the CLC pass
   std::uint32_t violations_left;   // and after it (0 once corrected)
   std::uint64_t max_correction;    // the largest correction the CLC pass made, ticks (clock_hz)
@@ -150,6 +154,8 @@ struct FileHeader {
   std::uint32_t anchor_half_ns;  // the larger of the two anchors' uncertainties
   std::uint32_t clock_flags;     // ClockFlag
 };
+static_assert(offsetof(FileHeader, end_signal) == 130 && offsetof(FileHeader, counter_names) == 136,
+              "FileHeader is a file ABI (1.7's end_signal took reserved bytes)");
 static_assert(offsetof(FileHeader, late) == 904 && offsetof(FileHeader, records_raw_bytes) == 912 &&
                   offsetof(FileHeader, names_offset) == 920 && offsetof(FileHeader, names_lost) == 936 &&
                   offsetof(FileHeader, sched_switches) == 944 && offsetof(FileHeader, snapshots) == 952 &&
@@ -194,6 +200,12 @@ enum MergeFlag : std::uint32_t {
   kMergeMerged = 1u << 0,   // written by kron merge: every rank's samples on rank 0's timeline
   kMergeAligned = 1u << 1,  // the clock alignment was applied (offset and drift, E205)
   kMergeClc = 1u << 2,      // the controlled-logical-clock pass was applied (E206)
+};
+// 1.7, a rank's file (kron record --mpi, libkron_mpi): how the rank ended (ERRATUM E441). A rank that ended
+// early holds what it recorded up to its end: kron merge names it and merges it with the others.
+enum RankFlag : std::uint32_t {
+  kRankEndedEarly = 1u << 8,  // the rank did not reach MPI_Finalize (killed, MPI_Abort, exit without it)
+  kRankAborted = 1u << 9,     // it called MPI_Abort
 };
 
 // 1.2, kFlagCompressed: one chunk of the record area. The payload follows (stored_bytes), then zeros to

@@ -1,0 +1,54 @@
+// An MPI program with kron probes of its own (linked with `pkg-config kron-probe`), recorded whole:
+//
+//   mpirun -np 4 kron record --mpi -o run -- build/examples/mpi_probes 100          # run.rank-R.kron
+//   mpirun -np 4 -x LD_PRELOAD=build/lib/libkron_mpi.so -x KRON_MPI_OUT=run build/examples/mpi_probes 100
+//
+// Each iteration is a named scope "iteration" holding two trace samples (group 1, data = rank << 32 |
+// iteration, then the same + 1 << 31), a token passed round a ring (MPI_Send / MPI_Recv) and an
+// MPI_Allreduce. `mpi_probes ITERATIONS DIE_RANK DIE_AT` makes rank DIE_RANK kill itself with SIGKILL at
+// iteration DIE_AT, after that iteration's first sample and before its ring step (a rank that dies with its
+// work half done); the others then wait in the ring until the launcher ends them.
+#include <mpi.h>
+#include <signal.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "kron/kron.hpp"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int iterations = argc > 1 ? std::atoi(argv[1]) : 20;
+  const int die_rank = argc > 3 ? std::atoi(argv[2]) : -1;
+  const int die_at = argc > 3 ? std::atoi(argv[3]) : -1;
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  double sum = 0;
+  for (int it = 0; it < iterations; ++it) {
+    KRON_SCOPE("iteration");
+    const std::uint64_t data = std::uint64_t(unsigned(rank)) << 32 | unsigned(it);
+    kron::trace(1, data);
+    if (rank == die_rank && it == die_at) ::raise(SIGKILL);
+    int token = it;
+    if (size > 1) {
+      if (rank == 0) {
+        MPI_Send(&token, 1, MPI_INT, right, 1, MPI_COMM_WORLD);
+        MPI_Recv(&token, 1, MPI_INT, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(&token, 1, MPI_INT, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&token, 1, MPI_INT, right, 1, MPI_COMM_WORLD);
+      }
+    }
+    const double mine = double(rank + it);
+    double all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    sum += all;
+    kron::trace(1, data | std::uint64_t{1} << 31);
+  }
+  if (rank == 0) std::printf("mpi_probes: %d ranks, %d iterations, sum %.0f\n", size, iterations, sum);
+  MPI_Finalize();
+  return 0;
+}
