@@ -7,13 +7,15 @@
 // iteration, then the same + 1 << 31), a token passed round a ring (MPI_Send / MPI_Recv) and an
 // MPI_Allreduce. `mpi_probes ITERATIONS DIE_RANK DIE_AT` makes rank DIE_RANK kill itself with SIGKILL at
 // iteration DIE_AT, after that iteration's first sample and before its ring step (a rank that dies with its
-// work half done); the others then wait in the ring until the launcher ends them.
+// work half done); the others then wait in the ring until the launcher ends them. A fourth argument `abort`
+// makes it call MPI_Abort there instead.
 #include <mpi.h>
 #include <signal.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "kron/kron.hpp"
 
@@ -25,13 +27,17 @@ int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 20;
   const int die_rank = argc > 3 ? std::atoi(argv[2]) : -1;
   const int die_at = argc > 3 ? std::atoi(argv[3]) : -1;
+  const bool abort = argc > 4 && std::string(argv[4]) == "abort";
   const int left = (rank + size - 1) % size, right = (rank + 1) % size;
   double sum = 0;
   for (int it = 0; it < iterations; ++it) {
     KRON_SCOPE("iteration");
     const std::uint64_t data = std::uint64_t(unsigned(rank)) << 32 | unsigned(it);
     kron::trace(1, data);
-    if (rank == die_rank && it == die_at) ::raise(SIGKILL);
+    if (rank == die_rank && it == die_at) {
+      if (abort) MPI_Abort(MPI_COMM_WORLD, 3);
+      ::raise(SIGKILL);
+    }
     int token = it;
     if (size > 1) {
       if (rank == 0) {

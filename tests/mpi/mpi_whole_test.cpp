@@ -196,5 +196,27 @@ TEST(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) {
   fs::remove_all(dir);
 }
 
+// libkron_mpi alone (preloaded): rank 1 calls MPI_Abort at iteration 10 of 40. Its file is finished in the
+// MPI_Abort wrapper: complete, marked as a rank that called MPI_Abort, with iterations 0-10's first samples,
+// 0-9's second and every MPI call of iterations 0-9 (ERRATUM E441).
+TEST(WholeJobKillTest, ARankThatAbortsFinishesItsFileAndSaysSo) {
+  const fs::path dir = fs::temp_directory_path() / ("kron-mpi-abort-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  run(mpirun(std::string("-x LD_PRELOAD=") + KRON_MPI_LIB + " -x KRON_MPI_OUT=" + (dir / "run").string(),
+             std::string(KRON_MPI_PROBES) + " 40 1 10 abort >/dev/null 2>" + (dir / "err.txt").string()));
+  const std::string f1 = (dir / "run.rank-1.kron").string();
+  ASSERT_TRUE(fs::exists(f1)) << slurp(dir / "err.txt");
+  const RankFile f = read_rank(f1);
+  EXPECT_TRUE(f.h.flags & tracefile::kFlagComplete);
+  EXPECT_TRUE(f.h.merge_flags & tracefile::kRankEndedEarly);
+  EXPECT_TRUE(f.h.merge_flags & tracefile::kRankAborted);
+  EXPECT_EQ(f.data, expected(1, 11, 10));
+  EXPECT_EQ(f.calls.at(record::MpiCall::Allreduce), 10u);
+  EXPECT_EQ(f.calls.at(record::MpiCall::Recv), 10u);
+  EXPECT_EQ(f.calls.at(record::MpiCall::Send), 10u);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kron
