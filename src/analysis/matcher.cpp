@@ -52,28 +52,6 @@ void Stats::merge(const Stats& o) {
   total += o.total;
 }
 
-void Ranks::add(const record::NameRecord& r) {
-  if (r.name_kind == record::NameKind::Node)
-    by_source_.try_emplace(r.source, Rank{r.thread, std::string(r.name, strnlen(r.name, sizeof r.name))});
-}
-
-std::optional<Ranks::Rank> Ranks::of(std::uint32_t source) const {
-  if (const auto it = by_source_.find(source); it != by_source_.end()) return it->second;
-  const std::uint32_t node = source >> 22;  // "node.process": node in bits 22-31 (board::source_node)
-  if (world_ && world_ <= 1024 && node < world_ && (source & 0x3fffffu)) return Rank{node, {}};  // pid 0: none
-  return std::nullopt;
-}
-
-std::optional<std::uint32_t> Ranks::of_pid(std::uint32_t pid) const {
-  std::optional<std::uint32_t> found;
-  for (const auto& [source, r] : by_source_)
-    if ((source & 0x3fffffu) == pid) {
-      if (found && *found != r.rank) return std::nullopt;
-      found = r.rank;
-    }
-  return found;
-}
-
 std::string rank_label(const Ranks* ranks, std::uint32_t source) {
   const auto r = ranks ? ranks->of(source) : std::nullopt;
   return r ? fmt::format("rank {}", r->rank) : std::string();
