@@ -4,13 +4,15 @@
 //   mpirun -np 4 -x LD_PRELOAD=build/lib/libkron_mpi.so -x KRON_MPI_OUT=run build/examples/mpi_probes 100
 //
 // Each iteration is a named scope "iteration" holding two trace samples (group 1, data = rank << 32 |
-// iteration, then the same + 1 << 31), a token passed round a ring (MPI_Send / MPI_Recv) and an
-// MPI_Allreduce. `mpi_probes ITERATIONS DIE_RANK DIE_AT` makes rank DIE_RANK kill itself with SIGKILL at
-// iteration DIE_AT, after that iteration's first sample and before its ring step (a rank that dies with its
-// work half done); the others then wait in the ring until the launcher ends them. A fourth argument `abort`
-// makes it call MPI_Abort there instead.
+// iteration, then the same + 1 << 31), a token passed round a ring (MPI_Send / MPI_Recv), a halo exchange
+// with both neighbours (MPI_Irecv, MPI_Isend, MPI_Waitall) and an MPI_Allreduce. `mpi_probes ITERATIONS DIE_RANK
+// DIE_AT` makes rank DIE_RANK kill itself with SIGKILL at iteration DIE_AT, after that iteration's first sample and
+// before its ring step (a rank that dies with its work half done), 100 ms later and after one more sample (data + 1 <<
+// 30), so that the others are all waiting for it by then; the others wait in the ring until the launcher ends them. A
+// fourth argument `abort` makes it call MPI_Abort there instead.
 #include <mpi.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -34,7 +36,9 @@ int main(int argc, char** argv) {
     KRON_SCOPE("iteration");
     const std::uint64_t data = std::uint64_t(unsigned(rank)) << 32 | unsigned(it);
     kron::trace(1, data);
-    if (rank == die_rank && it == die_at) {
+    if (rank == die_rank && it == die_at) {  // a while after the others began to wait for it, a last sample
+      ::usleep(100000);
+      kron::trace(1, data | std::uint64_t{1} << 30);
       if (abort) MPI_Abort(MPI_COMM_WORLD, 3);
       ::raise(SIGKILL);
     }
@@ -48,7 +52,15 @@ int main(int argc, char** argv) {
         MPI_Send(&token, 1, MPI_INT, right, 1, MPI_COMM_WORLD);
       }
     }
-    const double mine = double(rank + it);
+    // A halo exchange with both neighbours: non-blocking, completed by one MPI_Waitall.
+    double halo_out[2] = {double(it), double(rank)}, halo_in[2] = {0, 0};
+    MPI_Request req[4];
+    MPI_Irecv(&halo_in[0], 1, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &req[0]);
+    MPI_Irecv(&halo_in[1], 1, MPI_DOUBLE, right, 3, MPI_COMM_WORLD, &req[1]);
+    MPI_Isend(&halo_out[0], 1, MPI_DOUBLE, right, 2, MPI_COMM_WORLD, &req[2]);
+    MPI_Isend(&halo_out[1], 1, MPI_DOUBLE, left, 3, MPI_COMM_WORLD, &req[3]);
+    MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+    const double mine = double(rank + it) + halo_in[0] * 0;
     double all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     sum += all;

@@ -85,9 +85,11 @@ RankFile read_rank(const std::string& path) {
   return f;
 }
 
-// The program's samples of rank r, iterations [0, n) (first sample) and [0, m) (second).
-std::multiset<std::uint64_t> expected(int r, int n, int m) {
+// The program's samples of rank r, iterations [0, n) (first sample) and [0, m) (second); `died`: the sample it
+// took at iteration n - 1 before it died.
+std::multiset<std::uint64_t> expected(int r, int n, int m, bool died = false) {
   std::multiset<std::uint64_t> e;
+  if (died) e.insert((std::uint64_t(unsigned(r)) << 32 | unsigned(n - 1)) | std::uint64_t{1} << 30);
   for (int it = 0; it < n; ++it) e.insert(std::uint64_t(unsigned(r)) << 32 | unsigned(it));
   for (int it = 0; it < m; ++it) e.insert((std::uint64_t(unsigned(r)) << 32 | unsigned(it)) | std::uint64_t{1} << 31);
   return e;
@@ -133,8 +135,10 @@ TEST_P(WholeJobTest, EveryProbeOfTheProgramIsInItsRanksFileAndTheReportNamesEach
     EXPECT_EQ(f.calls.at(record::MpiCall::Allreduce), std::size_t{kIterations});
     EXPECT_EQ(f.calls.at(record::MpiCall::Send), std::size_t{kIterations});
     EXPECT_EQ(f.calls.at(record::MpiCall::Recv), std::size_t{kIterations});
-    EXPECT_EQ(f.incomplete, 0u);
-    EXPECT_GE(f.clock, 2u);  // MPI_Init and MPI_Finalize
+    EXPECT_EQ(f.calls.at(record::MpiCall::Isend), 2u * kIterations);
+    EXPECT_EQ(f.calls.at(record::MpiCall::Irecv), 2u * kIterations);
+    EXPECT_EQ(f.incomplete, 0u);  // every request was completed by its MPI_Waitall
+    EXPECT_GE(f.clock, 2u);       // MPI_Init and MPI_Finalize
     EXPECT_EQ(f.h.passed_filter, f.h.samples + f.h.overruns + f.h.overwritten);
   }
   const std::string merged = (dir / "all.kron").string();
@@ -149,9 +153,11 @@ TEST_P(WholeJobTest, EveryProbeOfTheProgramIsInItsRanksFileAndTheReportNamesEach
 INSTANTIATE_TEST_SUITE_P(Ways, WholeJobTest, ::testing::Values("kron_record", "preload"));
 
 // kron record --mpi: rank 2 kills itself with SIGKILL at iteration 20 of 40, after that iteration's first
-// sample. Its file holds iterations 0-20's first samples and 0-19's second, every MPI call of iterations 0-19,
-// and says it was killed by signal 9; mpirun then ends the other ranks (their files are finished too); kron
-// merge merges the four and names rank 2 as the rank that ended first.
+// sample, 100 ms later and after one more. Its file holds iterations 0-20's first samples and 0-19's second,
+// every MPI call of iterations 0-19, and says it was killed by signal 9; mpirun then ends the other ranks
+// (their files are finished too); kron merge merges the four and names rank 2 as the rank that ended first,
+// though its last sample is later than the others' (they were all waiting for it): a rank's end is when its
+// recording ended, not its last record.
 TEST(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) {
   const fs::path dir = fs::temp_directory_path() / ("kron-mpi-kill-" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -176,10 +182,12 @@ TEST(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) {
     EXPECT_TRUE(f.h.merge_flags & tracefile::kRankEndedEarly);
     EXPECT_EQ(f.h.merge_flags & tracefile::kRankAborted, 0u);
     EXPECT_EQ(f.h.end_signal, 9u);
-    EXPECT_EQ(f.data, expected(2, 21, 20));
+    EXPECT_EQ(f.data, expected(2, 21, 20, true));
     EXPECT_EQ(f.calls.at(record::MpiCall::Allreduce), 20u);
     EXPECT_EQ(f.calls.at(record::MpiCall::Recv), 20u);
     EXPECT_EQ(f.calls.at(record::MpiCall::Send), 20u);
+    EXPECT_EQ(f.calls.at(record::MpiCall::Isend), 40u);
+    EXPECT_EQ(f.incomplete, 0u);
     EXPECT_GE(f.clock, 1u);  // MPI_Init's measurement; never MPI_Finalize's
   }
   const std::string merged = (dir / "all.kron").string();
@@ -211,7 +219,7 @@ TEST(WholeJobKillTest, ARankThatAbortsFinishesItsFileAndSaysSo) {
   EXPECT_TRUE(f.h.flags & tracefile::kFlagComplete);
   EXPECT_TRUE(f.h.merge_flags & tracefile::kRankEndedEarly);
   EXPECT_TRUE(f.h.merge_flags & tracefile::kRankAborted);
-  EXPECT_EQ(f.data, expected(1, 11, 10));
+  EXPECT_EQ(f.data, expected(1, 11, 10, true));
   EXPECT_EQ(f.calls.at(record::MpiCall::Allreduce), 10u);
   EXPECT_EQ(f.calls.at(record::MpiCall::Recv), 10u);
   EXPECT_EQ(f.calls.at(record::MpiCall::Send), 10u);
