@@ -2,6 +2,7 @@
 // before the MPI library, or LD_PRELOAD it; nothing in the program changes:
 //
 //   mpirun -np 4 -x LD_PRELOAD=libkron_mpi.so -x KRON_MPI_OUT=run ./app   # run.rank-0.kron ... run.rank-3.kron
+//   mpiexec.hydra -np 4 -genv LD_PRELOAD libkron_mpi_mpich.so -genv KRON_MPI_OUT run ./app   # MPICH (E436)
 //   kron merge run.rank-*.kron -o run.kron                                 # one timeline
 //
 // At MPI_Init each rank creates its own board (node number = its rank, so that sources "node.process" tell

@@ -328,6 +328,25 @@ TEST_P(MpiSurfaceTest, TheMergeMatchesEverythingAndLeavesNoViolation) {
   EXPECT_EQ(analysis::count_violations(ev, analysis::match_messages(ev)), 0u);
 }
 
+// ERRATUM E436: each interposer serves the MPI library it was built against; the other one's, preloaded,
+// makes the job fail at MPI_Init (MPICH handed Open MPI's MPI_COMM_WORLD, or the reverse), never record
+// quietly wrong handles.
+TEST(MpiFlavourTest, TheOtherLibrarysInterposerFailsLoudly) {
+  const auto f = testing::mpi_flavours();
+  ASSERT_EQ(f.size(), 2u);
+  const fs::path d = fs::temp_directory_path() / ("kron-mpi-wrong-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  for (int k = 0; k < 2; ++k) {
+    const Flavour& program = f[static_cast<std::size_t>(k)];
+    const Flavour& other = f[static_cast<std::size_t>(1 - k)];
+    const std::string out = (d / program.name).string();
+    const std::string env = program.env("LD_PRELOAD", other.lib) + program.env("KRON_MPI_OUT", out);
+    EXPECT_NE(run(program.run(2, env, program.demo) + " 2 >/dev/null 2>&1"), 0) << program.name;
+    EXPECT_FALSE(fs::exists(out + ".rank-0.kron")) << program.name;
+  }
+  fs::remove_all(d);
+}
+
 INSTANTIATE_TEST_SUITE_P(Flavours, MpiSurfaceTest, ::testing::ValuesIn(testing::mpi_flavours()),
                          [](const ::testing::TestParamInfo<Flavour>& i) { return i.param.name; });
 
