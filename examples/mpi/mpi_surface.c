@@ -6,6 +6,8 @@
  *   15 MPI_Irsend           16 MPI_Sendrecv_replace (2 ints each way)
  *   17 received after MPI_Probe, 18 after MPI_Iprobe, 19 by MPI_Mprobe + MPI_Mrecv, 20 by MPI_Improbe +
  *   MPI_Imrecv
+ *   25 MPI_Isend whose request is freed (MPI_Request_free) while active, received by MPI_Recv
+ *   26 MPI_Isend after a barrier (its request may have the freed one's handle), received by MPI_Recv
  *   21 MPI_Send_init / MPI_Recv_init, started 3 times (MPI_Startall, MPI_Waitall)
  *   22 MPI_Ssend_init / MPI_Recv_init, started 3 times (MPI_Start, MPI_Testall)
  *   23 MPI_Bsend_init, started 2 times, received by MPI_Recv
@@ -110,6 +112,16 @@ static void point_to_point(int* out, int* in) {
     MPI_Waitall(2, r, statuses);
     expect(is_from(in, left), "MPI_Imrecv");
   }
+  /* A send whose request is freed while active (MPI allows it: the send still completes, unseen). */
+  MPI_Isend(out, rank + 1, MPI_INT, right, 25, MPI_COMM_WORLD, &r[0]);
+  MPI_Request_free(&r[0]);
+  MPI_Recv(in, left + 1, MPI_INT, left, 25, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  expect(is_from(in, left), "MPI_Request_free of an active MPI_Isend");
+  /* The next request may be given the freed one's handle: it is completed as its own. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Isend(out, rank + 1, MPI_INT, right, 26, MPI_COMM_WORLD, &r[0]);
+  MPI_Recv(in, left + 1, MPI_INT, left, 26, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Wait(&r[0], MPI_STATUS_IGNORE);
 }
 
 /* Persistent requests: each started several times, the handles freed at the end. */

@@ -438,6 +438,8 @@ void finish() {
 }
 
 // ---- Completion of non-blocking requests -------------------------------------------------------------
+// `st` null: no status (a request freed while active, ERRATUM E435: kept with `end` its posting and
+// flagged kMpiIncomplete, as one never completed).
 void completed(MPI_Request req, const MPI_Status* st, std::uint64_t t_end) {
   auto it = g->pending.find(req);
   if (it == g->pending.end()) return;  // not ours (posted before MPI_Init), or an inactive persistent one
@@ -445,6 +447,10 @@ void completed(MPI_Request req, const MPI_Status* st, std::uint64_t t_end) {
   it->second.pop_front();
   if (it->second.empty()) g->pending.erase(it);
   m.end = t_end;
+  if (!st) {
+    m.end = m.timestamp;
+    m.h.flags = record::kMpiIncomplete;
+  }
   if (record::mpi_is_recv(m.call) && st) {  // Irecv, Imrecv, a persistent receive
     // The communicator's members are in the record's comm id only: translate through the cache.
     for (auto& [comm, c] : g->comms)
@@ -801,15 +807,7 @@ int MPI_Request_free(MPI_Request* req) {
   std::lock_guard<std::mutex> lk(g->mu);
   if (rc == MPI_SUCCESS) {
     g->persistent.erase(r0);
-    // The oldest record of the handle, as a completion takes it (E202: a handle may carry several).
-    auto it = g->pending.find(r0);
-    if (it != g->pending.end()) {
-      MpiRecord m = it->second.front();
-      it->second.pop_front();
-      if (it->second.empty()) g->pending.erase(it);
-      m.h.flags = kron::record::kMpiIncomplete;
-      keep(m);
-    }
+    completed(r0, nullptr, 0);  // the oldest record of the handle, as a completion takes it (E202)
   }
   return rc;
 }
