@@ -17,12 +17,28 @@ using Key = std::tuple<std::uint32_t, std::int32_t, std::uint32_t, std::int32_t>
 
 // Who a collective's end waits for (E206): every member's entry, or the root's; whose end it is.
 MpiRole collective_role(MpiCall c, bool root) {
+  // A non-blocking collective depends as its blocking form does: its begin is its posting, its end the
+  // completion (ERRATUM E433).
   switch (c) {
     case MpiCall::Bcast:
-    case MpiCall::Scatter: return root ? MpiRole::Both : MpiRole::Receiver;
+    case MpiCall::Scatter:
+    case MpiCall::Scatterv:
+    case MpiCall::Ibcast:
+    case MpiCall::Iscatter:
+    case MpiCall::Iscatterv: return root ? MpiRole::Both : MpiRole::Receiver;
     case MpiCall::Reduce:
-    case MpiCall::Gather: return root ? MpiRole::Both : MpiRole::Sender;
-    default: return MpiRole::Both;  // Barrier, Allreduce, Allgather, Alltoall: everyone's data reaches everyone
+    case MpiCall::Gather:
+    case MpiCall::Gatherv:
+    case MpiCall::Ireduce:
+    case MpiCall::Igather:
+    case MpiCall::Igatherv: return root ? MpiRole::Both : MpiRole::Sender;
+    // A prefix: member i waits for members 0..i in the communicator's order, which the records do not
+    // carry (only world ranks): no dependency is claimed (ERRATUM E434).
+    case MpiCall::Scan:
+    case MpiCall::Exscan: return MpiRole::None;
+    // Barrier, Allreduce, Allgather(v), Alltoall(v), Reduce_scatter(_block) and their non-blocking forms:
+    // everyone's data reaches everyone.
+    default: return MpiRole::Both;
   }
 }
 }  // namespace

@@ -71,6 +71,30 @@ const char* mpi_call_name(record::MpiCall c) {
     case C::Allgather: return "MPI_Allgather";
     case C::Scatter: return "MPI_Scatter";
     case C::Alltoall: return "MPI_Alltoall";
+    case C::Mrecv: return "MPI_Mrecv";
+    case C::Imrecv: return "MPI_Imrecv";
+    case C::PsendStart: return "MPI_Start (send)";
+    case C::PrecvStart: return "MPI_Start (receive)";
+    case C::Gatherv: return "MPI_Gatherv";
+    case C::Scatterv: return "MPI_Scatterv";
+    case C::Allgatherv: return "MPI_Allgatherv";
+    case C::Alltoallv: return "MPI_Alltoallv";
+    case C::ReduceScatter: return "MPI_Reduce_scatter";
+    case C::ReduceScatterBlock: return "MPI_Reduce_scatter_block";
+    case C::Scan: return "MPI_Scan";
+    case C::Exscan: return "MPI_Exscan";
+    case C::Ibarrier: return "MPI_Ibarrier";
+    case C::Ibcast: return "MPI_Ibcast";
+    case C::Ireduce: return "MPI_Ireduce";
+    case C::Iallreduce: return "MPI_Iallreduce";
+    case C::Igather: return "MPI_Igather";
+    case C::Iallgather: return "MPI_Iallgather";
+    case C::Iscatter: return "MPI_Iscatter";
+    case C::Ialltoall: return "MPI_Ialltoall";
+    case C::Igatherv: return "MPI_Igatherv";
+    case C::Iscatterv: return "MPI_Iscatterv";
+    case C::Iallgatherv: return "MPI_Iallgatherv";
+    case C::Ialltoallv: return "MPI_Ialltoallv";
   }
   return "MPI (unknown call)";
 }

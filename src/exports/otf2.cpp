@@ -115,13 +115,34 @@ constexpr std::uint32_t kMaxAbsentRanks = 1u << 16;
 OTF2_CollectiveOp collective_op(record::MpiCall c) {
   using C = record::MpiCall;
   switch (c) {
-    case C::Barrier: return OTF2_COLLECTIVE_OP_BARRIER;
-    case C::Bcast: return OTF2_COLLECTIVE_OP_BCAST;
-    case C::Reduce: return OTF2_COLLECTIVE_OP_REDUCE;
-    case C::Allreduce: return OTF2_COLLECTIVE_OP_ALLREDUCE;
-    case C::Gather: return OTF2_COLLECTIVE_OP_GATHER;
-    case C::Allgather: return OTF2_COLLECTIVE_OP_ALLGATHER;
-    case C::Scatter: return OTF2_COLLECTIVE_OP_SCATTER;
+    // A non-blocking collective is written as its blocking form, begun at its posting and ended at its
+    // completion (ERRATUM E433).
+    case C::Barrier:
+    case C::Ibarrier: return OTF2_COLLECTIVE_OP_BARRIER;
+    case C::Bcast:
+    case C::Ibcast: return OTF2_COLLECTIVE_OP_BCAST;
+    case C::Reduce:
+    case C::Ireduce: return OTF2_COLLECTIVE_OP_REDUCE;
+    case C::Allreduce:
+    case C::Iallreduce: return OTF2_COLLECTIVE_OP_ALLREDUCE;
+    case C::Gather:
+    case C::Igather: return OTF2_COLLECTIVE_OP_GATHER;
+    case C::Allgather:
+    case C::Iallgather: return OTF2_COLLECTIVE_OP_ALLGATHER;
+    case C::Scatter:
+    case C::Iscatter: return OTF2_COLLECTIVE_OP_SCATTER;
+    case C::Gatherv:
+    case C::Igatherv: return OTF2_COLLECTIVE_OP_GATHERV;
+    case C::Scatterv:
+    case C::Iscatterv: return OTF2_COLLECTIVE_OP_SCATTERV;
+    case C::Allgatherv:
+    case C::Iallgatherv: return OTF2_COLLECTIVE_OP_ALLGATHERV;
+    case C::Alltoallv:
+    case C::Ialltoallv: return OTF2_COLLECTIVE_OP_ALLTOALLV;
+    case C::ReduceScatter: return OTF2_COLLECTIVE_OP_REDUCE_SCATTER;
+    case C::ReduceScatterBlock: return OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK;
+    case C::Scan: return OTF2_COLLECTIVE_OP_SCAN;
+    case C::Exscan: return OTF2_COLLECTIVE_OP_EXSCAN;
     default: return OTF2_COLLECTIVE_OP_ALLTOALL;
   }
 }
@@ -246,7 +267,8 @@ void Sink::prepare_mpi() {
     locs_[li].mpi.push_back({r.timestamp, i, false});
     const bool incomplete = r.h.flags & record::kMpiIncomplete;
     const bool one_event = r.call == record::MpiCall::Send || r.call == record::MpiCall::SendrecvSend ||
-                           r.call == record::MpiCall::Recv || r.call == record::MpiCall::SendrecvRecv;
+                           r.call == record::MpiCall::Recv || r.call == record::MpiCall::SendrecvRecv ||
+                           r.call == record::MpiCall::Mrecv;
     if (one_event) {  // a blocking send is its begin, a blocking receive its end
       if (record::mpi_is_recv(r.call)) locs_[li].mpi.back() = {r.end, i, true};
     } else if (!incomplete) {
@@ -308,14 +330,14 @@ void Sink::write_mpi_event(Loc& l, const MpiEv& e, std::uint64_t at) {
             "MPI collective end");
   } else if (r.call == C::Send || r.call == C::SendrecvSend) {
     check(OTF2_EvtWriter_MpiSend(l.w, nullptr, at, peer, c, tag, r.bytes), "MPI send");
-  } else if (r.call == C::Recv || r.call == C::SendrecvRecv) {
+  } else if (r.call == C::Recv || r.call == C::SendrecvRecv || r.call == C::Mrecv) {
     check(OTF2_EvtWriter_MpiRecv(l.w, nullptr, at, peer, c, tag, r.bytes), "MPI receive");
-  } else if (r.call == C::Isend) {
+  } else if (r.call == C::Isend || r.call == C::PsendStart) {
     if (!e.end)
       check(OTF2_EvtWriter_MpiIsend(l.w, nullptr, at, peer, c, tag, r.bytes, req), "MPI isend");
     else
       check(OTF2_EvtWriter_MpiIsendComplete(l.w, nullptr, at, req), "MPI isend complete");
-  } else {  // Irecv
+  } else {  // Irecv, Imrecv, PrecvStart
     if (!e.end)
       check(OTF2_EvtWriter_MpiIrecvRequest(l.w, nullptr, at, req), "MPI irecv request");
     else

@@ -318,6 +318,11 @@ Writer::~Writer() {
 
 std::uint64_t Writer::stored_bytes() const { return cctx_ ? (pool_ ? pool_->stored() : stored_) : bytes_; }
 
+void Writer::sync() {
+  flush();
+  if (std::fflush(f_) != 0) throw sys_error(path_, "write failed");
+}
+
 void Writer::write(const void* p, std::size_t n) {
   if (n && std::fwrite(p, 1, n, f_) != n) throw sys_error(path_, "write failed");
 }

@@ -3,6 +3,7 @@
 //
 //   mpirun -np 4 kron record --mpi -o run -- ./app                        # run.rank-0.kron ... run.rank-3.kron
 //   mpirun -np 4 -x LD_PRELOAD=libkron_mpi.so -x KRON_MPI_OUT=run ./app   # the same files, no kron process
+//   mpiexec.hydra -np 4 -genv LD_PRELOAD libkron_mpi_mpich.so -genv KRON_MPI_OUT run ./app   # MPICH (E436)
 //   kron merge run.rank-*.kron -o run.kron                                # one timeline
 //
 // Under kron record --mpi (ERRATUM E440) kron record made the rank's board (node number = its rank, so that
@@ -29,9 +30,11 @@
 // every second ping-pong of a measurement that many milliseconds late, 0-1000, E207). KRON_MPI_SIDE is kron
 // record's, never the user's.
 //
-// Uses only the MPI standard's C bindings (Open MPI and MPICH alike). Not recorded (ERRATUM E209): the
-// Fortran bindings, persistent requests, one-sided and I/O calls, MPI_Ibarrier and the other non-blocking
-// collectives, communicators other than through their group (see E203).
+// Uses only the MPI standard's C bindings, built once per MPI library (libkron_mpi.so for Open MPI,
+// libkron_mpi_mpich.so for MPICH: their ABIs differ). Recorded: point-to-point calls (blocking, non-blocking
+// and persistent, matched probes' receives), their completions, the blocking, `v` and non-blocking
+// collectives. Not recorded (ERRATUM E209): the Fortran bindings, one-sided and I/O calls, neighbourhood and
+// persistent collectives, communicators other than through their group (see E203).
 #include <mpi.h>
 #include <sched.h>
 #include <unistd.h>
@@ -135,6 +138,12 @@ struct Rank {
   // a shared one): each handle keeps its slots in posting order, and each completion of that handle takes
   // the oldest.
   std::unordered_map<MPI_Request, std::deque<std::uint64_t>> pending;
+  // Persistent requests (MPI_Send_init, MPI_Recv_init, ...): each handle's record, posted anew by every
+  // MPI_Start (the handle stays valid after its completion), dropped at MPI_Request_free.
+  std::unordered_map<MPI_Request, MpiRecord> persistent;
+  // Messages matched by MPI_Mprobe/MPI_Improbe, not yet received: the communicator each came on (an
+  // MPI_Message does not say, and MPI_Mrecv needs it to translate the status's source).
+  std::unordered_map<MPI_Message, MPI_Comm> messages;
   std::unordered_map<MPI_Comm, CommInfo> comms;
   MPI_Comm sync_comm = MPI_COMM_NULL;
   double sync_s = 0;
@@ -249,6 +258,15 @@ void post(MPI_Request req, MpiRecord m) {
   m.h.flags |= record::kMpiIncomplete;
   if (const std::int64_t i = publish(&m, sizeof m); i >= 0) g->pending[req].push_back(static_cast<std::uint64_t>(i));
 }
+
+// The bytes of `n` counts (a `v` collective's per-member counts) of type `t`.
+std::uint64_t counts_bytes(const int* counts, int n, MPI_Datatype t) {
+  std::uint64_t b = 0;
+  for (int i = 0; counts && i < n; ++i) b += type_bytes(counts[i], t);
+  return b;
+}
+
+int members(MPI_Comm comm) { return static_cast<int>(comm_info(comm).world.size()); }
 
 // A completed receive: the source, tag and size are the status's (MPI_ANY_SOURCE, MPI_ANY_TAG).
 void fill_recv(MpiRecord& m, const MPI_Status& st, MPI_Comm comm) {
@@ -561,17 +579,20 @@ __attribute__((destructor)) void kron_mpi_exit() {
 }
 
 // ---- Completion of non-blocking requests -------------------------------------------------------------
+// `st` null: no status (a request freed while active, ERRATUM E435: kept with `end` its posting and
+// flagged kMpiIncomplete, as one never completed).
 void completed(MPI_Request req, const MPI_Status* st, std::uint64_t t_end) {
   auto it = g->pending.find(req);
-  if (it == g->pending.end()) return;  // not ours (persistent, or posted before MPI_Init)
+  if (it == g->pending.end()) return;  // not ours (posted before MPI_Init), or an inactive persistent one
   const std::uint64_t slot = it->second.front();
   it->second.pop_front();
   if (it->second.empty()) g->pending.erase(it);
   // Completed in its slot: the fields first, the flag last (a reader after a SIGKILL between the two sees
   // the request still incomplete, never a record half updated and called complete).
   MpiRecord& m = g->side.mpi(slot);
+  if (!st) return;  // freed while active: stays as posted, flagged incomplete (end = its posting)
   m.end = t_end;
-  if (m.call == MpiCall::Irecv && st) {
+  if (record::mpi_is_recv(m.call)) {  // Irecv, Imrecv, a persistent receive
     // The communicator's members are in the record's comm id only: translate through the cache.
     for (auto& [comm, c] : g->comms)
       if (c.id == m.comm && c.world.size() == m.comm_size) {
@@ -721,6 +742,227 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
   return rc;
 }
 
+// MPI_Bsend and MPI_Rsend are sends as MPI_Send (call Send); MPI_Ibsend, MPI_Issend and MPI_Irsend as
+// MPI_Isend (call Isend): the mode changes when a send may complete, not which receive matches it.
+int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (!KRON_MPI_ON) return PMPI_Bsend(buf, count, type, dest, tag, comm);
+  KRON_MPI_SCOPE("MPI_Bsend");
+  return blocking_send([&] { return PMPI_Bsend(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
+}
+
+int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (!KRON_MPI_ON) return PMPI_Rsend(buf, count, type, dest, tag, comm);
+  KRON_MPI_SCOPE("MPI_Rsend");
+  return blocking_send([&] { return PMPI_Rsend(buf, count, type, dest, tag, comm); }, count, type, dest, tag, comm);
+}
+
+#define KRON_MPI_ISEND(NAME, PMPI_CALL)                                                                  \
+  if (!KRON_MPI_ON) return PMPI_CALL;                                                                    \
+  KRON_MPI_SCOPE(NAME);                                                                                  \
+  const std::uint64_t t0 = now();                                                                        \
+  const int rc = PMPI_CALL;                                                                              \
+  std::lock_guard<std::mutex> lk(g->mu);                                                                 \
+  if (rc == MPI_SUCCESS) post(*req, make(MpiCall::Isend, t0, comm, dest, tag, type_bytes(count, type))); \
+  return rc;
+
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ISEND("MPI_Ibsend", PMPI_Ibsend(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ISEND("MPI_Issend", PMPI_Issend(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ISEND("MPI_Irsend", PMPI_Irsend(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int stag, int source, int rtag,
+                         MPI_Comm comm, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
+  KRON_MPI_SCOPE("MPI_Sendrecv_replace");
+  MPI_Status st;
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, &st);
+  const std::uint64_t t1 = now();
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (dest != MPI_PROC_NULL) {
+    MpiRecord s = make(MpiCall::SendrecvSend, t0, comm, dest, stag, type_bytes(count, type));
+    s.end = t1;
+    keep(s);
+  }
+  if (source != MPI_PROC_NULL) {
+    MpiRecord r = make(MpiCall::SendrecvRecv, t0, comm, source, rtag, 0);
+    r.end = t1;
+    if (rc == MPI_SUCCESS) fill_recv(r, st, comm);
+    keep(r);
+  }
+  return rc;
+}
+
+// ---- Probes and matched receives (MPI 3.1 section 3.8) ---------------------------------------------------
+// MPI_Probe and MPI_Iprobe move nothing: scopes only. MPI_Mprobe and MPI_Improbe are scopes that remember
+// the communicator of the message they matched; its MPI_Mrecv or MPI_Imrecv is the receive (record Mrecv,
+// Imrecv: source, tag and size from the status, as MPI_Recv's).
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Probe(source, tag, comm, status);
+  KRON_MPI_SCOPE("MPI_Probe");
+  return PMPI_Probe(source, tag, comm, status);
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Iprobe(source, tag, comm, flag, status);
+  KRON_MPI_SCOPE("MPI_Iprobe");
+  return PMPI_Iprobe(source, tag, comm, flag, status);
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Mprobe(source, tag, comm, message, status);
+  KRON_MPI_SCOPE("MPI_Mprobe");
+  const int rc = PMPI_Mprobe(source, tag, comm, message, status);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS && *message != MPI_MESSAGE_NULL && *message != MPI_MESSAGE_NO_PROC)
+    g->messages[*message] = comm;
+  return rc;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Improbe(source, tag, comm, flag, message, status);
+  KRON_MPI_SCOPE("MPI_Improbe");
+  const int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS && *flag && *message != MPI_MESSAGE_NULL && *message != MPI_MESSAGE_NO_PROC)
+    g->messages[*message] = comm;
+  return rc;
+}
+
+int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  if (!KRON_MPI_ON) return PMPI_Mrecv(buf, count, type, message, status);
+  KRON_MPI_SCOPE("MPI_Mrecv");
+  const MPI_Message msg = *message;
+  MPI_Status st;
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Mrecv(buf, count, type, message, &st);
+  const std::uint64_t t1 = now();
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  std::lock_guard<std::mutex> lk(g->mu);
+  auto it = g->messages.find(msg);
+  if (it == g->messages.end()) return rc;  // MPI_MESSAGE_NO_PROC, or matched before MPI_Init
+  const MPI_Comm comm = it->second;
+  g->messages.erase(it);
+  MpiRecord m = make(MpiCall::Mrecv, t0, comm, -1, 0, 0);
+  m.end = t1;
+  if (rc == MPI_SUCCESS) fill_recv(m, st, comm);
+  keep(m);
+  return rc;
+}
+
+int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* req) {
+  if (!KRON_MPI_ON) return PMPI_Imrecv(buf, count, type, message, req);
+  KRON_MPI_SCOPE("MPI_Imrecv");
+  const MPI_Message msg = *message;
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Imrecv(buf, count, type, message, req);
+  std::lock_guard<std::mutex> lk(g->mu);
+  auto it = g->messages.find(msg);
+  if (it == g->messages.end()) return rc;
+  const MPI_Comm comm = it->second;
+  g->messages.erase(it);
+  if (rc == MPI_SUCCESS) post(*req, make(MpiCall::Imrecv, t0, comm, -1, 0, 0));
+  return rc;
+}
+
+// ---- Persistent requests (MPI 3.1 section 3.9) -----------------------------------------------------------
+// MPI_*_init makes the request's record (its peer, tag, size: fixed at init); every MPI_Start posts a copy,
+// begun then, completed by the MPI_Wait*/MPI_Test* that completes that start, as MPI_Isend's. The handle
+// stays valid after completion: its record is kept until MPI_Request_free (ERRATUM E435).
+#define KRON_MPI_PERSISTENT(CALL, NAME, PEER, BYTES, PMPI_CALL)                       \
+  if (!KRON_MPI_ON) return PMPI_CALL;                                                 \
+  KRON_MPI_SCOPE(NAME);                                                               \
+  const int rc = PMPI_CALL;                                                           \
+  std::lock_guard<std::mutex> lk(g->mu);                                              \
+  if (rc == MPI_SUCCESS) g->persistent[*req] = make(CALL, 0, comm, PEER, tag, BYTES); \
+  return rc;
+
+int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_PERSISTENT(MpiCall::PsendStart, "MPI_Send_init", dest, type_bytes(count, type),
+                      PMPI_Send_init(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_PERSISTENT(MpiCall::PsendStart, "MPI_Ssend_init", dest, type_bytes(count, type),
+                      PMPI_Ssend_init(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_PERSISTENT(MpiCall::PsendStart, "MPI_Bsend_init", dest, type_bytes(count, type),
+                      PMPI_Bsend_init(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_PERSISTENT(MpiCall::PsendStart, "MPI_Rsend_init", dest, type_bytes(count, type),
+                      PMPI_Rsend_init(buf, count, type, dest, tag, comm, req))
+}
+
+int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_PERSISTENT(MpiCall::PrecvStart, "MPI_Recv_init", source, 0,
+                      PMPI_Recv_init(buf, count, type, source, tag, comm, req))
+}
+
+}  // extern "C"
+namespace {
+// One MPI_Start of a request this library made a record for (a persistent point-to-point one): posted.
+void started(MPI_Request req, std::uint64_t t0) {
+  auto it = g->persistent.find(req);
+  if (it == g->persistent.end()) return;  // not ours (made before MPI_Init, or a persistent collective)
+  MpiRecord m = it->second;
+  const int cpu = ::sched_getcpu();
+  m.h.cpu = static_cast<std::uint16_t>(cpu < 0 ? 0 : cpu);
+  m.thread = thread_id();
+  m.timestamp = m.end = t0;
+  post(req, m);
+}
+}  // namespace
+extern "C" {
+
+int MPI_Start(MPI_Request* req) {
+  if (!KRON_MPI_ON) return PMPI_Start(req);
+  KRON_MPI_SCOPE("MPI_Start");
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Start(req);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS) started(*req, t0);
+  return rc;
+}
+
+int MPI_Startall(int n, MPI_Request reqs[]) {
+  if (!KRON_MPI_ON) return PMPI_Startall(n, reqs);
+  KRON_MPI_SCOPE("MPI_Startall");
+  const std::uint64_t t0 = now();
+  const int rc = PMPI_Startall(n, reqs);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS)
+    for (int i = 0; i < n; ++i) started(reqs[i], t0);
+  return rc;
+}
+
+// A freed request's handle may be reused for another: its persistent record is dropped, and a record still
+// pending under it (a request freed while active: its completion is never seen) is written now, flagged
+// incomplete (ERRATUM E435).
+int MPI_Request_free(MPI_Request* req) {
+  if (!KRON_MPI_ON) return PMPI_Request_free(req);
+  KRON_MPI_SCOPE("MPI_Request_free");
+  const MPI_Request r0 = *req;
+  const int rc = PMPI_Request_free(req);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS) {
+    g->persistent.erase(r0);
+    completed(r0, nullptr, 0);  // the oldest record of the handle, as a completion takes it (E202)
+  }
+  return rc;
+}
+
 int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   if (!KRON_MPI_ON) return PMPI_Wait(req, status);
   KRON_MPI_SCOPE("MPI_Wait");
@@ -822,6 +1064,23 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_St
   return rc;
 }
 
+int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!KRON_MPI_ON) return PMPI_Testsome(n, reqs, outcount, indices, statuses);
+  KRON_MPI_SCOPE("MPI_Testsome");
+  std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
+  std::vector<MPI_Status> st(static_cast<std::size_t>(std::max(n, 0)));
+  const int rc = PMPI_Testsome(n, reqs, outcount, indices, st.data());
+  const std::uint64_t t1 = now();
+  if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
+    std::copy(st.begin(), st.begin() + std::max(*outcount, 0), statuses);
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+    for (int i = 0; i < *outcount; ++i)
+      if (indices[i] >= 0 && indices[i] < n)
+        completed(r0[static_cast<std::size_t>(indices[i])], &st[static_cast<std::size_t>(i)], t1);
+  return rc;
+}
+
 // Collectives: one record per rank and call; tag is the call's sequence number on the communicator.
 #define KRON_MPI_COLLECTIVE(CALL, NAME, ROOT, BYTES, PMPI_CALL)                        \
   if (!KRON_MPI_ON) return PMPI_CALL;                                                  \
@@ -876,6 +1135,137 @@ int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
                  MPI_Comm comm) {
   KRON_MPI_COLLECTIVE(MpiCall::Alltoall, "MPI_Alltoall", -1, type_bytes(scount, stype),
                       PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm))
+}
+
+// `v` collectives, MPI_Reduce_scatter*, MPI_Scan, MPI_Exscan (MPI 3.1 sections 5.5-5.11): bytes are this
+// rank's send buffer as for the others (MPI_Scatterv: its share, as MPI_Scatter), ERRATUM E434.
+int MPI_Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[],
+                MPI_Datatype rtype, int root, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Gatherv, "MPI_Gatherv", root, type_bytes(scount, stype),
+                      PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm))
+}
+
+int MPI_Scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void* rbuf, int rcount,
+                 MPI_Datatype rtype, int root, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Scatterv, "MPI_Scatterv", root, type_bytes(rcount, rtype),
+                      PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm))
+}
+
+int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
+                   const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Allgatherv, "MPI_Allgatherv", -1, type_bytes(scount, stype),
+                      PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm))
+}
+
+int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void* rbuf,
+                  const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Alltoallv, "MPI_Alltoallv", -1, counts_bytes(scounts, members(comm), stype),
+                      PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm))
+}
+
+int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::ReduceScatter, "MPI_Reduce_scatter", -1, counts_bytes(rcounts, members(comm), type),
+                      PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm))
+}
+
+int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::ReduceScatterBlock, "MPI_Reduce_scatter_block", -1,
+                      type_bytes(rcount, type) * std::uint64_t(members(comm)),
+                      PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm))
+}
+
+int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Scan, "MPI_Scan", -1, type_bytes(count, type),
+                      PMPI_Scan(sbuf, rbuf, count, type, op, comm))
+}
+
+int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  KRON_MPI_COLLECTIVE(MpiCall::Exscan, "MPI_Exscan", -1, type_bytes(count, type),
+                      PMPI_Exscan(sbuf, rbuf, count, type, op, comm))
+}
+
+// Non-blocking collectives (MPI 3.1 section 5.12): one record per rank and call, its sequence number on the
+// communicator taken at posting (MPI orders a communicator's collectives by the order they are called,
+// blocking and non-blocking alike), posted as MPI_Isend's and completed by the MPI_Wait*/MPI_Test* that
+// completes it. No clock measurement is made at them (ERRATUM E433).
+#define KRON_MPI_ICOLLECTIVE(CALL, NAME, ROOT, BYTES, PMPI_CALL)             \
+  if (!KRON_MPI_ON) return PMPI_CALL;                                        \
+  KRON_MPI_SCOPE(NAME);                                                      \
+  const std::uint64_t t0 = now();                                            \
+  const int rc = PMPI_CALL;                                                  \
+  std::lock_guard<std::mutex> lk(g->mu);                                     \
+  CommInfo& c = comm_info(comm);                                             \
+  const auto seq = static_cast<std::int32_t>(c.seq++);                       \
+  if (rc == MPI_SUCCESS) post(*req, make(CALL, t0, comm, ROOT, seq, BYTES)); \
+  return rc;
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Ibarrier, "MPI_Ibarrier", -1, 0, PMPI_Ibarrier(comm, req))
+}
+
+int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Ibcast, "MPI_Ibcast", root, type_bytes(count, type),
+                       PMPI_Ibcast(buf, count, type, root, comm, req))
+}
+
+int MPI_Ireduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Ireduce, "MPI_Ireduce", root, type_bytes(count, type),
+                       PMPI_Ireduce(sbuf, rbuf, count, type, op, root, comm, req))
+}
+
+int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                   MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Iallreduce, "MPI_Iallreduce", -1, type_bytes(count, type),
+                       PMPI_Iallreduce(sbuf, rbuf, count, type, op, comm, req))
+}
+
+int MPI_Igather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+                MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Igather, "MPI_Igather", root, type_bytes(scount, stype),
+                       PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req))
+}
+
+int MPI_Iallgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+                   MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Iallgather, "MPI_Iallgather", -1, type_bytes(scount, stype),
+                       PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req))
+}
+
+int MPI_Iscatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+                 MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Iscatter, "MPI_Iscatter", root, type_bytes(rcount, rtype),
+                       PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req))
+}
+
+int MPI_Ialltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+                  MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Ialltoall, "MPI_Ialltoall", -1, type_bytes(scount, stype),
+                       PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req))
+}
+
+int MPI_Igatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[],
+                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Igatherv, "MPI_Igatherv", root, type_bytes(scount, stype),
+                       PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req))
+}
+
+int MPI_Iscatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void* rbuf, int rcount,
+                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Iscatterv, "MPI_Iscatterv", root, type_bytes(rcount, rtype),
+                       PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req))
+}
+
+int MPI_Iallgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[],
+                    const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Iallgatherv, "MPI_Iallgatherv", -1, type_bytes(scount, stype),
+                       PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req))
+}
+
+int MPI_Ialltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void* rbuf,
+                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+  KRON_MPI_ICOLLECTIVE(MpiCall::Ialltoallv, "MPI_Ialltoallv", -1, counts_bytes(scounts, members(comm), stype),
+                       PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req))
 }
 
 // A freed communicator's handle may be reused for another: forget what was cached under it.

@@ -40,7 +40,9 @@ namespace {
 // signal arriving meanwhile is forwarded, not dropped. ERRATUM E135.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_forwarded = 0;  // a signal was passed on (RecordOptions::stop_grace_s)
 void forward(int sig) {
+  g_forwarded = 1;
   if (g_child > 0) ::kill(g_child, sig);
 }
 
@@ -242,6 +244,7 @@ Started start_program(const RecordOptions& o, const tracefile::FileHeader& fh, c
   ::close(exec_pipe[1]);
   io.close();
   g_child = s.child;
+  g_forwarded = 0;
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a signal that came meanwhile is forwarded now
   auto reap = [&] {
     int status = 0;
@@ -301,6 +304,10 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
   tracefile::set_program(fh, command);
   reader.set_program(command);  // for kron rdsample --board on this board
   reader.set_drainer(true);
+  if (o.mpi_world_size) {
+    fh.mpi_rank = o.mpi_rank;
+    fh.mpi_world_size = o.mpi_world_size;
+  }
 
   struct sigaction sa {};
   sa.sa_handler = forward;
@@ -325,8 +332,15 @@ RecordResult record_program(const RecordOptions& o, const Progress& progress) {
       if (progress) progress(n, b, secs);
       o.watch(reader, false);
     };
+    std::optional<std::chrono::steady_clock::time_point> asked;  // when a forwarded signal was first seen
+    bool killed = false;
     drain_until(*rec, watched, t0, [&] {
       if (sched) sched->poll();
+      if (o.stop_grace_s >= 0 && g_forwarded && !killed) {
+        const auto now = std::chrono::steady_clock::now();
+        if (!asked) asked = now;
+        if (std::chrono::duration<double>(now - *asked).count() >= o.stop_grace_s) killed = ::kill(child, SIGKILL) == 0;
+      }
       return reaped = ::waitpid(child, &r.wait_status, WNOHANG) == child;
     });
     if (o.watch) o.watch(reader, true);

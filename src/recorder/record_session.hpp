@@ -42,6 +42,13 @@ struct RecordOptions {
   std::function<void(tracefile::FileHeader&, tracefile::Writer&, std::vector<record::NameRecord>& names,
                      int wait_status)>
       before_finish;
+  // >= 0: once a signal has been passed on to the program (its launcher ending it), the program gets SIGKILL
+  // if it has not ended this many seconds later, so that the file is finished before the launcher's own
+  // SIGKILL ends kron record too (kron record --mpi: 0.5 s, ERRATUM E441). < 0: wait for it however long.
+  double stop_grace_s = -1;
+  // mpi_world_size > 0: an MPI rank's file (kron record --mpi): the header says so from the start, so that a
+  // file left unclosed (kron record killed) is still a rank's file that kron merge --salvage takes.
+  std::uint32_t mpi_rank = 0, mpi_world_size = 0;
   // Environment variables set for the program only (kron record's own environment is left as it is).
   std::vector<std::pair<std::string, std::string>> program_env;
 };

@@ -289,10 +289,19 @@ std::uint64_t append_board_stats(tracefile::Writer& w, const BoardReader& board,
 
 void Recorder::run(const std::function<bool()>& done, const std::function<void()>& tick) {
   using clock = std::chrono::steady_clock;
-  auto last_tick = clock::now(), last_pass = last_tick, last_snapshot = last_tick;
+  auto last_tick = clock::now(), last_pass = last_tick, last_snapshot = last_tick, last_sync = last_tick;
+  std::uint64_t synced = merge_.records();
   for (;;) {
     const auto start = clock::now();
     drain_once();
+    // ERRATUM E441: what was written reaches the kernel at least every kSyncInterval, so that a recorder
+    // killed by SIGKILL (a launcher ending a job) leaves it in its unclosed file, not in its buffers.
+    if (start - last_sync >= kSyncInterval && merge_.records() != synced) {
+      merge_.flush();
+      out_.sync();
+      last_sync = start;
+      synced = merge_.records();
+    }
     if (done()) break;
     if (tick && start - last_tick > std::chrono::milliseconds(250)) last_tick = start, tick();
     if (snapshot_every_.count() > 0 && start - last_snapshot >= snapshot_every_)

@@ -101,6 +101,9 @@ class Recorder {
   // What one lane may write between two passes at the paced rate, at most: the drain then copies records
   // that are still in the cache (docs/architecture.md "The drain").
   static constexpr std::uint64_t kPaceBytes = std::uint64_t{1} << 20;
+  // How often run() hands what it wrote to the kernel (Writer::sync) when there was something new: a drain
+  // killed by SIGKILL loses at most that much and the hold-back (ERRATUM E441).
+  static constexpr std::chrono::milliseconds kSyncInterval{50};
 
   // `hold_ticks`: the hold-back in board clock ticks (default kDefaultHoldMs).
   Recorder(BoardReader& board, tracefile::Writer& out);

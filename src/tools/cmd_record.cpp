@@ -297,6 +297,9 @@ int run(const Args& a) {
     recorder::mpiside::create(mpi->side);
     const char* preload = std::getenv("LD_PRELOAD");
     o.program_env = {{"LD_PRELOAD", preload && *preload ? lib + ":" + preload : lib}, {"KRON_MPI_SIDE", mpi->side}};
+    o.mpi_rank = static_cast<std::uint32_t>(mpi->env.rank);
+    o.mpi_world_size = static_cast<std::uint32_t>(std::max(mpi->env.size, mpi->env.rank + 1));
+    o.stop_grace_s = 0.5;  // ERRATUM E441: within Open MPI's second between its SIGTERM and its SIGKILL
     o.before_finish = [m = mpi.get()](tracefile::FileHeader& fh, tracefile::Writer& w,
                                       std::vector<record::NameRecord>& names,
                                       int status) { m->finish(fh, w, names, status); };

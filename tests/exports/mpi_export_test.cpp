@@ -447,6 +447,48 @@ TEST_F(MpiExportTest, Otf2MpiRecordsNameRanksOfTheirCommunicatorInsideTheirScope
   EXPECT_TRUE(std::regex_search(offsets, std::regex(R"(CLOCK_OFFSET\s+1\s+Time: 2450, Offset: \+40, StdDev: 15)")))
       << offsets;
 }
+
+// The calls of the wider surface in OTF2 (ERRATUM E433-E435): a persistent start is a non-blocking send or
+// receive (request and completion), a matched receive (MPI_Mrecv) a receive at its end, MPI_Imrecv a
+// non-blocking receive, a non-blocking collective its blocking form's operation from posting to completion,
+// a `v` collective and MPI_Scan their own operations (the OTF2 standard's OTF2_CollectiveOp).
+TEST_F(MpiExportTest, Otf2WritesTheWiderSurfaceAsItsOwnEvents) {
+  ASSERT_TRUE(exports::otf2_built_in());
+  auto world = [](std::uint32_t r, MpiCall c, std::int32_t peer, std::int32_t tag, std::uint64_t t0, std::uint64_t t1) {
+    return call(r, c, 0, 3, peer, tag, t0, t1);
+  };
+  files[0] = rank_file(0, {},
+                       {world(0, MpiCall::PsendStart, 2, 9, 1000, 1100), world(0, MpiCall::Ibcast, 0, 0, 2000, 2300),
+                        world(0, MpiCall::Gatherv, 0, 1, 3000, 3100), world(0, MpiCall::Scan, -1, 2, 4000, 4100)},
+                       {clock(0, 500, 500, 0)});
+  files[2] = rank_file(2, {},
+                       {world(2, MpiCall::PrecvStart, 0, 9, 1010, 1200), world(2, MpiCall::Ibcast, 0, 0, 2005, 2310),
+                        world(2, MpiCall::Gatherv, 0, 1, 3005, 3110), world(2, MpiCall::Scan, -1, 2, 4005, 4110),
+                        world(2, MpiCall::Mrecv, 1, 4, 5000, 5100), world(2, MpiCall::Imrecv, 1, 5, 6000, 6200)},
+                       {clock(2, 500, 500, 0)});
+  Merged in = open_inputs(files, InputOptions{});
+  const std::string out = (dir / "w.otf2").string();
+  std::filesystem::create_directories(out);
+  Timeline tl(in);
+  exports::export_otf2(tl, out);
+  const std::string print = run(std::string(KRON_OTF2_PRINT) + " " + out + "/traces.otf2");
+  const auto r0 = events_of(print, 0);
+  ASSERT_EQ(r0.size(), 8u) << print;
+  EXPECT_TRUE(std::regex_search(r0[0], std::regex(R"(^MPI_ISEND 1000 Receiver: 2 .*Tag: 9)"))) << r0[0];
+  EXPECT_TRUE(std::regex_search(r0[1], std::regex(R"(^MPI_ISEND_COMPLETE 1100 )"))) << r0[1];
+  EXPECT_EQ(r0[2].substr(0, 25), "MPI_COLLECTIVE_BEGIN 2000");
+  EXPECT_TRUE(std::regex_search(r0[3], std::regex(R"(^MPI_COLLECTIVE_END 2300 Operation: BCAST.*Root: 0)"))) << r0[3];
+  EXPECT_TRUE(std::regex_search(r0[5], std::regex(R"(^MPI_COLLECTIVE_END 3100 Operation: GATHERV)"))) << r0[5];
+  EXPECT_TRUE(std::regex_search(r0[7], std::regex(R"(^MPI_COLLECTIVE_END 4100 Operation: SCAN)"))) << r0[7];
+  const auto r2 = events_of(print, 2);
+  ASSERT_EQ(r2.size(), 11u) << print;
+  EXPECT_TRUE(std::regex_search(r2[0], std::regex(R"(^MPI_IRECV_REQUEST 1010 )"))) << r2[0];
+  EXPECT_TRUE(std::regex_search(r2[1], std::regex(R"(^MPI_IRECV 1200 Sender: 0 .*Tag: 9)"))) << r2[1];
+  EXPECT_TRUE(std::regex_search(r2[3], std::regex(R"(^MPI_COLLECTIVE_END 2310 Operation: BCAST)"))) << r2[3];
+  EXPECT_TRUE(std::regex_search(r2[8], std::regex(R"(^MPI_RECV 5100 Sender: 1 .*Tag: 4)"))) << r2[8];
+  EXPECT_TRUE(std::regex_search(r2[9], std::regex(R"(^MPI_IRECV_REQUEST 6000 )"))) << r2[9];
+  EXPECT_TRUE(std::regex_search(r2[10], std::regex(R"(^MPI_IRECV 6200 Sender: 1 .*Tag: 5)"))) << r2[10];
+}
 #endif
 
 }  // namespace

@@ -96,9 +96,9 @@ TEST(ClockMapTest, MostExchangesPreemptedTheGoodOnesStillDecide) {
   tracefile::FileHeader h = tracefile::make_header();
   // One clock (no offset, no drift): five exchanges preempted (round trips 4000-5000, references up to
   // +-2000 off), two good ones (round trip 10 and 12, exact).
-  const ClockOffsetRecord o[] = {offset(1, 1000, 1000, 10),       offset(1, 20000, 22000, 4000),
-                                 offset(1, 40000, 38000, 5000),   offset(1, 60000, 61500, 4500),
-                                 offset(1, 80000, 78200, 4800),   offset(1, 100000, 101900, 4100),
+  const ClockOffsetRecord o[] = {offset(1, 1000, 1000, 10),     offset(1, 20000, 22000, 4000),
+                                 offset(1, 40000, 38000, 5000), offset(1, 60000, 61500, 4500),
+                                 offset(1, 80000, 78200, 4800), offset(1, 100000, 101900, 4100),
                                  offset(1, 120000, 120000, 12)};
   const ClockMap m = ClockMap::build(o, 1000, 1000, h, h);
   ASSERT_EQ(m.points().size(), 2u);
@@ -191,6 +191,43 @@ TEST(MatchTest, CollectivesGroupBySequenceAndCountMissingMembers) {
   EXPECT_EQ(m.incomplete_collectives, 1u);
 }
 
+// ERRATUM E433, E434: a non-blocking or `v` collective depends as its blocking form does (MPI 3.1 sections
+// 5.5-5.12); Scan and Exscan claim no dependency. Rank 1 ends each call at 15, before rank 2 entered (20).
+TEST(MatchTest, NonBlockingAndVCollectivesDependAsTheirBlockingForms) {
+  auto violations = [](MpiCall c, std::int32_t root) {
+    auto ev =
+        events_of({call(0, c, root, 0, 10, 30, 3), call(1, c, root, 0, 11, 15, 3), call(2, c, root, 0, 20, 31, 3)});
+    return count_violations(ev, match_messages(ev));
+  };
+  // Every member's data reaches every member: rank 1's early end is a violation.
+  for (MpiCall c : {MpiCall::Ibarrier, MpiCall::Iallreduce, MpiCall::Ialltoallv, MpiCall::Allgatherv,
+                    MpiCall::Alltoallv, MpiCall::ReduceScatter, MpiCall::ReduceScatterBlock, MpiCall::Iallgatherv})
+    EXPECT_EQ(violations(c, -1), 1u) << int(c);
+  // Rooted at rank 0: a broadcast's or scatter's non-root waits for the root only (entered at 10); a
+  // gather's or reduce's non-root waits for nobody.
+  for (MpiCall c : {MpiCall::Ibcast, MpiCall::Iscatter, MpiCall::Iscatterv, MpiCall::Scatterv, MpiCall::Ireduce,
+                    MpiCall::Igather, MpiCall::Igatherv, MpiCall::Gatherv})
+    EXPECT_EQ(violations(c, 0), 0u) << int(c);
+  // Rooted at rank 1: the root of a gather or reduce waits for every member; of a broadcast for nobody.
+  for (MpiCall c : {MpiCall::Ireduce, MpiCall::Igather, MpiCall::Igatherv, MpiCall::Gatherv})
+    EXPECT_EQ(violations(c, 1), 1u) << int(c);
+  for (MpiCall c : {MpiCall::Ibcast, MpiCall::Iscatter, MpiCall::Iscatterv, MpiCall::Scatterv})
+    EXPECT_EQ(violations(c, 1), 0u) << int(c);
+  EXPECT_EQ(violations(MpiCall::Scan, -1), 0u);
+  EXPECT_EQ(violations(MpiCall::Exscan, -1), 0u);
+  EXPECT_EQ(mpi_role(call(0, MpiCall::Scan, -1, 0, 1, 2)), MpiRole::None);
+}
+
+// ERRATUM E435: a persistent request's starts and a matched receive pair as sends and receives do.
+TEST(MatchTest, PersistentStartsAndMatchedReceivesPair) {
+  auto ev = events_of({call(0, MpiCall::PsendStart, 1, 7, 10, 12), call(0, MpiCall::PsendStart, 1, 7, 20, 22),
+                       call(1, MpiCall::PrecvStart, 0, 7, 9, 13), call(1, MpiCall::Mrecv, 0, 7, 21, 23),
+                       call(1, MpiCall::Send, 0, 8, 30, 31), call(0, MpiCall::Imrecv, 1, 8, 29, 33)});
+  const Matching m = match_messages(ev);
+  EXPECT_EQ(m.pairs.size(), 3u);
+  EXPECT_EQ(m.unmatched_sends + m.unmatched_recvs, 0u);
+}
+
 // ---- Violations and the controlled logical clock (ERRATUM E206) --------------------------------------------
 // A rank's correction is a step function that fades: each step applies from its own instant on, whether the
 // query walks forward from the step before (the merge's cursor) or searches back.
@@ -205,7 +242,7 @@ TEST(ClcTest, ACorrectionStepAppliesFromItsOwnInstant) {
   EXPECT_EQ(c.delta_at(200, cursor), 80u);  // the cursor still on the step before
   std::size_t fresh = 1;
   EXPECT_EQ(c.delta_at(150, fresh), 50u);  // back in time: searched
-  c.fade = 0.1;  // 10% of a tick per tick: 50 ticks after the step, 5 of its 50 have faded
+  c.fade = 0.1;                            // 10% of a tick per tick: 50 ticks after the step, 5 of its 50 have faded
   std::size_t again = 0;
   EXPECT_EQ(c.delta_at(150, again), 45u);
 }
@@ -219,11 +256,11 @@ TEST(ClcTest, AReceiveEndingBeforeItsSendBeganIsAViolationAndIsCorrected) {
   const std::vector<MpiEvent> before = ev;
   const ClcResult r = clc(ev, m, 2, 0.99);
   EXPECT_EQ(count_violations(ev, m), 0u);
-  EXPECT_EQ(r.max_correction, 100u);        // the receive's end moved to its send's begin
-  EXPECT_EQ(r.events_moved, 3u);  // times moved: the first receive's end, the second's begin and end; no send
+  EXPECT_EQ(r.max_correction, 100u);  // the receive's end moved to its send's begin
+  EXPECT_EQ(r.events_moved, 3u);      // times moved: the first receive's end, the second's begin and end; no send
   EXPECT_EQ(ev[2].rec.end, 1000u);
-  EXPECT_EQ(ev[2].rec.timestamp, 850u);     // its begin was not in violation: kept
-  EXPECT_EQ(ev[0].rec.timestamp, 1000u);    // the sender is not moved
+  EXPECT_EQ(ev[2].rec.timestamp, 850u);   // its begin was not in violation: kept
+  EXPECT_EQ(ev[0].rec.timestamp, 1000u);  // the sender is not moved
   // Later events of rank 1 keep their order, moved by less than the first correction (it fades).
   EXPECT_GE(ev[3].rec.timestamp, before[3].rec.timestamp);
   EXPECT_LT(ev[3].rec.timestamp - before[3].rec.timestamp, 100u);
@@ -266,7 +303,8 @@ ClcResult reference_clc(std::vector<MpiEvent>& events, const Matching& m, std::s
   for (auto& c : res.per_input) c.fade = 1.0 - gamma;
   const std::size_t n = events.size();
   std::vector<std::vector<std::size_t>> order(inputs);
-  for (std::size_t i = 0; i < n; ++i) order[events[i].input].push_back(2 * i), order[events[i].input].push_back(2 * i + 1);
+  for (std::size_t i = 0; i < n; ++i)
+    order[events[i].input].push_back(2 * i), order[events[i].input].push_back(2 * i + 1);
   auto time_of = [&](std::size_t node) { return node & 1 ? events[node / 2].rec.end : events[node / 2].rec.timestamp; };
   for (auto& o : order)
     std::stable_sort(o.begin(), o.end(), [&](std::size_t a, std::size_t b) { return time_of(a) < time_of(b); });
@@ -293,7 +331,8 @@ ClcResult reference_clc(std::vector<MpiEvent>& events, const Matching& m, std::s
       if (cursor[in] >= order[in].size()) continue;
       const std::size_t node = order[in][cursor[in]];
       const bool r = ready(node);
-      if (pick == inputs || (r && !pick_ready) || (r == pick_ready && time_of(node) < time_of(order[pick][cursor[pick]])))
+      if (pick == inputs || (r && !pick_ready) ||
+          (r == pick_ready && time_of(node) < time_of(order[pick][cursor[pick]])))
         pick = in, pick_ready = r;
     }
     if (pick == inputs) break;
@@ -357,10 +396,12 @@ TEST(ClcTest, TheCountedPassGivesTheReferenceResultOnRandomJobs) {
         }
         ++seq;
       } else {  // a message from a to b (sometimes never sent: a receive left unmatched)
-        const std::uint32_t a = static_cast<std::uint32_t>(rnd(ranks)), b = (a + 1 + static_cast<std::uint32_t>(rnd(ranks - 1))) % ranks;
+        const std::uint32_t a = static_cast<std::uint32_t>(rnd(ranks)),
+                            b = (a + 1 + static_cast<std::uint32_t>(rnd(ranks - 1))) % ranks;
         const std::int32_t tag = static_cast<std::int32_t>(rnd(3));
         const std::uint64_t s0 = clock[a] += 1 + rnd(40), s1 = clock[a] += rnd(20);
-        if (rnd(10)) ev.push_back({call(a, MpiCall::Send, static_cast<std::int32_t>(b), tag, s0 + skew[a], s1 + skew[a]), a});
+        if (rnd(10))
+          ev.push_back({call(a, MpiCall::Send, static_cast<std::int32_t>(b), tag, s0 + skew[a], s1 + skew[a]), a});
         std::uint64_t r0 = clock[b] += 1 + rnd(40), r1 = clock[b] += rnd(80);
         if (rnd(25) == 0) std::swap(r0, r1);  // a damaged record: it ends before it begins
         ev.push_back({call(b, MpiCall::Recv, static_cast<std::int32_t>(a), tag, r0 + skew[b], r1 + skew[b]), b});
@@ -393,8 +434,8 @@ TEST(MessageRowsTest, EachMessageIsASendToReceiveIntervalPerRankPairAndForAll) {
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].name, "MPI message 0->1");
   EXPECT_EQ(rows[0].stats.count, 2u);
-  EXPECT_EQ(rows[0].stats.min, 30u);   // 200 -> 230
-  EXPECT_EQ(rows[0].stats.max, 50u);   // 100 -> 150
+  EXPECT_EQ(rows[0].stats.min, 30u);  // 200 -> 230
+  EXPECT_EQ(rows[0].stats.max, 50u);  // 100 -> 150
   EXPECT_EQ(rows[1].name, "MPI message 1->0");
   EXPECT_EQ(rows[1].stats.count, 0u);  // its receive ended (290) before the send began (300)
   EXPECT_EQ(rows[1].stats.unmatched_ends, 1u);
@@ -458,8 +499,8 @@ class MergeFilesTest : public ::testing::Test {
 TEST_F(MergeFilesTest, RanksOnOneTimelineInTimeOrderWithAccountingAndNames) {
   // Rank 1's clock is 5000 ticks behind rank 0's: one message sent by 0 at 10 000 (rank 0's clock) is
   // received by 1 at 6 000 (its clock), which is 11 000 on rank 0's: no violation once aligned.
-  const auto a = rank_file(0, 2, 1000, 100, 200, {call(0, MpiCall::Send, 1, 3, 10'000, 10'010)},
-                           {offset(0, 1000, 1000, 0)}, 1);
+  const auto a =
+      rank_file(0, 2, 1000, 100, 200, {call(0, MpiCall::Send, 1, 3, 10'000, 10'010)}, {offset(0, 1000, 1000, 0)}, 1);
   const auto b = rank_file(1, 2, 1000, 100, 150, {call(1, MpiCall::Recv, 0, 3, 5'900, 6'000)},
                            {offset(1, 2000, 7000, 40), offset(1, 12'000, 17'000, 40)}, 7);
   const std::string out = (dir / "all.kron").string();
@@ -500,9 +541,10 @@ TEST_F(MergeFilesTest, RanksOnOneTimelineInTimeOrderWithAccountingAndNames) {
 }
 
 TEST_F(MergeFilesTest, UnalignedMergeShowsTheViolationTheAlignmentRemoves) {
-  const auto a = rank_file(0, 2, 1000, 100, 10, {call(0, MpiCall::Send, 1, 3, 10'000, 10'010)}, {offset(0, 1000, 1000, 0)}, 1);
-  const auto b = rank_file(1, 2, 1000, 100, 10, {call(1, MpiCall::Recv, 0, 3, 5'900, 6'000)},
-                           {offset(1, 2000, 7000, 40)}, 1);
+  const auto a =
+      rank_file(0, 2, 1000, 100, 10, {call(0, MpiCall::Send, 1, 3, 10'000, 10'010)}, {offset(0, 1000, 1000, 0)}, 1);
+  const auto b =
+      rank_file(1, 2, 1000, 100, 10, {call(1, MpiCall::Recv, 0, 3, 5'900, 6'000)}, {offset(1, 2000, 7000, 40)}, 1);
   MergeOptions raw;
   raw.align = false;
   raw.clc = false;

@@ -1,7 +1,8 @@
 // An MPI job recorded whole (ERRATA E440-E442): examples/mpi/mpi_probes.cpp, a program with kron probes of its
 // own (a named scope and two trace samples an iteration, data = rank << 32 | iteration), run by mpirun with 4
-// ranks both ways a user records a job: `kron record --mpi` per rank, and libkron_mpi preloaded alone. What is
-// checked, and why it can fail:
+// ranks both ways a user records a job: `kron record --mpi` per rank, and libkron_mpi preloaded alone, under
+// each MPI library kron is built for (Open MPI's mpirun, MPICH's mpiexec.hydra: tests/mpi/flavour.hpp). What
+// is checked, and why it can fail:
 // - every probe of the program is in its rank's file, each sample once, with its rank's data (a rank file
 //   without the program's probes, or with another rank's, fails);
 // - each rank's file names its rank and world, holds its MPI calls and clock measurements, and says the rank
@@ -23,9 +24,11 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kron/format/trace_file.hpp"
+#include "mpi/flavour.hpp"
 
 namespace kron {
 namespace {
@@ -45,10 +48,7 @@ std::string slurp(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::string mpirun(const std::string& env, const std::string& program) {
-  return std::string("timeout 300 ") + KRON_MPIRUN + " --allow-run-as-root --oversubscribe -np " +
-         std::to_string(kRanks) + " " + env + " " + program;
-}
+using testing::MpiFlavour;
 
 // What a rank's file holds of the program's own probes: the data words of its group-1 trace samples, and how
 // many "iteration" scope samples.
@@ -58,6 +58,7 @@ struct RankFile {
   std::size_t scope_samples = 0, mpi_calls = 0, clock = 0;
   std::map<record::MpiCall, std::size_t> calls;
   std::size_t incomplete = 0;
+  std::uint64_t samples = 0;  // read (an unclosed file's header counts none)
 };
 
 RankFile read_rank(const std::string& path) {
@@ -69,6 +70,7 @@ RankFile read_rank(const std::string& path) {
     if (n.name_kind == record::NameKind::Scope && std::string(n.name) == "iteration") iteration_id = n.id;
   Sample s;
   while (rd.next(s)) {
+    ++f.samples;
     if (s.flags & kFlagNamed) {
       if (iteration_id && record::name_id_of(s.data) == iteration_id) ++f.scope_samples;
     } else if (s.group == 1) {
@@ -95,23 +97,28 @@ std::multiset<std::uint64_t> expected(int r, int n, int m, bool died = false) {
   return e;
 }
 
-class WholeJobTest : public ::testing::TestWithParam<const char*> {
+using Way = std::tuple<MpiFlavour, std::string>;  // the MPI library; "kron_record" or "preload"
+
+class WholeJobTest : public ::testing::TestWithParam<Way> {
  protected:
+  const MpiFlavour& flavour() const { return std::get<0>(GetParam()); }
   void SetUp() override {
-    dir = fs::temp_directory_path() / ("kron-mpi-whole-" + std::string(GetParam()) + std::to_string(::getpid()));
+    dir = fs::temp_directory_path() /
+          ("kron-mpi-whole-" + flavour().name + std::get<1>(GetParam()) + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
   void TearDown() override { fs::remove_all(dir); }
-  // The job, recorded the way the parameter names; returns mpirun's status.
+  // The job, recorded the way the parameter names; returns the launcher's status.
   int record(const std::string& args) {
     const std::string prefix = (dir / "run").string();
-    if (std::string(GetParam()) == "kron_record")
-      return run(mpirun("", std::string(KRON_CLI) + " record --mpi -q -o " + prefix + " -- " + KRON_MPI_PROBES + " " +
-                                args + " >" + (dir / "out.txt").string() + " 2>" + (dir / "err.txt").string()));
-    return run(mpirun(std::string("-x LD_PRELOAD=") + KRON_MPI_LIB + " -x KRON_MPI_OUT=" + prefix,
-                      std::string(KRON_MPI_PROBES) + " " + args + " >" + (dir / "out.txt").string() + " 2>" +
-                          (dir / "err.txt").string()));
+    const std::string out = " >" + (dir / "out.txt").string() + " 2>" + (dir / "err.txt").string();
+    if (std::get<1>(GetParam()) == "kron_record")
+      return run(flavour().run(
+          kRanks, "",
+          std::string(KRON_CLI) + " record --mpi -q -o " + prefix + " -- " + flavour().probes + " " + args + out));
+    return run(flavour().run(kRanks, flavour().env("LD_PRELOAD", flavour().lib) + flavour().env("KRON_MPI_OUT", prefix),
+                             flavour().probes + " " + args + out));
   }
   std::string file(int r) const { return (dir / ("run.rank-" + std::to_string(r) + ".kron")).string(); }
   fs::path dir;
@@ -150,35 +157,49 @@ TEST_P(WholeJobTest, EveryProbeOfTheProgramIsInItsRanksFileAndTheReportNamesEach
   for (int r = 0; r < kRanks; ++r) EXPECT_NE(rpt.find("rank " + std::to_string(r) + " "), std::string::npos) << rpt;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ways, WholeJobTest, ::testing::Values("kron_record", "preload"));
+INSTANTIATE_TEST_SUITE_P(Ways, WholeJobTest,
+                         ::testing::Combine(::testing::ValuesIn(testing::mpi_flavours()),
+                                            ::testing::Values(std::string("kron_record"), std::string("preload"))),
+                         [](const auto& p) { return std::get<0>(p.param).name + "_" + std::get<1>(p.param); });
 
 // kron record --mpi: rank 2 kills itself with SIGKILL at iteration 20 of 40, after that iteration's first
 // sample, 100 ms later and after one more. Its file holds iterations 0-20's first samples and 0-19's second,
-// every MPI call of iterations 0-19, and says it was killed by signal 9; mpirun then ends the other ranks
-// (their files are finished too); kron merge merges the four and names rank 2 as the rank that ended first,
-// though its last sample is later than the others' (they were all waiting for it): a rank's end is when its
-// recording ended, not its last record.
-TEST(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) {
-  const fs::path dir = fs::temp_directory_path() / ("kron-mpi-kill-" + std::to_string(::getpid()));
+// every MPI call of iterations 0-19, and says it was killed by signal 9. The launcher then ends the others,
+// kron record with them: Open MPI with SIGTERM, which kron record passes on, and SIGKILL soon after, MPICH's
+// hydra with SIGKILL at once (E441). A rank's kron record that finished before the SIGKILL wrote a complete
+// file; one that did not left an unclosed one with what it had handed to the kernel (every 50 ms) and its
+// rank in the header. kron merge --salvage merges the four and names rank 2, the one that was killed, with
+// its signal; when another's file is complete too it names rank 2 as the first to end, though its last
+// sample is later than theirs (they were all waiting for it): a rank's end is when its recording ended.
+class WholeJobKillTest : public ::testing::TestWithParam<MpiFlavour> {};
+
+TEST_P(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) {
+  const MpiFlavour& fl = GetParam();
+  const fs::path dir = fs::temp_directory_path() / ("kron-mpi-kill-" + fl.name + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string prefix = (dir / "run").string();
-  // ERRATUM E441: Open MPI ends the other ranks with SIGTERM and SIGKILL a second later; an Open MPI process
-  // handles SIGTERM itself and may take longer than that to end, so kron record, which finishes its file once
-  // its program ended, is given the time (the documented mpirun setting).
-  const int rc = run(mpirun("--mca odls_base_sigkill_timeout 10",
-                            std::string(KRON_CLI) + " record --mpi -q -o " + prefix + " -- " + KRON_MPI_PROBES +
+  const int rc = run(fl.run(kRanks, "",
+                            std::string(KRON_CLI) + " record --mpi -q -o " + prefix + " -- " + fl.probes +
                                 " 40 2 20 >/dev/null 2>" + (dir / "err.txt").string()));
   EXPECT_NE(rc, 0);  // a rank was killed: the launcher says the job failed
   std::vector<std::string> files;
   std::uint64_t samples = 0;
+  int complete_others = 0;
   for (int r = 0; r < kRanks; ++r) {
     files.push_back((dir / ("run.rank-" + std::to_string(r) + ".kron")).string());
     ASSERT_TRUE(fs::exists(files.back())) << files.back() << "\n" << slurp(dir / "err.txt");
     const RankFile f = read_rank(files.back());
-    EXPECT_TRUE(f.h.flags & tracefile::kFlagComplete) << "rank " << r;
-    samples += f.h.samples;
-    if (r != 2) continue;
+    samples += f.samples;
+    if (r != 2) {
+      if (f.h.flags & tracefile::kFlagComplete) ++complete_others;
+      EXPECT_EQ(f.h.mpi_rank, static_cast<std::uint32_t>(r));  // a rank's file, closed or not
+      EXPECT_EQ(f.h.mpi_world_size, static_cast<std::uint32_t>(kRanks));
+      EXPECT_GT(f.samples, 0u) << "rank " << r;  // what it had handed to the kernel at least
+      continue;
+    }
+    EXPECT_TRUE(f.h.flags & tracefile::kFlagComplete);
+    EXPECT_EQ(f.samples, f.h.samples);
     EXPECT_TRUE(f.h.merge_flags & tracefile::kRankEndedEarly);
     EXPECT_EQ(f.h.merge_flags & tracefile::kRankAborted, 0u);
     EXPECT_EQ(f.h.end_signal, 9u);
@@ -191,14 +212,16 @@ TEST(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) {
     EXPECT_GE(f.clock, 1u);  // MPI_Init's measurement; never MPI_Finalize's
   }
   const std::string merged = (dir / "all.kron").string();
-  std::string cmd = std::string(KRON_CLI) + " merge -o " + merged;
+  std::string cmd = std::string(KRON_CLI) + " merge --salvage -o " + merged;
   for (const auto& f : files) cmd += " " + f;
-  ASSERT_EQ(run(cmd + " > " + (dir / "merge.txt").string()), 0) << slurp(dir / "merge.txt");
+  ASSERT_EQ(run(cmd + " > " + (dir / "merge.txt").string() + " 2>&1"), 0) << slurp(dir / "merge.txt");
   const std::string out = slurp(dir / "merge.txt");
   EXPECT_NE(out.find("rank 2 was killed by signal 9 before MPI_Finalize"), std::string::npos) << out;
-  const std::size_t first = out.find("(the first to end)");
-  ASSERT_NE(first, std::string::npos) << out;
-  EXPECT_EQ(out.rfind("rank 2 ", first), out.rfind("\nrank ", first) + 1) << out;  // on rank 2's line
+  if (complete_others > 0) {  // rank 2 and another finished as ranks that ended early: rank 2 ended first
+    const std::size_t first = out.find("(the first to end)");
+    ASSERT_NE(first, std::string::npos) << out;
+    EXPECT_EQ(out.rfind("rank 2 ", first), out.rfind("\nrank ", first) + 1) << out;  // on rank 2's line
+  }
   tracefile::Reader rd(merged);
   EXPECT_EQ(rd.header().samples, samples);  // every rank's samples, the killed one's included
   fs::remove_all(dir);
@@ -207,12 +230,13 @@ TEST(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) {
 // libkron_mpi alone (preloaded): rank 1 calls MPI_Abort at iteration 10 of 40. Its file is finished in the
 // MPI_Abort wrapper: complete, marked as a rank that called MPI_Abort, with iterations 0-10's first samples,
 // 0-9's second and every MPI call of iterations 0-9 (ERRATUM E441).
-TEST(WholeJobKillTest, ARankThatAbortsFinishesItsFileAndSaysSo) {
-  const fs::path dir = fs::temp_directory_path() / ("kron-mpi-abort-" + std::to_string(::getpid()));
+TEST_P(WholeJobKillTest, ARankThatAbortsFinishesItsFileAndSaysSo) {
+  const MpiFlavour& fl = GetParam();
+  const fs::path dir = fs::temp_directory_path() / ("kron-mpi-abort-" + fl.name + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  run(mpirun(std::string("-x LD_PRELOAD=") + KRON_MPI_LIB + " -x KRON_MPI_OUT=" + (dir / "run").string(),
-             std::string(KRON_MPI_PROBES) + " 40 1 10 abort >/dev/null 2>" + (dir / "err.txt").string()));
+  run(fl.run(kRanks, fl.env("LD_PRELOAD", fl.lib) + fl.env("KRON_MPI_OUT", (dir / "run").string()),
+             fl.probes + " 40 1 10 abort >/dev/null 2>" + (dir / "err.txt").string()));
   const std::string f1 = (dir / "run.rank-1.kron").string();
   ASSERT_TRUE(fs::exists(f1)) << slurp(dir / "err.txt");
   const RankFile f = read_rank(f1);
@@ -225,6 +249,9 @@ TEST(WholeJobKillTest, ARankThatAbortsFinishesItsFileAndSaysSo) {
   EXPECT_EQ(f.calls.at(record::MpiCall::Send), 10u);
   fs::remove_all(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(Flavours, WholeJobKillTest, ::testing::ValuesIn(testing::mpi_flavours()),
+                         [](const auto& p) { return p.param.name; });
 
 }  // namespace
 }  // namespace kron

@@ -99,7 +99,11 @@ enum class MpiCall : std::uint16_t {
   Isend = 3,
   Irecv = 4,
   SendrecvSend = 5,
-  SendrecvRecv = 6,  // point to point
+  SendrecvRecv = 6,  // point to point (MPI_Sendrecv_replace's two halves too)
+  Mrecv = 7,         // MPI_Mrecv: a receive of a message MPI_Mprobe/MPI_Improbe matched
+  Imrecv = 8,        // MPI_Imrecv, completed as Irecv is
+  PsendStart = 9,    // MPI_Start of a persistent send (Send_init, Ssend_init, Bsend_init, Rsend_init)
+  PrecvStart = 10,   // MPI_Start of a persistent receive (Recv_init)
   Barrier = 16,
   Bcast = 17,
   Reduce = 18,
@@ -108,13 +112,34 @@ enum class MpiCall : std::uint16_t {
   Allgather = 21,
   Scatter = 22,
   Alltoall = 23,  // collectives: 16 and up
+  Gatherv = 24,
+  Scatterv = 25,
+  Allgatherv = 26,
+  Alltoallv = 27,
+  ReduceScatter = 28,
+  ReduceScatterBlock = 29,
+  Scan = 30,
+  Exscan = 31,
+  Ibarrier = 32,  // non-blocking collectives: begin = posting, end = the completion (E433)
+  Ibcast = 33,
+  Ireduce = 34,
+  Iallreduce = 35,
+  Igather = 36,
+  Iallgather = 37,
+  Iscatter = 38,
+  Ialltoall = 39,
+  Igatherv = 40,
+  Iscatterv = 41,
+  Iallgatherv = 42,
+  Ialltoallv = 43,
 };
 inline constexpr std::uint16_t kMpiFirstCollective = 16;
 constexpr bool mpi_is_send(MpiCall c) {
-  return c == MpiCall::Send || c == MpiCall::Isend || c == MpiCall::SendrecvSend;
+  return c == MpiCall::Send || c == MpiCall::Isend || c == MpiCall::SendrecvSend || c == MpiCall::PsendStart;
 }
 constexpr bool mpi_is_recv(MpiCall c) {
-  return c == MpiCall::Recv || c == MpiCall::Irecv || c == MpiCall::SendrecvRecv;
+  return c == MpiCall::Recv || c == MpiCall::Irecv || c == MpiCall::SendrecvRecv || c == MpiCall::Mrecv ||
+         c == MpiCall::Imrecv || c == MpiCall::PrecvStart;
 }
 constexpr bool mpi_is_collective(MpiCall c) { return static_cast<std::uint16_t>(c) >= kMpiFirstCollective; }
 enum MpiFlag : std::uint8_t {

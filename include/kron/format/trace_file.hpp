@@ -321,6 +321,10 @@ class Writer {
   // Counts in `header` (samples is filled in by the writer), the lanes and the name section (1.3; the
   // header's names_lost is kept); sets kFlagComplete.
   void finish(FileHeader header, std::span<const LaneEntry> lanes, std::span<const NameRecord> names = {});
+  // Hands every record appended so far to the kernel (compressed: to the workers, who write it in their turn),
+  // so that a writer killed later (SIGKILL) leaves them in its unclosed file (ERRATUM E441). A live
+  // recorder calls it every kSyncInterval.
+  void sync();
 
   std::uint64_t samples() const { return samples_; }
   std::uint64_t bytes() const { return bytes_; }  // records, uncompressed
