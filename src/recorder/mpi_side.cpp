@@ -1,6 +1,8 @@
 // The MPI side area: mpi_side.hpp says what it is and why (ERRATUM E440).
 #include "recorder/mpi_side.hpp"
 
+#include "kron/board_ops.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -36,6 +38,8 @@ std::uint8_t* map_writer(int fd, const std::string& path) {
 }
 
 }  // namespace
+
+std::string side_path(const std::string& board) { return board::shm_dir() + "/kron-mpi-side." + board; }
 
 void create(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

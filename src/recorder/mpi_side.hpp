@@ -87,6 +87,10 @@ class Writer {
   std::uint64_t file_bytes_ = 0;
 };
 
+// Where kron record --mpi keeps the side area of its board `board`: beside it in the board directory
+// (board::shm_dir()), named kron-mpi-side.BOARD (never taken for a board: boards are kron.NAME).
+std::string side_path(const std::string& board);
+
 // Makes the side area at `path` for a rank (kron record --mpi, before the program starts): a header in state
 // Created, no slots. Throws std::runtime_error naming the path.
 void create(const std::string& path);

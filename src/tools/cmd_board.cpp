@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fmt/core.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include "kron/core/error.hpp"
 #include "kron/core/text.hpp"
 #include "recorder/board_reader.hpp"
+#include "recorder/mpi_side.hpp"
 #include "recorder/options.hpp"
 #include "tools/command.hpp"
 
@@ -116,6 +118,10 @@ int remove_stale() {
     std::string err;
     if (board::unlink(name, &err)) {
       fmt::print("removed {} (creator pid {} is gone)\n", text::terminal_safe(name), creator);
+      // ERRATUM E441: a kron record --mpi killed by its launcher leaves its rank's MPI side area beside it.
+      const std::string side = recorder::mpiside::side_path(name);
+      if (::access(side.c_str(), F_OK) == 0 && ::unlink(side.c_str()) == 0)
+        fmt::print("removed its MPI side area {}\n", text::terminal_safe(side));
     } else {
       fmt::print(stderr, "kron board rm: {}\n", err);
       rc = kExitFailed;

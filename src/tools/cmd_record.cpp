@@ -214,6 +214,10 @@ struct MpiSession {
       problem = e.what();
     }
     if (!c.problem.empty()) problem = c.problem;
+    // Read: removed now, before the board is (a kron record killed after this leaves no side area without a
+    // board; one killed before leaves both, for kron board rm --stale).
+    ::unlink(side.c_str());
+    side.clear();
     const bool started = c.state != static_cast<std::uint32_t>(recorder::mpiside::State::Created);
     fh.mpi_rank = started ? c.rank : static_cast<std::uint32_t>(env.rank);
     fh.mpi_world_size = started ? c.world_size : static_cast<std::uint32_t>(std::max(env.size, 1));
@@ -293,7 +297,7 @@ int run(const Args& a) {
     o.board.node = mpi->node;
     o.output = (a.output_opt->count() ? a.output : std::string("kron-mpi")) + ".rank-" + std::to_string(mpi->env.rank) +
                ".kron";
-    mpi->side = board::shm_dir() + "/kron-mpi-side." + o.board.name;
+    mpi->side = recorder::mpiside::side_path(o.board.name);
     recorder::mpiside::create(mpi->side);
     const char* preload = std::getenv("LD_PRELOAD");
     o.program_env = {{"LD_PRELOAD", preload && *preload ? lib + ":" + preload : lib}, {"KRON_MPI_SIDE", mpi->side}};
