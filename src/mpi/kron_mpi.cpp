@@ -608,6 +608,24 @@ void completed(MPI_Request req, const MPI_Status* st, std::uint64_t t_end) {
   m.h.flags = static_cast<std::uint8_t>(m.h.flags & ~record::kMpiIncomplete);
 }
 
+// MPI_Sendrecv and MPI_Sendrecv_replace: the send half and the receive half, each a record of the call's
+// times (a half to MPI_PROC_NULL has none); the receive's source, tag and size are the status's.
+void keep_sendrecv(std::uint64_t t0, std::uint64_t t1, MPI_Comm comm, int dest, int stag, std::uint64_t sbytes,
+                   int source, int rtag, int rc, const MPI_Status& st) {
+  std::lock_guard<std::mutex> lk(g->mu);
+  if (dest != MPI_PROC_NULL) {
+    MpiRecord s = make(MpiCall::SendrecvSend, t0, comm, dest, stag, sbytes);
+    s.end = t1;
+    keep(s);
+  }
+  if (source != MPI_PROC_NULL) {
+    MpiRecord r = make(MpiCall::SendrecvRecv, t0, comm, source, rtag, 0);
+    r.end = t1;
+    if (rc == MPI_SUCCESS) fill_recv(r, st, comm);
+    keep(r);
+  }
+}
+
 // A blocking send: `send` (the PMPI call) timed, and its record kept (inside the caller's named scope).
 template <class Send>
 int blocking_send(Send send, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -727,18 +745,7 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
   const int rc = PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, &st);
   const std::uint64_t t1 = now();
   if (status != MPI_STATUS_IGNORE) *status = st;
-  std::lock_guard<std::mutex> lk(g->mu);
-  if (dest != MPI_PROC_NULL) {
-    MpiRecord s = make(MpiCall::SendrecvSend, t0, comm, dest, stag, type_bytes(scount, stype));
-    s.end = t1;
-    keep(s);
-  }
-  if (source != MPI_PROC_NULL) {
-    MpiRecord r = make(MpiCall::SendrecvRecv, t0, comm, source, rtag, 0);
-    r.end = t1;
-    if (rc == MPI_SUCCESS) fill_recv(r, st, comm);
-    keep(r);
-  }
+  keep_sendrecv(t0, t1, comm, dest, stag, type_bytes(scount, stype), source, rtag, rc, st);
   return rc;
 }
 
@@ -786,18 +793,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int 
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, &st);
   const std::uint64_t t1 = now();
   if (status != MPI_STATUS_IGNORE) *status = st;
-  std::lock_guard<std::mutex> lk(g->mu);
-  if (dest != MPI_PROC_NULL) {
-    MpiRecord s = make(MpiCall::SendrecvSend, t0, comm, dest, stag, type_bytes(count, type));
-    s.end = t1;
-    keep(s);
-  }
-  if (source != MPI_PROC_NULL) {
-    MpiRecord r = make(MpiCall::SendrecvRecv, t0, comm, source, rtag, 0);
-    r.end = t1;
-    if (rc == MPI_SUCCESS) fill_recv(r, st, comm);
-    keep(r);
-  }
+  keep_sendrecv(t0, t1, comm, dest, stag, type_bytes(count, type), source, rtag, rc, st);
   return rc;
 }
 

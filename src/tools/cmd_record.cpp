@@ -199,7 +199,6 @@ struct MpiSession {
   std::string side;  // the side area's path
   recorder::mpiside::EnvRank env;
   std::uint32_t node = 0;
-  std::string program;
   std::string note;  // what kron record says about the rank's end ("" : it reached MPI_Finalize)
   std::string problem;
   ~MpiSession() {
@@ -220,7 +219,7 @@ struct MpiSession {
     side.clear();
     const bool started = c.state != static_cast<std::uint32_t>(recorder::mpiside::State::Created);
     fh.mpi_rank = started ? c.rank : static_cast<std::uint32_t>(env.rank);
-    fh.mpi_world_size = started ? c.world_size : static_cast<std::uint32_t>(std::max(env.size, 1));
+    fh.mpi_world_size = started ? c.world_size : static_cast<std::uint32_t>(std::max(env.size, env.rank + 1));
     w.append_mpi(c.calls);
     w.append_clock(c.offsets);
     if (WIFSIGNALED(wait_status)) fh.end_signal = static_cast<std::uint16_t>(WTERMSIG(wait_status));
@@ -228,12 +227,16 @@ struct MpiSession {
       fh.merge_flags |= tracefile::kRankEndedEarly;
       if (c.state == static_cast<std::uint32_t>(recorder::mpiside::State::Aborted))
         fh.merge_flags |= tracefile::kRankAborted;
-      note = fmt::format("rank {} {}{}: its {} completed MPI calls and its samples up to then are in the file",
-                         fh.mpi_rank, recorder::mpiside::state_text(c.state),
-                         WIFSIGNALED(wait_status) ? fmt::format(" (killed by signal {})", WTERMSIG(wait_status))
-                         : WIFEXITED(wait_status) ? fmt::format(" (exit status {})", WEXITSTATUS(wait_status))
-                                                  : std::string(),
-                         c.calls.size());
+      const auto in_flight = std::count_if(c.calls.begin(), c.calls.end(),
+                                           [](const auto& m) { return m.h.flags & record::kMpiIncomplete; });
+      note =
+          fmt::format("rank {} {}{}: its {} completed MPI calls{} and its samples up to then are in the file",
+                      fh.mpi_rank, recorder::mpiside::state_text(c.state),
+                      WIFSIGNALED(wait_status) ? fmt::format(" (killed by signal {})", WTERMSIG(wait_status))
+                      : WIFEXITED(wait_status) ? fmt::format(" (exit status {})", WEXITSTATUS(wait_status))
+                                               : std::string(),
+                      c.calls.size() - static_cast<std::size_t>(in_flight),
+                      in_flight ? fmt::format(" ({} more in flight, flagged incomplete)", in_flight) : std::string());
     }
     record::NameRecord n{};
     n.h.kind = record::RecordKind::Names;
