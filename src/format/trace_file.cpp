@@ -802,10 +802,14 @@ bool Reader::next(Sample& out) {
     const std::uint64_t left = end_ - pos_;
     RecordHeader h{};
     if (left >= sizeof(RecordHeader)) std::memcpy(&h, rec_ + pos_, sizeof h);
-    // An unclosed file (the recorder died): a record cut short, or zero bytes the writer had reserved
-    // but never filled, ends the records; its bytes are counted, never decoded.
+    // An unclosed file (the recorder died): a record cut short, zero bytes the writer had reserved but never
+    // filled, or what is no record at all (a recorder killed while it wrote the lane table or the names after
+    // the records) ends the records; its bytes are counted (dropped_tail), never decoded.
     const bool cut = left < sizeof(RecordHeader) || (h.size > left && h.size >= sizeof(RecordHeader));
-    if (!complete() && !compressed() && (cut || (h.kind == RecordKind{0} && h.size == 0))) {
+    const bool no_record = h.size < sizeof(RecordHeader) || h.size % 8 != 0 ||
+                           ((h.kind == RecordKind::Trace || h.kind == RecordKind::Resource) &&
+                            h.size != kRecordSize[static_cast<std::size_t>(h.kind)]);
+    if (!complete() && !compressed() && (cut || no_record)) {
       dropped_tail_ = left;
       pos_ = end_;
       return at_end();

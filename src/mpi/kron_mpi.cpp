@@ -164,6 +164,9 @@ struct Early {
   int rank;
 };
 Early g_early{};  // constant-initialised: zeros before any code runs
+// Its reader, opened as it was made: the board is this process's through the mapping whatever becomes of its
+// name (a process this one starts before MPI_Init removes the name, ERRATUM E440). Set at load.
+recorder::BoardReader* g_early_reader = nullptr;
 // getpid() and gettid() are system calls (glibc caches neither): taken once, per process and per thread.
 std::uint32_t source_of() {
   static const std::uint32_t source =
@@ -396,13 +399,19 @@ void start_own() {
                    "%u (ERRATUM E201)\n",
                    g->rank, g_early.rank, g_early.node);
   }
-  g->reader = std::make_unique<recorder::BoardReader>(recorder::BoardReader::open(g->board));
+  if (g_early_reader) {
+    g->reader.reset(g_early_reader);
+    g_early_reader = nullptr;
+  } else {
+    g->reader = std::make_unique<recorder::BoardReader>(recorder::BoardReader::open(g->board));
+  }
   if (!kron::attach(g->board.c_str())) throw std::runtime_error("cannot attach to board " + g->board);
   // Every probe of this process is attached now (the program's own took the board at its start-up): the
   // name goes, so that a rank killed by SIGKILL leaves no board behind (ERRATUM E440).
   std::string err;
   board::unlink(g->board, &err);
   ::unsetenv(board::kEnvBoard);
+  ::unsetenv("KRON_MPI_BOARD_PID");
   const std::uint64_t hz = g->reader->geo().clock_hz;
   const std::string fault = env_or("KRON_MPI_TEST_CLOCK_FAULT", "");
   double off_ns = 0, ppm = 0;
@@ -545,15 +554,36 @@ void finish(recorder::mpiside::State how) {
 // attaches at start-up) then write to the board this library drains into the rank's file. Not under kron
 // record --mpi (its board is KRON_BOARD already), not when KRON_BOARD is set by someone else, and not in a
 // process no launcher started (mpirun itself, a shell): those make no board here.
+//
+// A board this library made at load is marked with its process (KRON_MPI_BOARD_PID), so that a wrapper the
+// launcher starts in front of the program (`env VAR=1 ./app`, `sh -c ...`), which loads this library too,
+// does not take the rank's recording with it: the program exec'd in its place (same pid) takes the board
+// over; a program it forked (another pid) removes the inherited board's name (its maker holds its mapping,
+// and a wrapper such as dash ends with _exit, never removing it) and makes its own (ERRATUM E440).
+constexpr const char* kEnvBoardPid = "KRON_MPI_BOARD_PID";
 __attribute__((constructor)) void kron_mpi_load() {
-  if (!env_or("KRON_MPI_SIDE", "").empty() || !env_or(board::kEnvBoard, "").empty()) return;
+  if (!env_or("KRON_MPI_SIDE", "").empty()) return;
   const recorder::mpiside::EnvRank e = recorder::mpiside::rank_from_env();
   if (e.var.empty() || !e.problem.empty()) return;
+  const std::string set = env_or(board::kEnvBoard, ""), maker = env_or(kEnvBoardPid, "");
+  if (!set.empty() && maker.empty()) return;  // the user's, kron record's or kron run's board
   try {
     g_early.rank = e.rank;
     g_early.node = static_cast<std::uint32_t>(e.rank) & 1023u;
+    if (!set.empty() && maker == std::to_string(::getpid())) {  // exec'd by the process image that made it
+      std::snprintf(g_early.board, sizeof g_early.board, "%s", set.c_str());
+      g_early_reader = new recorder::BoardReader(recorder::BoardReader::open(set));
+      if (!kron::attach(g_early.board)) throw std::runtime_error("cannot attach to board " + set);
+      return;
+    }
+    if (!set.empty()) {  // a board another process's libkron_mpi made (a wrapper that forked this one)
+      std::string err;
+      board::unlink(set, &err);
+    }
     const std::string name = own_board(g_early.node);
     std::snprintf(g_early.board, sizeof g_early.board, "%s", name.c_str());
+    g_early_reader = new recorder::BoardReader(recorder::BoardReader::open(name));
+    ::setenv(kEnvBoardPid, std::to_string(::getpid()).c_str(), 1);
     ::setenv(board::kEnvBoard, g_early.board, 1);
     if (!kron::attach(g_early.board)) throw std::runtime_error("cannot attach to board " + name);
   } catch (const std::exception& ex) {
@@ -562,7 +592,10 @@ __attribute__((constructor)) void kron_mpi_load() {
       std::string err;
       board::unlink(g_early.board, &err);
       ::unsetenv(board::kEnvBoard);
+      ::unsetenv(kEnvBoardPid);
     }
+    delete g_early_reader;
+    g_early_reader = nullptr;
     g_early = Early{};
   }
 }

@@ -153,6 +153,26 @@ TEST(TraceFile, UnclosedFileDropsOnlyThePartialLastRecord) {
   EXPECT_EQ(r.dropped_tail_bytes(), 32u - 20u);
 }
 
+// A recorder killed while it finished the file (ERRATUM E441: a launcher's SIGKILL) leaves an unclosed file
+// whose records are followed by the start of the lane table, which is no record: every record is read, and
+// the rest is dropped and counted, never decoded and never an error.
+TEST(TraceFile, UnclosedFileEndsAtWhatIsNoRecord) {
+  const auto samples = some_samples();
+  const auto p = write_file("unclosed_table", samples, /*finish=*/false);
+  auto b = slurp(p);
+  const std::uint8_t table[48] = {3, 0, 0, 0, 7, 0, 0, 0};  // as a record header: kind 3, size 0
+  b.insert(b.end(), std::begin(table), std::end(table));
+  spit(p, b);
+  Reader r(p.string());
+  EXPECT_FALSE(r.complete());
+  std::vector<Sample> back;
+  Sample s;
+  while (r.next(s)) back.push_back(s);
+  ASSERT_EQ(back.size(), samples.size());
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), samples.begin()));
+  EXPECT_EQ(r.dropped_tail_bytes(), 48u);
+}
+
 TEST(TraceFile, BadRecordSizeNamesItsOffset) {
   const auto p = write_file("badrec", some_samples());
   auto b = slurp(p);
@@ -224,7 +244,8 @@ TEST(TraceFile, NextBatchYieldsWhatNextYields) {
   for (std::size_t size : {1u, 2u, 3u, 7u, 64u}) {
     Reader r(p.string());
     std::vector<Sample> buf(size), back;
-    while (const std::size_t n = r.next_batch(buf)) back.insert(back.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+    while (const std::size_t n = r.next_batch(buf))
+      back.insert(back.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
     EXPECT_EQ(back, samples) << "batch of " << size;
     EXPECT_GT(r.dropped_tail_bytes(), 0u);
   }
@@ -278,13 +299,15 @@ TEST(TraceFile, UnknownRecordKindOfThisMinorIsAnErrorOrSalvaged) {
     Reader r(p.string());
     const std::string e = error_of([&] { read_all(r); });
     EXPECT_NE(e.find("offset 1120: record kind " + std::to_string(kind) + " is not a Trace (1) or Resource (2)"),
-              std::string::npos) << e;
+              std::string::npos)
+        << e;
     Reader s(p.string(), ReadOptions{true});
     EXPECT_EQ(read_all(s), some_samples().size() - 1);
     EXPECT_EQ(s.skipped_records(), 1u);
     ASSERT_EQ(s.warnings().size(), 2u);  // the skipped record, and the count it leaves short
     EXPECT_NE(s.warnings()[0].find("1 records of unknown kinds skipped (the first at offset 1120) (salvaged)"),
-              std::string::npos) << s.warnings()[0];
+              std::string::npos)
+        << s.warnings()[0];
     EXPECT_NE(s.warnings()[1].find("the header counts 10 samples, the record area holds 9"), std::string::npos)
         << s.warnings()[1];
   }
@@ -294,7 +317,8 @@ TEST(TraceFile, UnknownRecordKindOfThisMinorIsAnErrorOrSalvaged) {
 TEST(TraceFile, EmptyRecordAreaWithSamplesIsAnError) {
   const auto p = write_file("zerobytes", some_samples());
   set_header(p, [](FileHeader& h) { h.records_bytes = 0; });
-  EXPECT_NE(error_of([&] { Reader r(p.string()); }).find("does not end where the lane table starts"), std::string::npos);
+  EXPECT_NE(error_of([&] { Reader r(p.string()); }).find("does not end where the lane table starts"),
+            std::string::npos);
   set_header(p, [](FileHeader& h) { h.lanes_offset = h.header_size; });  // and a lane table moved to match
   EXPECT_NE(error_of([&] { Reader r(p.string()); }).find("record area is empty but the header counts 10 samples"),
             std::string::npos);
@@ -312,7 +336,10 @@ TEST(TraceFile, SampleCountMismatchIsAnErrorOrSalvaged) {
   ASSERT_EQ(s.warnings().size(), 1u);
   std::vector<Sample> buf(4);  // next_batch counts too
   Reader t(p.string());
-  EXPECT_NE(error_of([&] { while (t.next_batch(buf)) {} }).find("the header counts 2010"), std::string::npos);
+  EXPECT_NE(error_of([&] {
+              while (t.next_batch(buf)) {}
+            }).find("the header counts 2010"),
+            std::string::npos);
 }
 
 // A FIFO given as a trace file blocked in open() for ever.
@@ -337,8 +364,10 @@ TEST(TraceFile, FileShrinkingWhileReadIsAnErrorNotSigbus) {
     ASSERT_EQ(::truncate(p.c_str(), 4096), 0);  // a page: every record page after it is gone
     const std::string e = error_of([&] {
       std::vector<Sample> buf(64);
-      if (batch) while (r.next_batch(buf)) {}
-      else read_all(r);
+      if (batch)
+        while (r.next_batch(buf)) {}
+      else
+        read_all(r);
     });
     EXPECT_NE(e.find("the file shrank while it was read"), std::string::npos) << e;
   }
@@ -407,16 +436,15 @@ TEST(TraceFile, SchedSwitchesAreKeptApartFromSamples) {
       set_header(p, [](FileHeader& h) { h.sched_switches = 2; });
       Reader bad(p.string());
       const std::string e = error_of([&] {
-        while (bad.next(s)) {
-        }
+        while (bad.next(s)) {}
       });
-      EXPECT_NE(e.find("offset 944: the header counts 2 scheduling switches, the record area holds 3"), std::string::npos)
+      EXPECT_NE(e.find("offset 944: the header counts 2 scheduling switches, the record area holds 3"),
+                std::string::npos)
           << e;
       ReadOptions salvage;
       salvage.salvage = true;
       Reader lenient(p.string(), salvage);
-      while (lenient.next(s)) {
-      }
+      while (lenient.next(s)) {}
       ASSERT_EQ(lenient.warnings().size(), 1u);
       EXPECT_NE(lenient.warnings()[0].find("2 scheduling switches"), std::string::npos) << lenient.warnings()[0];
     }
@@ -506,18 +534,17 @@ TEST(TraceFile, MpiAndClockOffsetRecordsAreKeptApartAndCounted) {
       Reader bad(p.string());
       Sample s;
       const std::string e = error_of([&] {
-        while (bad.next(s)) {
-        }
+        while (bad.next(s)) {}
       });
       EXPECT_NE(e.find("offset 992: the header counts 5 MPI records, the record area holds 4"), std::string::npos) << e;
       set_header(p, [](FileHeader& h) { h.mpi_records = 4, h.clock_offsets = 1; });
       Reader bad2(p.string());
       const std::string e2 = error_of([&] {
         bad2.read_annex();  // the tail is not what the header says: read through instead, and checked
-        while (bad2.next(s)) {
-        }
+        while (bad2.next(s)) {}
       });
-      EXPECT_NE(e2.find("offset 1000: the header counts 1 clock-offset records, the record area holds 2"), std::string::npos)
+      EXPECT_NE(e2.find("offset 1000: the header counts 1 clock-offset records, the record area holds 2"),
+                std::string::npos)
           << e2;
     }
   }

@@ -97,7 +97,15 @@ std::multiset<std::uint64_t> expected(int r, int n, int m, bool died = false) {
   return e;
 }
 
-using Way = std::tuple<MpiFlavour, std::string>;  // the MPI library; "kron_record" or "preload"
+// The entries of the board directory whose name starts with `prefix` (boards are kron.NAME).
+std::set<std::string> shm_entries(const std::string& prefix) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator("/dev/shm"))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) names.insert(e.path().filename().string());
+  return names;
+}
+
+using Way = std::tuple<MpiFlavour, std::string>;  // the MPI library; kron_record, preload, preload_env or _sh
 
 class WholeJobTest : public ::testing::TestWithParam<Way> {
  protected:
@@ -117,8 +125,16 @@ class WholeJobTest : public ::testing::TestWithParam<Way> {
       return run(flavour().run(
           kRanks, "",
           std::string(KRON_CLI) + " record --mpi -q -o " + prefix + " -- " + flavour().probes + " " + args + out));
+    // Preloaded, the program as the launcher starts it, or behind a wrapper that loads libkron_mpi too: env,
+    // which execs the program in its place, or sh, which forks it (ERRATUM E440: the rank's board is the
+    // program's either way).
+    const std::string way = std::get<1>(GetParam());
+    const std::string program = flavour().probes + " " + args;
+    const std::string wrapped = way == "preload_env"  ? "env KRON_TEST_WRAPPED=1 " + program
+                                : way == "preload_sh" ? "sh -c '" + program + "; true'"
+                                                      : program;
     return run(flavour().run(kRanks, flavour().env("LD_PRELOAD", flavour().lib) + flavour().env("KRON_MPI_OUT", prefix),
-                             flavour().probes + " " + args + out));
+                             wrapped + out));
   }
   std::string file(int r) const { return (dir / ("run.rank-" + std::to_string(r) + ".kron")).string(); }
   fs::path dir;
@@ -126,7 +142,11 @@ class WholeJobTest : public ::testing::TestWithParam<Way> {
 
 // Both ways: each rank's file holds every probe of the program, its MPI calls and its clock measurements.
 TEST_P(WholeJobTest, EveryProbeOfTheProgramIsInItsRanksFileAndTheReportNamesEachRank) {
+  const std::set<std::string> boards_before = shm_entries("kron.");
   ASSERT_EQ(record(std::to_string(kIterations)), 0) << slurp(dir / "err.txt");
+  // No board of the job is left behind: each rank's is removed (its name at MPI_Init, kron record's at its
+  // end), and so is a wrapper's (E440).
+  for (const auto& name : shm_entries("kron.")) EXPECT_TRUE(boards_before.count(name)) << name << " left behind";
   std::vector<std::string> files;
   for (int r = 0; r < kRanks; ++r) {
     files.push_back(file(r));
@@ -159,7 +179,8 @@ TEST_P(WholeJobTest, EveryProbeOfTheProgramIsInItsRanksFileAndTheReportNamesEach
 
 INSTANTIATE_TEST_SUITE_P(Ways, WholeJobTest,
                          ::testing::Combine(::testing::ValuesIn(testing::mpi_flavours()),
-                                            ::testing::Values(std::string("kron_record"), std::string("preload"))),
+                                            ::testing::Values(std::string("kron_record"), std::string("preload"),
+                                                              std::string("preload_env"), std::string("preload_sh"))),
                          [](const auto& p) { return std::get<0>(p.param).name + "_" + std::get<1>(p.param); });
 
 // kron record --mpi: rank 2 kills itself with SIGKILL at iteration 20 of 40, after that iteration's first
@@ -174,12 +195,7 @@ INSTANTIATE_TEST_SUITE_P(Ways, WholeJobTest,
 class WholeJobKillTest : public ::testing::TestWithParam<MpiFlavour> {};
 
 // The MPI side areas in the board directory (ERRATUM E440: kron-mpi-side.BOARD beside the board).
-std::set<std::string> side_areas() {
-  std::set<std::string> names;
-  for (const auto& e : fs::directory_iterator("/dev/shm"))
-    if (e.path().filename().string().rfind("kron-mpi-side.", 0) == 0) names.insert(e.path().filename().string());
-  return names;
-}
+std::set<std::string> side_areas() { return shm_entries("kron-mpi-side."); }
 
 TEST_P(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) {
   const MpiFlavour& fl = GetParam();
