@@ -203,7 +203,7 @@ TEST_P(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) 
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string prefix = (dir / "run").string();
-  const std::set<std::string> before = side_areas();
+  const std::set<std::string> before = side_areas(), boards_before = shm_entries("kron.record-");
   const int rc = run(fl.run(kRanks, "",
                             std::string(KRON_CLI) + " record --mpi -q -o " + prefix + " -- " + fl.probes +
                                 " 40 2 20 >/dev/null 2>" + (dir / "err.txt").string()));
@@ -252,15 +252,16 @@ TEST_P(WholeJobKillTest, ARankKilledHalfwayKeepsItsFirstHalfAndTheMergeNamesIt) 
   // What a kron record killed by the launcher left behind, its board and its side area, goes with
   // kron board rm --stale: none of this job's side areas is left.
   // (The launcher may return before the last of them has died and been reaped: a board whose creator is a
-  // zombie is not stale yet. Each new side area's kron record, kron-mpi-side.record-PID-..., is waited for
-  // until its process is gone, 10 s at most.)
-  for (const auto& name : side_areas()) {
-    if (before.count(name)) continue;
+  // zombie is not stale yet. The kron record of each new board or side area, kron.record-PID-... or
+  // kron-mpi-side.record-PID-..., is waited for until its process is gone, 10 s at most.)
+  for (const auto& name : shm_entries("")) {
+    if (before.count(name) || boards_before.count(name) || name.find("record-") == std::string::npos) continue;
     const std::string pid = name.substr(name.find("record-") + 7, name.rfind('-') - name.find("record-") - 7);
     for (int i = 0; i < 100 && fs::exists("/proc/" + pid); ++i) ::usleep(100000);
   }
   ASSERT_EQ(run(std::string(KRON_CLI) + " board rm --stale >/dev/null"), 0);
   for (const auto& name : side_areas()) EXPECT_TRUE(before.count(name)) << name << " outlived its kron record";
+  for (const auto& name : shm_entries("kron.record-")) EXPECT_TRUE(boards_before.count(name)) << name << " left behind";
   fs::remove_all(dir);
 }
 
