@@ -3,8 +3,8 @@
 // program prints how long that took by the wall clock:
 //
 //   kron record --wait -- build/bench/kron_probe_flood THREADS SAMPLES
-//   -> "probe_flood threads=T samples=S seconds=X cpu=C"   (S per thread; X from the common start to the
-//      last end; C the process's user + system CPU time)
+//   -> "probe_flood threads=T samples=S seconds=X cpu=C user=U"   (S per thread; X from the common start
+//      to the last end; C the process's user + system CPU time, U its user time)
 //
 // Before the timed loop it commits its mapping of the board (MADV_POPULATE_WRITE over the /dev/shm
 // mapping found in /proc/self/maps), so that what is timed is the probe and the drain behind it, not the
@@ -75,8 +75,10 @@ int main(int argc, char** argv) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   struct rusage ru {};
   ::getrusage(RUSAGE_SELF, &ru);
-  const double cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-  std::printf("probe_flood threads=%u samples=%llu seconds=%.6f cpu=%.6f\n", threads,
-              static_cast<unsigned long long>(samples), secs, cpu);
+  const double cpu =
+      double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  const double user = double(ru.ru_utime.tv_sec) + double(ru.ru_utime.tv_usec) * 1e-6;
+  std::printf("probe_flood threads=%u samples=%llu seconds=%.6f cpu=%.6f user=%.6f\n", threads,
+              static_cast<unsigned long long>(samples), secs, cpu, user);
   return 0;
 }

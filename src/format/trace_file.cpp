@@ -14,6 +14,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -27,6 +28,9 @@ static_assert(std::endian::native == std::endian::little, "kron trace files are 
 
 namespace {
 constexpr std::size_t kWriteBuffer = 1 << 20;
+// An uncompressed piece at least this long is written from the caller's memory (one system call for tens
+// of microseconds of a busy recording), shorter ones are gathered into the write buffer first.
+constexpr std::size_t kDirectWrite = 64 << 10;
 // Copied over a Trace sample's counters: a fixed-size copy compiles to a few vector stores, where
 // counters.fill(0) became `rep stos` (tens of cycles to start) in the readers' inner loop.
 constexpr std::uint64_t kZeroCounters[kResourceCounters] = {};
@@ -287,7 +291,10 @@ Writer::Writer(const std::string& path, const FileHeader& header, int compress_l
     errno = e;
     throw sys_error(path, "cannot lock trace file");
   }
-  if (::ftruncate(fd, 0) != 0 || !(f_ = ::fdopen(fd, "wb"))) {
+  // Emptied only when it holds something: on ext4, truncating a file to 0 marks it for writing out at
+  // close (auto_da_alloc), which a new file need not pay (a close of a large recording waits for it).
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || (st.st_size != 0 && ::ftruncate(fd, 0) != 0) || !(f_ = ::fdopen(fd, "wb"))) {
     const int e = errno;
     ::close(fd);
     ZSTD_freeCCtx(cctx_);
@@ -402,7 +409,7 @@ void Writer::append(const Sample& s) {
 void Writer::append_records(std::span<const std::uint8_t> records, std::uint64_t count) {
   // A large piece (a recorder's staged 1 MiB, or a long run of one lane) is written or compressed
   // straight from the caller's memory; small ones are gathered first.
-  if (records.size() >= (cctx_ ? kChunkRawBytes / 2 : kWriteBuffer)) {
+  if (records.size() >= (cctx_ ? kChunkRawBytes / 2 : kDirectWrite)) {
     flush();
     if (cctx_)
       write_chunks(records);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "kron/board_ops.hpp"
 #include "kron/board_pool.hpp"
@@ -144,10 +145,13 @@ void BoardReader::set_corrupt(Pass& p, std::uint32_t lane, std::uint64_t off, co
 void BoardReader::emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink, std::size_t keep, Pass& p) {
   const Geometry& b = geo();
   const std::uint64_t B = b.block_slots();
-  std::vector<std::uint8_t>& buf = bufs_[i];
+  Bytes& buf = bufs_[i];
   std::vector<Seg>& segs = segs_;
   auto corrupt = [&](std::uint64_t off, const std::string& what) { set_corrupt(p, i, off, what); };
   // Walk the records kept, checking each one's kind and size.
+  constexpr auto kTraceWord = static_cast<std::uint32_t>(record::header_word(record::RecordKind::Trace));
+  static_assert(record::kKindShift + 16 <= 32 && record::kSizeShift + 16 <= 32, "kind and size in the low word");
+  const bool upgrade = geo().minor < 2;
   std::uint64_t count = 0, bytes = 0;
   for (std::size_t k = keep; k < segs.size() && !p.corrupt; ++k) {
     Seg& sg = segs[k];
@@ -156,29 +160,54 @@ void BoardReader::emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink
       p.r = std::max(p.r, sg.to);
       continue;
     }
-    std::uint64_t pos = sg.from;
-    while (pos < sg.to) {
-      const std::uint64_t w = record::header_word_at(buf.data() + sg.at + (pos - sg.from) * kSlot);
-      const std::uint64_t n = record::valid_slots(w);  // 0: unknown kind, or a size not its kind's
-      if (!n || pos + n > sg.to) {
-        const std::uint64_t at = b.data_offset + std::uint64_t{sg.block} * b.block_bytes + (pos % B) * kSlot;
-        corrupt(at, !n ? "record of kind " + std::to_string(record::kind_of(w)) + " and size " +
-                             std::to_string(record::size_of_word(w)) + " is not a Trace or Resource record"
-                       : "record runs past the end of its block or the lane's head");
-        break;
+    // The common record, a Trace record, is recognised by its header word's kind and size alone (a
+    // predicted branch), so that the address of the next record does not wait for this one's load.
+    std::uint8_t* const first = buf.data() + sg.at;
+    std::uint8_t* q = first;
+    std::uint8_t* const end = first + (sg.to - sg.from) * kSlot;
+    std::uint64_t c = 0;
+    while (q < end) {
+      const std::uint64_t w = record::header_word_at(q);
+      std::uint64_t n = 1;
+      if (static_cast<std::uint32_t>(w) != kTraceWord) [[unlikely]] {
+        n = record::valid_slots(w);  // 0: unknown kind, or a size not its kind's
+        if (!n || n > static_cast<std::uint64_t>(end - q) / kSlot) {
+          const std::uint64_t pos = sg.from + static_cast<std::uint64_t>(q - first) / kSlot;
+          const std::uint64_t at = b.data_offset + std::uint64_t{sg.block} * b.block_bytes + (pos % B) * kSlot;
+          corrupt(at, !n ? "record of kind " + std::to_string(record::kind_of(w)) + " and size " +
+                               std::to_string(record::size_of_word(w)) + " is not a Trace or Resource record"
+                         : "record runs past the end of its block or the lane's head");
+          break;
+        }
       }
       // ERRATUM E180: a 2.1 board's samples hold the cpu in the header; the file (1.4) wants them phased.
-      if (geo().minor < 2) record::upgrade_to_phased(buf.data() + sg.at + (pos - sg.from) * kSlot);
-      pos += n;
-      ++count;
-      ++sg.counted;
+      if (upgrade) record::upgrade_to_phased(q);
+      q += n * kSlot;
+      ++c;
     }
+    const std::uint64_t pos = sg.from + static_cast<std::uint64_t>(q - first) / kSlot;
+    count += c;
+    sg.counted += c;
     bytes = sg.at + (pos - sg.from) * kSlot - (keep < segs.size() ? segs[keep].at : 0);
     p.r = std::max(p.r, pos);
   }
-  if (count && sink) sink(v, std::span<const std::uint8_t>(buf.data() + segs[keep].at, bytes), count);
+  if (count && sink) {
+    if (draining_) emitting_ = i;  // adopt() may take the buffer during this call
+    struct Done {
+      std::uint32_t& e;
+      ~Done() { e = ~0u; }
+    } done{emitting_};
+    sink(v, std::span<const std::uint8_t>(buf.data() + segs[keep].at, bytes), count);
+  }
   p.emitted += count;
   used_ = 0;
+}
+
+Bytes BoardReader::adopt(std::uint32_t lane, Bytes spare) {
+  if (lane != emitting_ || lane >= bufs_.size())
+    throw std::logic_error("BoardReader::adopt outside a drain's sink call for that lane");
+  bufs_[lane].swap(spare);
+  return spare;
 }
 
 void BoardReader::let_go(std::uint64_t n) {
@@ -238,7 +267,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   // copy, and the walk stops where the chain moved (the rest is taken next pass; what was recycled is
   // below the new tail and counted as overwritten).
   if (bufs_.size() <= i) bufs_.resize(i + 1);
-  std::vector<std::uint8_t>& buf = bufs_[i];
+  Bytes& buf = bufs_[i];
   std::vector<Seg>& segs = segs_;
   segs.clear();
   used_ = 0;
@@ -397,6 +426,11 @@ LaneView BoardReader::view_lane(std::uint32_t i) {
 }
 
 void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* finished) {
+  draining_ = true;
+  struct Done {
+    bool& d;
+    ~Done() { d = false; }
+  } done{draining_};
   heartbeat();
   check_claims(false);
   // A pool lock that could not be had is not tried again in this pass: its holder (stopped, or a scribbled
@@ -561,7 +595,7 @@ std::vector<LaneView> BoardReader::snapshot(const Sink& sink, std::uint64_t piec
     const bool empty = v.state == LaneState::Free && map_.lane(i)->head.load(std::memory_order_relaxed) == 0;
     take(i, v, empty ? nullptr : sink);
     if (!v.problem.empty()) add_problem(v.problem);
-    if (piece_bytes_ && i < bufs_.size()) std::vector<std::uint8_t>().swap(bufs_[i]);
+    if (piece_bytes_ && i < bufs_.size()) Bytes().swap(bufs_[i]);
     out.push_back(v);
   }
   piece_bytes_ = 0;

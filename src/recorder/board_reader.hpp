@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +15,29 @@
 #include "kron/format/trace_file.hpp"
 
 namespace kron::recorder {
+
+// An allocator whose elements are left uninitialised when a container grows (resize): the drain's buffers
+// are always filled by a copy before they are read, and zeroing them first would cost as much as the copy.
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <class U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+// Records copied off a board: a lane's buffer in the reader, then (adopted) held memory of the merge.
+using Bytes = std::vector<std::uint8_t, NoInitAllocator<std::uint8_t>>;
 
 // One lane as a reader sees it.
 struct LaneView {
@@ -66,6 +90,11 @@ class BoardReader {
   // advances the lanes' read positions, counts overwritten records, frees lanes whose owner retired or
   // died (their final figures go to `finished`). Returns the lanes drained.
   void drain(const Sink& sink, std::vector<tracefile::LaneEntry>* finished);
+  // Only inside a drain's sink call, for the lane it is receiving: hands over the buffer that holds the
+  // span the sink received (the span lies inside it, unchanged), so that a consumer that keeps the records
+  // (the recorder's merge) keeps them where they are instead of copying them again; `spare` becomes the
+  // lane's buffer for its next pass. Throws std::logic_error elsewhere.
+  Bytes adopt(std::uint32_t lane, Bytes spare);
   // Announces this process as the drainer (heartbeat for waiting probes) or withdraws it.
   void set_drainer(bool on);
   void heartbeat();
@@ -159,7 +188,9 @@ class BoardReader {
 
   board::Mapping map_;
   std::string label_;
-  std::vector<std::vector<std::uint8_t>> bufs_;  // per lane: records copied out of its blocks
+  std::vector<Bytes> bufs_;       // per lane: records copied out of its blocks
+  bool draining_ = false;         // drain() runs
+  std::uint32_t emitting_ = ~0u;  // the lane whose records a drain's sink is receiving (adopt)
   struct Seg {
     std::uint64_t from, to, at;  // lane positions [from, to) copied to the lane's buffer at byte `at`
     std::uint32_t block;

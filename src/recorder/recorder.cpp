@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <thread>
 #include <unordered_set>
 
@@ -26,49 +27,116 @@ constexpr std::uint64_t kForever = std::numeric_limits<std::uint64_t>::max();
 // is larger): a lane that holds little (thousands of threads) costs little, a busy lane gets large
 // chunks; emptied chunks are kept for reuse, up to kSpareBytes of them.
 constexpr std::size_t kMinChunk = 16 << 10, kMaxChunk = 1 << 20, kSpareBytes = 64 << 20;
-// A piece of one lane at least this long goes to the writer as it is, without staging.
-constexpr std::size_t kDirectBytes = LaneMerge::kStageBytes / 2;
+// A piece of one lane at least this long goes to the writer as it is, without staging (the writer writes
+// an uncompressed piece of this size from it).
+constexpr std::size_t kDirectBytes = std::size_t{64} << 10;
+// What a busy lane's pass holds: the drain takes a lane while it has written less than 1 MiB (kPaceBytes)
+// or so, and more when it falls behind (passes of 256 KiB to 2 MiB, one to four threads flooding, measured).
+constexpr std::size_t kPassBuffer = std::size_t{2} << 20;
 }  // namespace
 
 // ---- LaneMerge ---------------------------------------------------------------------------------------
 
 LaneMerge::LaneMerge(Out out) : out_(std::move(out)), stage_(new std::uint8_t[kStageBytes]) {}
 
-void LaneMerge::hold(Lane& l, std::span<const std::uint8_t> recs) {
+Bytes LaneMerge::spare(std::size_t bytes) {
+  // The smallest spare chunk that fits (a reused chunk costs no page faults; a new one, one per 4 KiB).
+  auto best = spare_.end();
+  for (auto it = spare_.begin(); it != spare_.end(); ++it)
+    if (it->capacity() >= bytes && (best == spare_.end() || it->capacity() < best->capacity())) best = it;
+  Bytes out;
+  if (best != spare_.end()) {
+    spare_bytes_ -= best->capacity();
+    out = std::move(*best);
+    spare_.erase(best);
+  } else {
+    out.reserve(bytes);
+  }
+  return out;
+}
+
+void LaneMerge::keep_spare(Bytes&& b) {
+  // Kept for reuse (a fresh allocation costs a page fault per 4 KiB in the copy that fills it).
+  if (spare_bytes_ + b.capacity() > kSpareBytes) return;
+  spare_bytes_ += b.capacity();
+  b.clear();
+  spare_.push_back(std::move(b));
+}
+
+void LaneMerge::note(Chunk& c, std::span<const std::uint8_t> recs, std::uint64_t n) {
+  // A walk over records just copied (still in the cache): what lets merge() take a whole chunk, or find
+  // where the watermark cuts it, without walking it again when it is written.
+  const std::uint8_t* q = recs.data();
+  const std::uint8_t* const e = q + recs.size();
+  std::uint64_t last = c.count ? c.last_ts : 0;
+  bool ordered = c.ordered, uniform = c.uniform;
+  while (q < e) {
+    const std::uint64_t t = ts_at(q);
+    ordered &= t >= last;
+    last = t;
+    if (const std::uint16_t size = size_at(q); __builtin_expect(size == sizeof(record::TraceRecord), 1)) {
+      q += sizeof(record::TraceRecord);
+    } else {
+      uniform = false;
+      q += size;
+    }
+  }
+  c.last_ts = last;
+  c.ordered = ordered;
+  c.uniform = uniform;
+  c.count += n;
+}
+
+void LaneMerge::hold(Lane& l, std::span<const std::uint8_t> recs, std::uint64_t n) {
   if (recs.empty()) return;
   if (l.chunks.empty() || l.chunks.back().buf.size() + recs.size() > l.chunks.back().buf.capacity()) {
     // Capacities are powers of two, so that an emptied chunk fits the next lane that grows to its size.
     l.next_cap = std::clamp(l.next_cap * 2, kMinChunk, kMaxChunk);
-    const std::size_t cap = std::max(l.next_cap, std::bit_ceil(recs.size()));
-    Chunk c;
-    // The smallest spare chunk that fits (a reused chunk costs no page faults; a new one, one per 4 KiB).
-    auto best = spare_.end();
-    for (auto it = spare_.begin(); it != spare_.end(); ++it)
-      if (it->capacity() >= cap && (best == spare_.end() || it->capacity() < best->capacity())) best = it;
-    if (best != spare_.end()) {
-      spare_bytes_ -= best->capacity();
-      c.buf = std::move(*best);
-      spare_.erase(best);
-    } else {
-      c.buf.reserve(cap);
-    }
-    l.chunks.push_back(std::move(c));
+    l.chunks.push_back(Chunk{spare(std::max(l.next_cap, std::bit_ceil(recs.size())))});
   }
-  std::vector<std::uint8_t>& b = l.chunks.back().buf;
-  b.insert(b.end(), recs.begin(), recs.end());  // within capacity: one memcpy, no reallocation
+  Chunk& c = l.chunks.back();
+  const std::size_t at = c.buf.size();
+  c.buf.resize(at + recs.size());  // within capacity: no reallocation, nothing zeroed (NoInitAllocator)
+  std::memcpy(c.buf.data() + at, recs.data(), recs.size());
+  note(c, std::span<const std::uint8_t>(c.buf.data() + at, recs.size()), n);
 }
 
-void LaneMerge::add(std::uint32_t lane, std::span<const std::uint8_t> recs, std::uint64_t n) {
-  if (!n) return;
-  if (lanes_.size() <= lane) lanes_.resize(lane + 1);
-  Lane& l = lanes_[lane];
-  if (!l.count) active_.push_back(lane);
-  if (l.chunks.empty() && l.fresh.empty()) {
-    l.fresh = recs;  // merged straight from the caller's buffer; the rest copied after the merge
-  } else {
-    hold(l, l.fresh);  // (a lane added twice in one pass: its first span is held first)
+LaneMerge::Lane& LaneMerge::lane(std::uint32_t i) {
+  if (lanes_.size() <= i) lanes_.resize(i + 1);
+  Lane& l = lanes_[i];
+  if (!l.count) active_.push_back(i);
+  if (!l.fresh.empty()) {  // a span added before in this pass (the lane's only piece) is held first
+    hold(l, l.fresh, l.count);
     l.fresh = {};
-    hold(l, recs);
+  }
+  return l;
+}
+
+void LaneMerge::add(std::uint32_t i, std::span<const std::uint8_t> recs, std::uint64_t n) {
+  if (!n) return;
+  Lane& l = lane(i);
+  if (l.chunks.empty())
+    l.fresh = recs;  // merged straight from the caller's buffer; the rest copied after the merge
+  else
+    hold(l, recs, n);
+  l.count += n;
+  held_ += n;
+}
+
+void LaneMerge::add(std::uint32_t i, Bytes&& buf, std::span<const std::uint8_t> recs, std::uint64_t n) {
+  if (!n) return;
+  const auto off = static_cast<std::size_t>(recs.data() - buf.data());
+  if (recs.data() < buf.data() || off + recs.size() > buf.size())
+    throw std::logic_error("LaneMerge::add: the records do not lie in the buffer given");
+  Lane& l = lane(i);
+  if (buf.capacity() / 8 > recs.size()) {  // mostly empty: its records copied, the buffer kept as a spare
+    hold(l, recs, n);
+    keep_spare(std::move(buf));
+  } else {
+    buf.resize(off + recs.size());
+    l.chunks.push_back(Chunk{std::move(buf), off});
+    note(l.chunks.back(), recs, n);
+    taken_ += n;
   }
   l.count += n;
   held_ += n;
@@ -80,14 +148,8 @@ bool LaneMerge::next_piece(Cursor& c) {
     l.fresh = {};
     return false;
   }
-  std::vector<std::uint8_t> done = std::move(l.chunks.front().buf);
+  keep_spare(std::move(l.chunks.front().buf));
   l.chunks.pop_front();
-  // Kept for reuse (a fresh allocation costs a page fault per 4 KiB in the copy that fills it).
-  if (spare_bytes_ + done.capacity() <= kSpareBytes) {
-    spare_bytes_ += done.capacity();
-    done.clear();
-    spare_.push_back(std::move(done));
-  }
   if (l.chunks.empty()) return false;
   const Chunk& f = l.chunks.front();
   c.p = f.buf.data() + f.off;
@@ -153,25 +215,62 @@ std::uint64_t LaneMerge::merge(std::uint64_t w) {
     std::uint64_t lim = w;
     if (heap_.size() > 1) lim = std::min(lim, heap_[1].ts);
     if (heap_.size() > 2) lim = std::min(lim, heap_[2].ts);
+    Lane& l = lanes_[c.lane];
+    Chunk* f = l.fresh.empty() ? &l.chunks.front() : nullptr;
     const std::uint8_t* q = c.p;
-    std::uint64_t k = 0, t = c.ts;
-    for (;;) {
-      // ERRATUM E33: a record older than one already written arrived behind the watermark: written
-      // here, counted in `late`.
-      if (t < max_written_)
-        ++late_;
-      else
-        max_written_ = t;
-      q += size_at(q);  // sizes were validated by the reader (32 or 160)
-      ++k;
-      if (q >= c.end) break;
-      t = ts_at(q);
-      if (t > lim) break;
+    std::uint64_t k = 0, t = c.ts, late = 0, max_written = max_written_;
+    if (f && f->ordered && c.ts >= max_written && f->last_ts <= lim) {
+      // The rest of a chunk in order and all of it due: out whole, none late, not walked.
+      q = c.end;
+      k = f->count;
+      max_written = f->last_ts;
+    } else if (f && f->ordered && f->uniform && c.ts >= max_written) {
+      // In order, 32-byte records: where `lim` cuts it, by a galloping search from the cursor (a few records
+      // when lanes interleave, a binary search across a busy lane's chunk).
+      const std::size_t n = static_cast<std::size_t>(c.end - c.p) / sizeof(record::TraceRecord);
+      auto ts = [&](std::size_t j) { return ts_at(c.p + j * sizeof(record::TraceRecord)); };
+      std::size_t lo = 0, hi = n;  // ts(lo) <= lim; hi: n or ts(hi) > lim
+      for (std::size_t step = 1; lo + step < n; step *= 2) {
+        if (ts(lo + step) > lim) {
+          hi = lo + step;
+          break;
+        }
+        lo += step;
+      }
+      while (hi - lo > 1) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        (ts(mid) <= lim ? lo : hi) = mid;
+      }
+      k = hi;
+      q = c.p + hi * sizeof(record::TraceRecord);
+      max_written = ts(hi - 1);
+      if (q < c.end) t = ts(hi);
+    } else {
+      for (;;) {
+        // ERRATUM E33: a record older than one already written arrived behind the watermark: written
+        // here, counted in `late`.
+        if (t < max_written) [[unlikely]]
+          ++late;
+        else
+          max_written = t;
+        // Sizes were validated by the reader (32 or 160). The common one is a predicted branch, so that
+        // the next record's address does not wait for this one's size to load.
+        if (const std::uint16_t size = size_at(q); __builtin_expect(size == sizeof(record::TraceRecord), 1))
+          q += sizeof(record::TraceRecord);
+        else
+          q += size;
+        ++k;
+        if (q >= c.end) break;
+        t = ts_at(q);
+        if (t > lim) break;
+      }
     }
+    if (f) f->count -= k;
+    late_ += late;
+    max_written_ = max_written;
     q = std::min(q, c.end);
     emit(c.p, static_cast<std::size_t>(q - c.p), k);
     written += k;
-    Lane& l = lanes_[c.lane];
     l.count -= k;
     if (q < c.end) {
       c.p = q;
@@ -189,8 +288,8 @@ std::uint64_t LaneMerge::merge(std::uint64_t w) {
   for (const Cursor& c : heap_) {
     Lane& l = lanes_[c.lane];
     if (!l.fresh.empty()) {
-      hold(l, std::span<const std::uint8_t>(c.p, static_cast<std::size_t>(c.end - c.p)));
       l.fresh = {};
+      hold(l, std::span<const std::uint8_t>(c.p, static_cast<std::size_t>(c.end - c.p)), l.count);
     } else {
       Chunk& f = l.chunks.front();
       f.off = static_cast<std::size_t>(c.p - f.buf.data());
@@ -244,7 +343,14 @@ std::uint64_t Recorder::drain_once(bool final) {
   board_.drain(
       [&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
         if (tap_) tap_(v, recs, n);
-        merge_.add(v.index, recs, n);
+        // A large piece stays in the buffer the reader copied it into (one copy from the board to the
+        // file, or to the stage where lanes interleave); the reader gets a spare for its next pass, of the
+        // size of a busy lane's pass (a larger pass makes it grow: a reallocation copies).
+        if (recs.size() >= LaneMerge::kAdoptBytes)
+          merge_.add(v.index, board_.adopt(v.index, merge_.spare(std::max(kPassBuffer, std::bit_ceil(recs.size())))),
+                     recs, n);
+        else
+          merge_.add(v.index, recs, n);
         taken_ += n;
         // The lanes share one pool (board format 2.0). The fill that paces the passes is the larger of
         // the part of the pool all lanes together filled since the last pass and the part of kPaceBytes

@@ -45,6 +45,16 @@ class LaneMerge {
   // lane added before (one lane's records are in the order its thread took them). `recs` may be the
   // caller's buffer, reused after the next merge(): what merge() does not write is copied before it returns.
   void add(std::uint32_t lane, std::span<const std::uint8_t> recs, std::uint64_t n);
+  // The same records, `recs`, lying in `buf`, which the merge takes: held where they are, not copied again
+  // (the drain's buffer, BoardReader::adopt). A buffer more than 8 times larger than its records is not
+  // kept (held memory stays within 8 times the records): they are copied, the buffer goes to the spares.
+  void add(std::uint32_t lane, Bytes&& buf, std::span<const std::uint8_t> recs, std::uint64_t n);
+  // A buffer for the drain to copy a lane's next records into in place of one adopted: the smallest spare
+  // (an emptied chunk) that holds `bytes`, else a new one with that capacity.
+  Bytes spare(std::size_t bytes);
+  // A piece of one lane at least this long is adopted rather than copied (the flood of a busy thread); below,
+  // the copy costs little and a buffer per piece would cost more memory than the records.
+  static constexpr std::size_t kAdoptBytes = std::size_t{256} << 10;
   // Writes every record added so far with timestamp <= w, merged by timestamp across lanes (equal
   // timestamps of different lanes in no particular order), and holds the rest. Returns the records written.
   // A record older than one already written is written all the same and counted in late() (ERRATUM E33).
@@ -56,12 +66,18 @@ class LaneMerge {
   std::uint64_t late() const { return late_; }
   std::uint64_t records() const { return records_; }  // records written (staged included)
   std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t taken() const { return taken_; }  // records added in buffers the merge took (not copied)
 
  private:
   // Held records of one lane: chunks of whole records, oldest first; the front one is read from `off`.
+  // What merge() knows of a chunk without walking it (LaneMerge::note, when its records came in).
   struct Chunk {
-    std::vector<std::uint8_t> buf;
+    Bytes buf;
     std::size_t off = 0;
+    std::uint64_t count = 0;    // records from off on
+    std::uint64_t last_ts = 0;  // the timestamp of its last record
+    bool ordered = true;        // timestamps never go down (a thread's own records: always, unless its clock did)
+    bool uniform = true;        // every record a 32-byte Trace record
   };
   struct Lane {
     std::deque<Chunk> chunks;
@@ -76,21 +92,25 @@ class LaneMerge {
     const std::uint8_t* end;
     std::uint32_t lane;
   };
-  void hold(Lane& l, std::span<const std::uint8_t> recs);
+  // Lane i, made active; a fresh span it had is held first (its records go before what comes now).
+  Lane& lane(std::uint32_t i);
+  void hold(Lane& l, std::span<const std::uint8_t> recs, std::uint64_t n);
+  static void note(Chunk& c, std::span<const std::uint8_t> recs, std::uint64_t n);
   bool next_piece(Cursor& c);  // moves c to its lane's next chunk; false when the lane has no more
   void sift_down(std::size_t i);
   void emit(const std::uint8_t* p, std::size_t bytes, std::uint64_t count);
 
   Out out_;
   std::vector<Lane> lanes_;
-  std::vector<std::uint32_t> active_;             // lanes with records, in no order
-  std::vector<Cursor> heap_;                      // min-heap by ts
-  std::vector<std::vector<std::uint8_t>> spare_;  // emptied chunks, kept for reuse
+  std::vector<std::uint32_t> active_;  // lanes with records, in no order
+  std::vector<Cursor> heap_;           // min-heap by ts
+  void keep_spare(Bytes&& b);
+  std::vector<Bytes> spare_;  // emptied chunks, kept for reuse
   std::size_t spare_bytes_ = 0;
   std::unique_ptr<std::uint8_t[]> stage_;  // kStageBytes; staged_ of them in use
   std::size_t staged_ = 0;
   std::uint64_t staged_count_ = 0;
-  std::uint64_t held_ = 0, late_ = 0, records_ = 0, bytes_ = 0, max_written_ = 0;
+  std::uint64_t held_ = 0, late_ = 0, records_ = 0, bytes_ = 0, max_written_ = 0, taken_ = 0;
 };
 
 class Recorder {
@@ -131,6 +151,8 @@ class Recorder {
   std::uint64_t file_bytes() const { return out_.stored_bytes(); }  // the record area on disk (compressed)
   std::uint64_t file_raw_bytes() const { return out_.bytes(); }     // the record area's records, uncompressed
   std::uint64_t late() const { return merge_.late(); }
+  // Records the merge held in the reader's own buffers, copied once off the board (LaneMerge::taken).
+  std::uint64_t taken_in_place() const { return merge_.taken(); }
   std::uint64_t held() const { return merge_.held(); }  // records held for a later pass now
   std::uint64_t hold_ticks() const { return hold_; }
   // Test-only (libkron_mpi's injected clock fault, KRON_MPI_TEST_CLOCK_FAULT): `f` rewrites every record's

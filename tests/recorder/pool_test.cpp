@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -383,6 +384,101 @@ TEST(PoolTest, SixtyFourThreadsLoseNothingInWaitMode) {
   }
   EXPECT_EQ(next.size(), kThreads);
   std::remove(path.c_str());
+}
+
+// The drain's one copy: two threads each write 4.8 MB to a 16 MiB board before a pass, so that each lane's
+// piece is far beyond LaneMerge::kAdoptBytes; the merge keeps the records in the buffers the reader copied
+// them into (BoardReader::adopt) and cuts the two interleaved lanes by search. The file holds every record,
+// each thread's in its order, in timestamp order, none late.
+TEST(PoolTest, BusyLanesGoToTheFileInTheReadersOwnBuffersInOrder) {
+  ScratchBoard b(board_of(board::BufferMode::Simple), "adopt");
+  auto reader = b.reader();
+  const std::string path = ::testing::TempDir() + "pool-adopt-" + std::to_string(::getpid()) + ".trace";
+  constexpr std::uint64_t kEach = 150000;
+  std::uint64_t taken = 0;
+  {
+    tracefile::Writer w(path, reader.file_header());
+    recorder::Recorder rec(reader, w, /*hold_ticks=*/0);
+    ASSERT_EQ(in_child(b.name,
+                       [&] {
+                         auto flood = [&](unsigned t) {
+                           for (std::uint64_t i = 0; i < kEach; ++i) kron::trace(0, (std::uint64_t{t} << 32) | i);
+                         };
+                         std::thread a(flood, 1), c(flood, 2);
+                         a.join(), c.join();
+                         return 0;
+                       }),
+              0);
+    rec.drain_once(true);
+    rec.drain_once(true);
+    taken = rec.taken_in_place();
+    rec.finish(reader.file_header());
+    EXPECT_TRUE(reader.problems().empty());
+  }
+  EXPECT_EQ(taken, 2 * kEach) << "the lanes' pieces were copied again, not taken";
+  tracefile::Reader r(path);
+  EXPECT_EQ(r.header().samples, 2 * kEach);
+  EXPECT_EQ(r.header().late, 0u);
+  std::map<std::uint64_t, std::uint64_t> next;
+  std::uint64_t last_ts = 0;
+  Sample s;
+  while (r.next(s)) {
+    const std::uint64_t who = s.data >> 32, seq = s.data & 0xffffffffu;
+    ASSERT_EQ(seq, next[who]++) << "thread " << who << ": out of order or missing";
+    ASSERT_GE(s.timestamp, last_ts);
+    last_ts = s.timestamp;
+  }
+  EXPECT_EQ(next[1] + next[2], 2 * kEach);
+  std::remove(path.c_str());
+}
+
+// BoardReader::adopt hands over the buffer of the records a drain's sink is receiving, for that lane, and
+// only then: outside a drain, in a snapshot's sink, or for another lane it refuses (a consumer that kept a
+// buffer the reader goes on writing would see its records change).
+TEST(PoolTest, ADrainsBufferIsTakenOnlyInsideItsSinkForItsLane) {
+  ScratchBoard b(board_of(board::BufferMode::Simple, 1u << 20), "adopt1");
+  ASSERT_EQ(testing::trace_in_child(b.name, 1000), 0);
+  auto reader = b.reader();
+  EXPECT_THROW(reader.adopt(0, {}), std::logic_error);
+  reader.snapshot([&](const recorder::LaneView& v, std::span<const std::uint8_t>, std::uint64_t) {
+    EXPECT_THROW(reader.adopt(v.index, {}), std::logic_error);
+  });
+  std::vector<recorder::Bytes> kept;
+  std::size_t kept_at = 0, kept_bytes = 0;  // where the records lie in it
+  std::uint64_t got = 0;
+  reader.drain(
+      [&](const recorder::LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
+        EXPECT_THROW(reader.adopt(v.index + 1, {}), std::logic_error);
+        recorder::Bytes buf = reader.adopt(v.index, {});
+        ASSERT_GE(recs.data(), buf.data());
+        ASSERT_LE(recs.data() + recs.size(), buf.data() + buf.size()) << "the span is not in the buffer handed over";
+        got += n;
+        kept_at = static_cast<std::size_t>(recs.data() - buf.data());
+        kept_bytes = recs.size();
+        kept.push_back(std::move(buf));
+      },
+      nullptr);
+  EXPECT_EQ(got, 1000u);
+  ASSERT_EQ(testing::trace_in_child(b.name, 10), 0);  // the lane's next pass copies into its new buffer
+  std::vector<std::uint64_t> data;
+  reader.drain(
+      [&](const recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t) {
+        for (std::size_t off = 0; off < recs.size(); off += sizeof(tracefile::TraceRecord)) {
+          tracefile::TraceRecord t;
+          std::memcpy(&t, recs.data() + off, sizeof t);
+          data.push_back(t.data);
+        }
+      },
+      nullptr);
+  EXPECT_EQ(data, (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  // What was taken is unchanged by the second pass.
+  ASSERT_EQ(kept.size(), 1u);
+  ASSERT_EQ(kept_bytes, 1000 * sizeof(tracefile::TraceRecord));
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    tracefile::TraceRecord t;
+    std::memcpy(&t, kept[0].data() + kept_at + i * sizeof t, sizeof t);
+    ASSERT_EQ(t.data, i);
+  }
 }
 
 // The goal: "any number of threads, at least 4,096 per board and across processes, records without a lane
