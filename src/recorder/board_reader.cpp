@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -333,7 +334,8 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
         flushed = segs.size();
         if (p.corrupt) break;
       }
-      if (buf.size() < used_ + n) buf.resize(std::max(used_ + n, 2 * buf.size()));  // grows; never shrinks
+      if (buf.capacity() < used_ + n) buf.reserve(std::bit_ceil(used_ + n));  // powers of two (LaneMerge::spare)
+      if (buf.size() < used_ + n) buf.resize(std::max(used_ + n, std::min(2 * buf.size(), buf.capacity())));
       std::memcpy(buf.data() + used_, map_.block_data(x) + (a - s) * kSlot, n);
       segs.push_back({a, e, used_, x});
       used_ += n;

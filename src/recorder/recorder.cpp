@@ -30,9 +30,6 @@ constexpr std::size_t kMinChunk = 16 << 10, kMaxChunk = 1 << 20, kSpareBytes = 6
 // A piece of one lane at least this long goes to the writer as it is, without staging (the writer writes
 // an uncompressed piece of this size from it).
 constexpr std::size_t kDirectBytes = std::size_t{64} << 10;
-// What a busy lane's pass holds: the drain takes a lane while it has written less than 1 MiB (kPaceBytes)
-// or so, and more when it falls behind (passes of 256 KiB to 2 MiB, one to four threads flooding, measured).
-constexpr std::size_t kPassBuffer = std::size_t{2} << 20;
 }  // namespace
 
 // ---- LaneMerge ---------------------------------------------------------------------------------------
@@ -40,27 +37,36 @@ constexpr std::size_t kPassBuffer = std::size_t{2} << 20;
 LaneMerge::LaneMerge(Out out) : out_(std::move(out)), stage_(new std::uint8_t[kStageBytes]) {}
 
 Bytes LaneMerge::spare(std::size_t bytes) {
-  // The smallest spare chunk that fits (a reused chunk costs no page faults; a new one, one per 4 KiB).
-  auto best = spare_.end();
-  for (auto it = spare_.begin(); it != spare_.end(); ++it)
-    if (it->capacity() >= bytes && (best == spare_.end() || it->capacity() < best->capacity())) best = it;
+  // Buffers come in powers of two and are kept by size: one of the size asked is reused (a reused buffer
+  // costs no page faults; a new one, one per 4 KiB), or one up to 4 times larger (a reader's buffer that
+  // grew), never a much larger one for a small need, which would leave the next large need without one.
+  const std::size_t size = std::bit_ceil(std::max<std::size_t>(bytes, 1));
+  const auto k = static_cast<std::size_t>(std::bit_width(size) - 1);
   Bytes out;
-  if (best != spare_.end()) {
-    spare_bytes_ -= best->capacity();
-    out = std::move(*best);
-    spare_.erase(best);
-  } else {
-    out.reserve(bytes);
+  for (std::size_t c = k; c < std::min(k + 3, spare_.size()); ++c) {  // that size, else up to 4 times it
+    if (spare_[c].empty()) continue;
+    out = std::move(spare_[c].back());
+    spare_[c].pop_back();
+    spare_bytes_ -= out.capacity();
+    return out;
   }
+  out.reserve(size);
   return out;
 }
 
 void LaneMerge::keep_spare(Bytes&& b) {
-  // Kept for reuse (a fresh allocation costs a page fault per 4 KiB in the copy that fills it).
-  if (spare_bytes_ + b.capacity() > kSpareBytes) return;
+  // Kept for reuse, by the largest power of two it holds, up to kSpareBytes in all: beyond, the largest go
+  // first (a pass grown large once, a lane drained late, should not crowd out the buffers every pass needs).
+  if (!b.capacity()) return;
   spare_bytes_ += b.capacity();
   b.clear();
-  spare_.push_back(std::move(b));
+  spare_[std::bit_width(b.capacity()) - 1].push_back(std::move(b));
+  for (std::size_t k = spare_.size(); spare_bytes_ > kSpareBytes && k-- > 0;) {
+    while (!spare_[k].empty() && spare_bytes_ > kSpareBytes) {
+      spare_bytes_ -= spare_[k].back().capacity();
+      spare_[k].pop_back();
+    }
+  }
 }
 
 void LaneMerge::note(Chunk& c, std::span<const std::uint8_t> recs, std::uint64_t n) {
@@ -129,7 +135,7 @@ void LaneMerge::add(std::uint32_t i, Bytes&& buf, std::span<const std::uint8_t> 
   if (recs.data() < buf.data() || off + recs.size() > buf.size())
     throw std::logic_error("LaneMerge::add: the records do not lie in the buffer given");
   Lane& l = lane(i);
-  if (buf.capacity() / 8 > recs.size()) {  // mostly empty: its records copied, the buffer kept as a spare
+  if (buf.capacity() / 4 > recs.size()) {  // mostly empty: its records copied, the buffer kept as a spare
     hold(l, recs, n);
     keep_spare(std::move(buf));
   } else {
@@ -344,11 +350,10 @@ std::uint64_t Recorder::drain_once(bool final) {
       [&](const LaneView& v, std::span<const std::uint8_t> recs, std::uint64_t n) {
         if (tap_) tap_(v, recs, n);
         // A large piece stays in the buffer the reader copied it into (one copy from the board to the
-        // file, or to the stage where lanes interleave); the reader gets a spare for its next pass, of the
-        // size of a busy lane's pass (a larger pass makes it grow: a reallocation copies).
+        // file, or to the stage where lanes interleave); the reader gets a spare of this pass's size for its
+        // next pass (a larger pass makes it grow: a reallocation copies).
         if (recs.size() >= LaneMerge::kAdoptBytes)
-          merge_.add(v.index, board_.adopt(v.index, merge_.spare(std::max(kPassBuffer, std::bit_ceil(recs.size())))),
-                     recs, n);
+          merge_.add(v.index, board_.adopt(v.index, merge_.spare(std::bit_ceil(recs.size()))), recs, n);
         else
           merge_.add(v.index, recs, n);
         taken_ += n;

@@ -17,6 +17,7 @@
 // order, and come out merged by timestamp up to a watermark. docs/architecture.md "The drain" says why
 // it is a heap of per-lane cursors over chunked held memory, staged into large writes.
 #pragma once
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -46,8 +47,8 @@ class LaneMerge {
   // caller's buffer, reused after the next merge(): what merge() does not write is copied before it returns.
   void add(std::uint32_t lane, std::span<const std::uint8_t> recs, std::uint64_t n);
   // The same records, `recs`, lying in `buf`, which the merge takes: held where they are, not copied again
-  // (the drain's buffer, BoardReader::adopt). A buffer more than 8 times larger than its records is not
-  // kept (held memory stays within 8 times the records): they are copied, the buffer goes to the spares.
+  // (the drain's buffer, BoardReader::adopt). A buffer more than 4 times larger than its records is not
+  // kept (held memory stays within 4 times the records): they are copied, the buffer goes to the spares.
   void add(std::uint32_t lane, Bytes&& buf, std::span<const std::uint8_t> recs, std::uint64_t n);
   // A buffer for the drain to copy a lane's next records into in place of one adopted: the smallest spare
   // (an emptied chunk) that holds `bytes`, else a new one with that capacity.
@@ -105,7 +106,7 @@ class LaneMerge {
   std::vector<std::uint32_t> active_;  // lanes with records, in no order
   std::vector<Cursor> heap_;           // min-heap by ts
   void keep_spare(Bytes&& b);
-  std::vector<Bytes> spare_;  // emptied chunks, kept for reuse
+  std::array<std::vector<Bytes>, 64> spare_;  // emptied buffers, kept for reuse: [k] holds 2^k bytes or more
   std::size_t spare_bytes_ = 0;
   std::unique_ptr<std::uint8_t[]> stage_;  // kStageBytes; staged_ of them in use
   std::size_t staged_ = 0;
