@@ -93,7 +93,7 @@ class BoardReader {
   // Only inside a drain's sink call, for the lane it is receiving: hands over the buffer that holds the
   // span the sink received (the span lies inside it, unchanged), so that a consumer that keeps the records
   // (the recorder's merge) keeps them where they are instead of copying them again; `spare` becomes the
-  // lane's buffer for its next pass. Throws std::logic_error elsewhere.
+  // lane's buffer for its next pass. Throws std::logic_error elsewhere. ERRATUM E324.
   Bytes adopt(std::uint32_t lane, Bytes spare);
   // Announces this process as the drainer (heartbeat for waiting probes) or withdraws it.
   void set_drainer(bool on);

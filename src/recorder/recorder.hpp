@@ -46,9 +46,9 @@ class LaneMerge {
   // lane added before (one lane's records are in the order its thread took them). `recs` may be the
   // caller's buffer, reused after the next merge(): what merge() does not write is copied before it returns.
   void add(std::uint32_t lane, std::span<const std::uint8_t> recs, std::uint64_t n);
-  // The same records, `recs`, lying in `buf`, which the merge takes: held where they are, not copied again
-  // (the drain's buffer, BoardReader::adopt). A buffer more than 4 times larger than its records is not
-  // kept (held memory stays within 4 times the records): they are copied, the buffer goes to the spares.
+  // ERRATUM E324. The same records, `recs`, lying in `buf`, which the merge takes: held where they are, not copied
+  // again (the drain's buffer, BoardReader::adopt). A buffer more than 4 times larger than its records is not kept
+  // (held memory stays within 4 times the records): they are copied, the buffer goes to the spares.
   void add(std::uint32_t lane, Bytes&& buf, std::span<const std::uint8_t> recs, std::uint64_t n);
   // A buffer for the drain to copy a lane's next records into in place of one adopted: the smallest spare
   // (an emptied chunk) that holds `bytes`, else a new one with that capacity.
