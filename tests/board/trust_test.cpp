@@ -19,6 +19,7 @@
 #include "kron/board_ops.hpp"
 #include "kron/board_pool.hpp"
 #include "kron/core/error.hpp"
+#include "kron/core/record.hpp"
 #include "kron/kron.hpp"
 #include "recorder/board_reader.hpp"
 #include "recorder_test_util.hpp"
@@ -276,6 +277,36 @@ TEST(TrustTest, RecordBoardNamesDifferAndNeverReplace) {
   EXPECT_FALSE(Mapping::create(o, &err));
   EXPECT_NE(err.find("File exists"), std::string::npos) << err;
   EXPECT_NO_THROW((void)b.reader());  // the first board is intact
+}
+
+// A record scribbled on the board (its header word: kind and size) is never handed on: the drain checks each
+// record's kind and size in its own copy (ERRATUM E324), hands on the records before it, and names the bad
+// one's segment offset. Two ways: a kind that is no probe's, and a Resource record's size running past the
+// lane's head. Both after records recognised by the Trace shortcut, so that neither check can be skipped.
+TEST(TrustTest, AScribbledRecordStopsTheDrainNamingItsOffset) {
+  for (const bool past_head : {false, true}) {
+    ScratchBoard b(board_options(BufferMode::Simple, 64 << 10, 4), "trust");
+    ASSERT_EQ(testing::trace_in_child(b.name, 300), 0);
+    board::Mapping& m = b.map;
+    const std::uint64_t per_block = m.header()->block_bytes / kSlot;
+    const std::uint64_t bad = past_head ? 299 : 200;  // the lane's last record, or one in its second block
+    std::uint32_t x = m.lane(0)->first.load();
+    for (std::uint64_t i = 0; i < bad / per_block; ++i) x = m.blocks()[x].next.load();
+    std::uint8_t* rec = m.block_data(x) + (bad % per_block) * kSlot;
+    const std::uint64_t word = past_head ? record::header_word(record::RecordKind::Resource) : 9u | 32u << 16;
+    std::memcpy(rec, &word, sizeof word);
+    auto r = b.reader();
+    std::uint64_t got = 0;
+    r.drain([&](const recorder::LaneView&, std::span<const std::uint8_t>, std::uint64_t n) { got += n; }, nullptr);
+    EXPECT_EQ(got, bad) << "the records before the bad one are handed on, it and what follows are not";
+    ASSERT_EQ(r.problems().size(), 1u);
+    const std::uint64_t off = m.header()->data_offset + std::uint64_t{x} * m.header()->block_bytes + (bad % per_block) * kSlot;
+    EXPECT_NE(r.problems()[0].find("offset " + std::to_string(off) + ": lane 0: "), std::string::npos) << r.problems()[0];
+    EXPECT_NE(r.problems()[0].find(past_head ? "record runs past the end of its block or the lane's head"
+                                             : "record of kind 9 and size 32 is not a Trace or Resource record"),
+              std::string::npos)
+        << r.problems()[0];
+  }
 }
 
 }  // namespace

@@ -84,6 +84,25 @@ TEST(TraceFile, RoundTripKeepsEverySampleAndCount) {
   EXPECT_EQ(back, samples);
 }
 
+// A writer over an existing, longer file leaves only its own file: the old bytes are gone (a new file is not
+// truncated, an existing one is emptied first: docs/performance.md "The drain's one copy").
+TEST(TraceFile, AWriterOverALongerFileLeavesOnlyItsOwn) {
+  std::vector<Sample> many;
+  for (int k = 0; k < 50; ++k)
+    for (const auto& s : some_samples()) many.push_back(s);
+  const auto p = write_file("overwrite", many);
+  const auto long_size = fs::file_size(p);
+  const auto few = some_samples();
+  ASSERT_EQ(write_file("overwrite", few), p);
+  EXPECT_LT(fs::file_size(p), long_size / 10);
+  Reader r(p.string());
+  EXPECT_TRUE(r.complete());
+  std::vector<Sample> back;
+  Sample s;
+  while (r.next(s)) back.push_back(s);
+  EXPECT_EQ(back, few);
+}
+
 TEST(TraceFile, BadMagicNamesFileAndOffset) {
   const auto p = write_file("badmagic", some_samples());
   auto b = slurp(p);
