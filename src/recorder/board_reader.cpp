@@ -334,7 +334,13 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
         flushed = segs.size();
         if (p.corrupt) break;
       }
-      if (buf.capacity() < used_ + n) buf.reserve(std::bit_ceil(used_ + n));  // powers of two (LaneMerge::spare)
+      if (buf.capacity() < used_ + n) {  // grows to a power of two (LaneMerge::spare), what it holds copied once
+        Bytes bigger;
+        bigger.reserve(std::bit_ceil(used_ + n));
+        bigger.resize(used_);
+        if (used_) std::memcpy(bigger.data(), buf.data(), used_);
+        buf.swap(bigger);
+      }
       if (buf.size() < used_ + n) buf.resize(std::max(used_ + n, std::min(2 * buf.size(), buf.capacity())));
       std::memcpy(buf.data() + used_, map_.block_data(x) + (a - s) * kSlot, n);
       segs.push_back({a, e, used_, x});
