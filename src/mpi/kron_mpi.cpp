@@ -61,7 +61,11 @@
 #include "kron/kron.hpp"
 #include "recorder/board_reader.hpp"
 #include "recorder/mpi_side.hpp"
+#include "kron/process_attach.hpp"
 #include "recorder/recorder.hpp"
+
+// ERRATUM E322: the program's copy of the probe and this library's count the process once in `attached`.
+KRON_DEFINE_PROCESS_ATTACH();
 
 namespace kron::mpi {
 namespace {

@@ -22,6 +22,11 @@
 #include <cstdio>
 
 #include "kron/kron.hpp"
+#include "kron/process_attach.hpp"
+
+// ERRATUM E322: found by the program's copy of the probe when this library is in the global scope (LD_PRELOAD);
+// libomp's dlopen of OMP_TOOL_LIBRARIES is not, and there the two copies count apart.
+KRON_DEFINE_PROCESS_ATTACH();
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/rseq.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -35,6 +36,7 @@
 #include "kron/board_pool.hpp"
 #include "kron/kron.hpp"
 #include "kron/mk.h"
+#include "kron/process_attach.hpp"
 
 namespace kron {
 namespace detail {
@@ -162,15 +164,25 @@ void on_thread_exit(void*) { release_lane(); }
 // ERRATUM E322. Whether this process is counted in the board's `attached` (2.3: processes attached now): from
 // attach, or from a forked child's first lane claim (a child that only execs is never counted), until
 // it ends normally (atexit). A process killed, or one that execs after probing, cannot take itself off.
+// One count a process however many copies of the probe it carries (kron/process_attach.hpp): `g_pa` is the
+// process's word when a library exports one, else this copy's own; g_board_id the board's identity.
 std::atomic<bool> g_counted{false};
+detail::ProcessAttach g_own_attach;
+detail::ProcessAttach* g_pa = nullptr;  // set at attach (dlsym: never in a fork handler)
+std::uint64_t g_board_id = 0;
+bool g_through_process = false;  // this copy counted through the process's word for this board
 void count_in() {
   if (g_counted.exchange(true, std::memory_order_relaxed)) return;
+  std::uint64_t seen = 0;
+  g_through_process = g_pa->board.compare_exchange_strong(seen, g_board_id) || seen == g_board_id;
+  if (g_through_process && g_pa->copies.fetch_add(1, std::memory_order_relaxed) != 0) return;  // counted already
   g_board->attached.fetch_add(1, std::memory_order_relaxed);
   g_board->arrivals.fetch_add(1, std::memory_order_relaxed);
 }
 void count_out() {
-  if (g_board && g_counted.exchange(false, std::memory_order_relaxed))
-    g_board->attached.fetch_sub(1, std::memory_order_relaxed);
+  if (!g_board || !g_counted.exchange(false, std::memory_order_relaxed)) return;
+  if (g_through_process && g_pa->copies.fetch_sub(1, std::memory_order_relaxed) != 1) return;  // another copy stays
+  g_board->attached.fetch_sub(1, std::memory_order_relaxed);
 }
 
 // This thread's cells by key (stats::cell_key): slow paths only. nullptr: the pool had no room (counted).
@@ -194,6 +206,7 @@ void init_once() {
     reset_thread_cells();
     g_pid = static_cast<std::uint32_t>(::getpid());
     g_counted.store(false, std::memory_order_relaxed);  // counted at its first lane (ERRATUM E322)
+    if (g_pa) g_pa->copies.store(0, std::memory_order_relaxed), g_pa->board.store(0, std::memory_order_relaxed);
     if (g_mapped) std::memset(static_cast<void*>(g_mapped), 0, g_mapped_words * sizeof *g_mapped);  // E321
   });
   std::atexit([] {
@@ -811,6 +824,11 @@ bool attach(const char* name) noexcept {
     g_cpu_fits = cpus > 0 && cpus <= long{record::kMaxPhasedCpu};
   }
   detail::g_tsc = geo.clock_kind == ClockKind::Tsc;
+  if (!g_pa) {
+    void* word = ::dlsym(RTLD_DEFAULT, detail::kProcessAttachSymbol);
+    g_pa = word ? static_cast<detail::ProcessAttach*>(word) : &g_own_attach;
+  }
+  g_board_id = (geo.created_realtime_ns ^ geo.created_ticks) | 1;
   count_in();
   // Release: a probe that sees the board's control word also sees the globals set above.
   std::atomic_thread_fence(std::memory_order_release);
