@@ -1080,12 +1080,14 @@ int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
   return rc;
 }
 
-int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!KRON_MPI_ON) return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
-  KRON_MPI_SCOPE("MPI_Waitsome");
+}  // extern "C"
+namespace {
+// MPI_Waitsome and MPI_Testsome after their scope: the call, then each request it completed.
+int some_completed(int (*call)(int, MPI_Request[], int*, int[], MPI_Status[]), int n, MPI_Request reqs[], int* outcount,
+                   int indices[], MPI_Status statuses[]) {
   std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
   std::vector<MPI_Status> st(static_cast<std::size_t>(std::max(n, 0)));
-  const int rc = PMPI_Waitsome(n, reqs, outcount, indices, st.data());
+  const int rc = call(n, reqs, outcount, indices, st.data());
   const std::uint64_t t1 = now();
   if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
     std::copy(st.begin(), st.begin() + std::max(*outcount, 0), statuses);
@@ -1096,22 +1098,19 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_St
         completed(r0[static_cast<std::size_t>(indices[i])], &st[static_cast<std::size_t>(i)], t1);
   return rc;
 }
+}  // namespace
+extern "C" {
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!KRON_MPI_ON) return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+  KRON_MPI_SCOPE("MPI_Waitsome");
+  return some_completed(PMPI_Waitsome, n, reqs, outcount, indices, statuses);
+}
 
 int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (!KRON_MPI_ON) return PMPI_Testsome(n, reqs, outcount, indices, statuses);
   KRON_MPI_SCOPE("MPI_Testsome");
-  std::vector<MPI_Request> r0(reqs, reqs + std::max(n, 0));
-  std::vector<MPI_Status> st(static_cast<std::size_t>(std::max(n, 0)));
-  const int rc = PMPI_Testsome(n, reqs, outcount, indices, st.data());
-  const std::uint64_t t1 = now();
-  if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
-    std::copy(st.begin(), st.begin() + std::max(*outcount, 0), statuses);
-  std::lock_guard<std::mutex> lk(g->mu);
-  if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
-    for (int i = 0; i < *outcount; ++i)
-      if (indices[i] >= 0 && indices[i] < n)
-        completed(r0[static_cast<std::size_t>(indices[i])], &st[static_cast<std::size_t>(i)], t1);
-  return rc;
+  return some_completed(PMPI_Testsome, n, reqs, outcount, indices, statuses);
 }
 
 // Collectives: one record per rank and call; tag is the call's sequence number on the communicator.

@@ -50,8 +50,8 @@ class LaneMerge {
   // again (the drain's buffer, BoardReader::adopt). A buffer more than 4 times larger than its records is not kept
   // (held memory stays within 4 times the records): they are copied, the buffer goes to the spares.
   void add(std::uint32_t lane, Bytes&& buf, std::span<const std::uint8_t> recs, std::uint64_t n);
-  // A buffer for the drain to copy a lane's next records into in place of one adopted: the smallest spare
-  // (an emptied chunk) that holds `bytes`, else a new one with that capacity.
+  // A buffer for the drain to copy a lane's next records into in place of one adopted: an emptied one of
+  // `bytes` rounded up to a power of two (or up to 4 times that), else a new one of that capacity.
   Bytes spare(std::size_t bytes);
   // A piece of one lane at least this long is adopted rather than copied (the flood of a busy thread); below,
   // the copy costs little and a buffer per piece would cost more memory than the records.

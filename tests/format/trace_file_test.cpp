@@ -43,6 +43,13 @@ std::vector<Sample> some_samples() {
 }
 
 using kron::testing::slurp;
+
+std::vector<Sample> samples_in(Reader& r) {
+  std::vector<Sample> out;
+  Sample s;
+  while (r.next(s)) out.push_back(s);
+  return out;
+}
 using kron::testing::spit;
 
 fs::path write_file(const char* name, const std::vector<Sample>& samples, bool finish = true) {
@@ -78,9 +85,7 @@ TEST(TraceFile, RoundTripKeepsEverySampleAndCount) {
   EXPECT_EQ(program(r.header()), "./sample1 --loops 3");
   ASSERT_EQ(r.lanes().size(), 1u);
   EXPECT_EQ(r.lanes()[0].tid, 101u);
-  std::vector<Sample> back;
-  Sample s;
-  while (r.next(s)) back.push_back(s);
+  const std::vector<Sample> back = samples_in(r);
   EXPECT_EQ(back, samples);
 }
 
@@ -97,9 +102,7 @@ TEST(TraceFile, AWriterOverALongerFileLeavesOnlyItsOwn) {
   EXPECT_LT(fs::file_size(p), long_size / 10);
   Reader r(p.string());
   EXPECT_TRUE(r.complete());
-  std::vector<Sample> back;
-  Sample s;
-  while (r.next(s)) back.push_back(s);
+  const std::vector<Sample> back = samples_in(r);
   EXPECT_EQ(back, few);
 }
 
@@ -164,9 +167,7 @@ TEST(TraceFile, UnclosedFileDropsOnlyThePartialLastRecord) {
   spit(p, b);
   Reader r(p.string());
   EXPECT_FALSE(r.complete());
-  std::vector<Sample> back;
-  Sample s;
-  while (r.next(s)) back.push_back(s);
+  const std::vector<Sample> back = samples_in(r);
   ASSERT_EQ(back.size(), samples.size() - 1);
   EXPECT_TRUE(std::equal(back.begin(), back.end(), samples.begin()));
   EXPECT_EQ(r.dropped_tail_bytes(), 32u - 20u);
@@ -184,9 +185,7 @@ TEST(TraceFile, UnclosedFileEndsAtWhatIsNoRecord) {
   spit(p, b);
   Reader r(p.string());
   EXPECT_FALSE(r.complete());
-  std::vector<Sample> back;
-  Sample s;
-  while (r.next(s)) back.push_back(s);
+  const std::vector<Sample> back = samples_in(r);
   ASSERT_EQ(back.size(), samples.size());
   EXPECT_TRUE(std::equal(back.begin(), back.end(), samples.begin()));
   EXPECT_EQ(r.dropped_tail_bytes(), 48u);
