@@ -2,8 +2,9 @@
 // MPI calls (kind 8) and clock-offset measurements (kind 9) after its samples, merged alone (its calls
 // matched among themselves, its clocks aligned, the controlled logical clock run). It must merge or throw
 // InputError naming the file; never crash, hang or read out of bounds. What is written must be a trace
-// file the reader accepts, with no happened-before violation left. The seeds are rank files of
-// examples/mpi/mpi_demo.cpp recorded by libkron_mpi (one with the test-only clock fault).
+// file the reader accepts, with every happened-before violation left named as a recording fault (one
+// file is one clock: DECISION D10). Clock-offset records that contradict each other are refused (DECISION D11).
+// The seeds are rank files of examples/mpi/mpi_demo.cpp recorded by libkron_mpi (one with the test-only clock fault).
 // The same bytes, taken as clock-offset records, build a ClockMap that must be non-decreasing. The clock
 // records pass kron merge's plausibility check (ERRATUM E344) on the way.
 #include <sys/mman.h>
@@ -61,7 +62,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (ftruncate(out_fd, 0) != 0) return 0;
     }
   }
-  if (r.violations_left != 0 && r.forced == 0) __builtin_trap();
+  // A merge alone is one clock: nothing is corrected, and every violation left is a recording fault, named
+  // (DECISION D10); every unmatched receive and incomplete collective is named too.
+  if (r.violations_left != r.recording_faults && r.forced == 0) __builtin_trap();
+  if (r.violations.size() != r.violations_left || r.events_moved != 0) __builtin_trap();
+  if (r.unmatched_receives.size() != r.unmatched_recvs || r.incomplete.size() != r.incomplete_collectives)
+    __builtin_trap();
   try {
     tracefile::Reader rd(out);
     Sample s;

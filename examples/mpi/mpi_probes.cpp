@@ -10,6 +10,10 @@
 // before its ring step (a rank that dies with its work half done), 100 ms later and after one more sample (data + 1 <<
 // 30), so that the others are all waiting for it by then; the others wait in the ring until the launcher ends them. A
 // fourth argument `abort` makes it call MPI_Abort there instead.
+//
+// `mpi_probes late-root` is another program: rank 0 arrives 20 ms late to each of five MPI_Bcasts of nothing
+// (count 0), which the other ranks may leave at once, then every rank meets in an MPI_Barrier (where they wait
+// for rank 0). kron merge must move nothing of it on one machine (docs/decisions.md D10, D12).
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -26,6 +30,15 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc > 1 && std::string(argv[1]) == "late-root") {
+    for (int k = 0; k < 5; ++k) {
+      if (rank == 0) ::usleep(20000);
+      MPI_Bcast(nullptr, 0, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+  }
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 20;
   const int die_rank = argc > 3 ? std::atoi(argv[2]) : -1;
   const int die_at = argc > 3 ? std::atoi(argv[3]) : -1;

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <string>
 
 namespace kron::merge {
 
@@ -119,38 +117,6 @@ double ClockMap::drift_uncertainty() const {
   // Each end's offset is known to within its rtt / 2 (E204): the slope between them to within their sum
   // over the time between them.
   return (double(a.rtt) / 2 + double(b.rtt) / 2) / double(b.local - a.local);
-}
-
-// ---- One machine, one TSC (ERRATUM E306) ------------------------------------------------------------
-namespace {
-std::string node_of(const tracefile::Reader& r) {
-  for (const auto& n : r.names())
-    if (n.name_kind == record::NameKind::Node) return std::string(n.name, strnlen(n.name, sizeof n.name));
-  return {};
-}
-bool tsc_ticks(const tracefile::FileHeader& h) {
-  const auto s = tracefile::time_source(h);
-  return s == tracefile::TimeSource::Kernel || s == tracefile::TimeSource::Anchors;
-}
-}  // namespace
-
-// Two rank files whose ticks are one TSC: the same node, both TSC time bases (trace format 1.6) with rates
-// that agree within their uncertainties, and every clock-offset measurement of the rank consistent with
-// one clock (rank 0's read between the rank's two reads: |reference - midpoint| <= rtt / 2). Their
-// alignment is then the identity: measurements on a loaded machine only blur it.
-bool one_tsc(const tracefile::Reader& local, const tracefile::Reader& ref) {
-  const auto &a = local.header(), &b = ref.header();
-  if (!tsc_ticks(a) || !tsc_ticks(b) || local.clock_offsets().empty()) return false;
-  const std::string node = node_of(local);
-  if (node.empty() || node != node_of(ref)) return false;
-  const double ra = tracefile::rate_hz(a), rb = tracefile::rate_hz(b);
-  const double ppm = std::fabs(ra - rb) / rb * 1e6;
-  if (ppm > tracefile::rate_uncertainty_ppm(a) + tracefile::rate_uncertainty_ppm(b) + 1.0) return false;
-  for (const auto& c : local.clock_offsets()) {
-    const double off = double(std::int64_t(c.reference - c.timestamp));
-    if (std::fabs(off) > double(c.rtt) / 2 + 1) return false;
-  }
-  return true;
 }
 
 }  // namespace kron::merge

@@ -39,8 +39,4 @@ class ClockMap {
   bool measured_ = true;
   mutable std::size_t hint_ = 0;  // the segment of the last lookup (samples come in time order)
 };
-// ERRATUM E306: true when the two files' ticks are one TSC (one node, both TSC time bases of trace format 1.6
-// with rates that agree, every measurement consistent with one clock): the rank maps onto `ref` unchanged.
-bool one_tsc(const tracefile::Reader& local, const tracefile::Reader& ref);
-
 }  // namespace kron::merge

@@ -20,6 +20,7 @@
 namespace kron::merge {
 
 using analysis::MpiEvent;
+using analysis::Violation;
 using record::ClockOffsetRecord;
 using record::MpiCall;
 using record::MpiRecord;
@@ -30,7 +31,8 @@ namespace {
 struct Input {
   std::unique_ptr<tracefile::Reader> reader;
   std::uint32_t rank = 0;
-  ClockMap map;
+  ClockMap map = ClockMap::identity();
+  InputClock clock;                       // its clock (DECISION D10); `map` is clock.map
   std::vector<std::uint16_t> name_remap;  // old id -> new id (0: unknown)
   std::vector<Sample> batch;
   std::size_t pos = 0, n = 0;
@@ -80,62 +82,7 @@ void check_mpi_records(const Input& x, const std::string& path) {
                                   which + " names peer rank " + std::to_string(r.peer) + ", outside the world of " +
                                       std::to_string(h.mpi_world_size));
   }
-  for (const auto& c : x.reader->clock_offsets())
-    if (c.rank != h.mpi_rank)
-      throw InputError::at_offset(path, offsetof(tracefile::FileHeader, mpi_rank),
-                                  "a clock-offset record of rank " + std::to_string(c.rank) + " in the file of rank " +
-                                      std::to_string(h.mpi_rank));
-}
-
-// The clock-offset measurements of a rank that are plausible: a crystal drifts by tens of ppm, so a
-// measurement that implies more than kMaxDriftPpm against the rank's consensus measurement (the one whose
-// offset is the median) is dropped with a warning naming rank and measurement; so is a lone measurement
-// whose offset is more than an hour off the one the files' CLOCK_REALTIME starts give.
-inline constexpr double kMaxDriftPpm = 1000;
-std::vector<ClockOffsetRecord> plausible_offsets(const Input& x, const tracefile::FileHeader& rh,
-                                                 std::vector<std::string>* warnings) {
-  const auto& h = x.reader->header();
-  const auto all = x.reader->clock_offsets();
-  std::vector<ClockOffsetRecord> kept(all.begin(), all.end());
-  if (kept.empty()) return kept;
-  const double rate = h.clock_hz && rh.clock_hz ? double(rh.clock_hz) / double(h.clock_hz) : 1.0;  // ClockMap's slope
-  auto offset = [&](const ClockOffsetRecord& c) { return double(c.reference) - double(c.timestamp) * rate; };
-  std::vector<double> offs;
-  for (const auto& c : kept) offs.push_back(offset(c));
-  std::nth_element(offs.begin(), offs.begin() + static_cast<std::ptrdiff_t>(offs.size() / 2), offs.end());
-  const double median = offs[offs.size() / 2];
-  const auto anchor = std::min_element(kept.begin(), kept.end(), [&](const auto& a, const auto& b) {
-    return std::fabs(offset(a) - median) < std::fabs(offset(b) - median);
-  });
-  const ClockOffsetRecord a = *anchor;
-  const double hz = double(rh.clock_hz ? rh.clock_hz : 1);
-  auto warn = [&](std::size_t k, const std::string& why) {
-    warnings->push_back("rank " + std::to_string(h.mpi_rank) + ": clock-offset measurement " + std::to_string(k) +
-                        " (local tick " + std::to_string(all[k].timestamp) + ") " + why + ": dropped");
-  };
-  std::vector<ClockOffsetRecord> out;
-  for (std::size_t k = 0; k < all.size(); ++k) {
-    const ClockOffsetRecord& c = all[k];
-    if (all.size() == 1) {
-      const double real_diff = double(std::int64_t(h.start_realtime_ns - rh.start_realtime_ns)) * 1e-9 * hz;
-      const double by_realtime = double(rh.start_ticks) + real_diff - double(h.start_ticks) * rate;
-      if (std::fabs(offset(c) - by_realtime) > 3600 * hz) {
-        warn(k, "is more than an hour off the offset of the files' start times");
-        continue;
-      }
-    } else if (c.timestamp != a.timestamp) {
-      // Differences first, in integers: absolute tick counts lose precision as doubles.
-      const double dt = double(std::int64_t(c.timestamp - a.timestamp)) * rate;
-      const double ppm = (double(std::int64_t(c.reference - a.reference)) / dt - 1.0) * 1e6;
-      if (!(std::fabs(ppm) <= kMaxDriftPpm)) {
-        warn(k, "implies a drift of " + std::to_string(std::llround(ppm)) + " ppm (more than " +
-                    std::to_string(int(kMaxDriftPpm)) + ")");
-        continue;
-      }
-    }
-    out.push_back(c);
-  }
-  return out;
+  check_clock_records(*x.reader, path);
 }
 
 // A file that was not closed (its rank killed, a disk full) is merged only with --salvage, and said so.
@@ -181,15 +128,60 @@ std::vector<Input> open_ranks(const std::vector<std::string>& paths, const std::
   return in;
 }
 
-// MPI calls on the common timeline, matched, checked and corrected (E206, E208).
-ClcResult correct_mpi(std::vector<Input>& in, const MergeOptions& o, MergeReport& rep, std::vector<MpiEvent>& events) {
-  for (std::size_t i = 0; i < in.size(); ++i)
+// What the merge found, by name (DECISION D10): each unmatched receive, incomplete collective and violation
+// left, in time order, times in seconds after `start` on the merged timeline.
+class Findings {
+ public:
+  Findings(const std::vector<MpiEvent>& ev, const std::vector<Input>& in, std::uint64_t start, std::uint64_t hz)
+      : ev_(ev), in_(in), start_(start), hz_(double(hz ? hz : 1)) {}
+  void name(const Matching& m, const std::vector<Violation>& left, MergeReport& rep) const {
+    for (std::size_t i : m.unmatched_recv_events) {
+      const MpiRecord& r = ev_[i].rec;
+      rep.unmatched_receives.push_back({r.rank, r.peer, r.call, r.comm, r.tag, secs(r.timestamp), secs(r.end)});
+    }
+    for (const auto& members : m.incomplete) {
+      const MpiRecord& r = ev_[members.front()].rec;
+      IncompleteCollective c{r.call, r.comm, r.comm_size, r.tag, {}, secs(r.timestamp)};
+      for (std::size_t i : members) {
+        c.ranks.push_back(ev_[i].rec.rank);
+        c.begin_s = std::min(c.begin_s, secs(ev_[i].rec.timestamp));
+      }
+      rep.incomplete.push_back(std::move(c));
+    }
+    std::stable_sort(rep.incomplete.begin(), rep.incomplete.end(),
+                     [](const auto& a, const auto& b) { return a.begin_s < b.begin_s; });
+    for (const Violation& v : left) {
+      const MpiRecord &b = ev_[v.before].rec, &a = ev_[v.after].rec;
+      const bool fault = in_[ev_[v.before].input].clock.clock == in_[ev_[v.after].input].clock.clock;
+      rep.recording_faults += fault;
+      rep.violations.push_back({fault, a.rank, b.rank, a.call, b.call, a.comm, a.tag, secs(a.end), secs(b.timestamp)});
+    }
+    std::stable_sort(rep.violations.begin(), rep.violations.end(),
+                     [](const auto& x, const auto& y) { return x.end_s < y.end_s; });
+  }
+
+ private:
+  double secs(std::uint64_t t) const { return double(std::int64_t(t - start_)) / hz_; }
+  const std::vector<MpiEvent>& ev_;
+  const std::vector<Input>& in_;
+  std::uint64_t start_;
+  double hz_;
+};
+
+// MPI calls on the common timeline, matched, checked and corrected between clocks (E206, E208, DECISIONS
+// D10, D12); what is left named.
+ClcResult correct_mpi(std::vector<Input>& in, const MergeOptions& o, std::uint64_t start, MergeReport& rep,
+                      std::vector<MpiEvent>& events) {
+  std::vector<std::uint32_t> clock_of(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    clock_of[i] = in[i].clock.clock;
     for (const auto& r : in[i].reader->mpi_records()) {
       MpiEvent e{r, static_cast<std::uint32_t>(i)};
       e.rec.timestamp = in[i].map(r.timestamp);
       e.rec.end = std::max(in[i].map(r.end), e.rec.timestamp);
       events.push_back(e);
     }
+  }
   const Matching match = match_messages(events);
   rep.mpi_records = events.size();
   rep.messages = match.pairs.size();
@@ -199,13 +191,18 @@ ClcResult correct_mpi(std::vector<Input>& in, const MergeOptions& o, MergeReport
   rep.incomplete_collectives = match.incomplete_collectives;
   rep.violations_found = count_violations(events, match);
   ClcResult corr;
-  corr.per_input.resize(in.size());
-  if (o.clc) corr = clc(events, match, in.size(), o.gamma);
-  rep.violations_left = count_violations(events, match);
+  if (o.clc) {
+    corr = clc(events, match, clock_of, o.gamma);
+  } else {
+    corr.clock_of_input = clock_of;
+    corr.per_clock.resize(in.size());
+  }
+  const std::vector<Violation> left = find_violations(events, match, clock_of);
+  rep.violations_left = left.size();
   rep.max_correction = corr.max_correction;
   rep.events_moved = corr.events_moved;
   rep.forced = corr.forced;
-
+  Findings(events, in, start, rep.clock_hz).name(match, left, rep);
   return corr;
 }
 
@@ -291,7 +288,7 @@ bool SampleMerge::fill(std::size_t i) {
   for (std::size_t k = 0; k < x.n; ++k) {
     Sample& s = x.batch[k];
     const std::uint64_t a = x.map(s.timestamp);
-    s.timestamp = sat_add(a, corr_.per_input[i].delta_at(a, x.corr_cursor));
+    s.timestamp = sat_add(a, corr_.of_input(i).delta_at(a, x.corr_cursor));
     if (s.flags & kFlagNamed) {
       const std::uint16_t id = record::name_id_of(s.data);
       const std::uint16_t nid = id < x.name_remap.size() && x.name_remap[id] ? x.name_remap[id] : record::kNoNameId;
@@ -333,6 +330,30 @@ std::uint64_t SampleMerge::run() {
   return late_;
 }
 
+// Every clock-offset record of the rank as measured: when (on the merged timeline), the offset of rank 0's
+// clock to its own in ns, the round trip, and whether its map uses it.
+std::vector<Measurement> measurements_of(const Input& x, std::uint64_t ref_hz, std::uint64_t start) {
+  const auto& xh = x.reader->header();
+  const double ref_ns = 1e9 / double(ref_hz ? ref_hz : 1), local_ns = 1e9 / double(xh.clock_hz ? xh.clock_hz : 1);
+  const double rate = xh.clock_hz && ref_hz ? double(ref_hz) / double(xh.clock_hz) : 1.0;
+  std::vector<Measurement> out;
+  const auto& recs = x.reader->clock_offsets();
+  for (std::size_t k = 0; k < recs.size(); ++k) {
+    const auto& c = recs[k];
+    Measurement m;
+    m.local = c.timestamp;
+    m.reference = c.reference;
+    m.rtt = c.rtt;
+    m.time_s = double(std::int64_t(x.map(c.timestamp) - start)) * ref_ns * 1e-9;
+    // reference - local x rate, the difference first: absolute ticks lose precision as doubles
+    m.offset_ns = (double(std::int64_t(c.reference - c.timestamp)) - double(c.timestamp) * (rate - 1.0)) * ref_ns;
+    m.rtt_ns = double(c.rtt) * local_ns;
+    m.used = k < x.clock.used.size() && x.clock.used[k];
+    out.push_back(m);
+  }
+  return out;
+}
+
 // What kron merge prints of rank i: its node, counts, clock measurements, accounting, and how it ended.
 RankReport rank_report(const Input& x, const std::string& path, std::uint64_t ref_hz, std::uint64_t start) {
   const auto& xh = x.reader->header();
@@ -353,14 +374,15 @@ RankReport rank_report(const Input& x, const std::string& path, std::uint64_t re
     if (n.name_kind == record::NameKind::Node) rr.node = std::string(n.name, strnlen(n.name, sizeof n.name));
   rr.samples = xh.samples;
   rr.mpi_records = x.reader->mpi_records().size();
-  rr.points = x.reader->clock_offsets().empty() ? std::vector<ClockMap::Point>{} : x.map.points();
+  rr.clock = x.clock.kind;
+  rr.measurements = measurements_of(x, ref_hz, start);
   rr.offset_ns = double(std::int64_t(x.map(xh.start_ticks) - xh.start_ticks)) * 1e9 / double(ref_hz ? ref_hz : 1);
   rr.drift_ppm = x.map.drift() * 1e6;
   rr.drift_uncertainty_ppm = x.map.drift_uncertainty() * 1e6;
   rr.clock_hz = xh.clock_hz;
   rr.start_ticks = xh.start_ticks;
-  for (const auto& p : rr.points) {
-    if (p.rtt == 0 && p.local == p.reference) continue;  // the reference rank's own entries
+  for (const auto& p : rr.measurements) {
+    if (!p.used || (p.rtt == 0 && p.local == p.reference)) continue;  // the reference rank's own entries
     rr.min_rtt = rr.min_rtt ? std::min(rr.min_rtt, p.rtt) : p.rtt;
     rr.max_rtt = std::max(rr.max_rtt, p.rtt);
   }
@@ -383,7 +405,7 @@ void write_annex(std::vector<Input>& in, const std::vector<std::string>& paths, 
     for (auto sw : x.reader->sched_switches()) {
       const std::uint64_t a = x.map(sw.timestamp);
       std::size_t cur = 0;
-      sw.timestamp = sat_add(a, corr.per_input[i].delta_at(a, cur));
+      sw.timestamp = sat_add(a, corr.of_input(i).delta_at(a, cur));
       sched.push_back(sw);
     }
     lanes.insert(lanes.end(), x.reader->lanes().begin(), x.reader->lanes().end());
@@ -398,6 +420,7 @@ void write_annex(std::vector<Input>& in, const std::vector<std::string>& paths, 
     rep.overruns += xh.overruns;
     rep.overwritten += xh.overwritten;
     rep.ranks.push_back(rank_report(x, paths[i], ref_hz, h.start_ticks));
+    rep.ranks.back().clock_rank = in[x.clock.with].rank;
   }
   std::stable_sort(sched.begin(), sched.end(), [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
   w.append_sched(sched);
@@ -423,15 +446,19 @@ MergeReport merge_files(const std::vector<std::string>& paths, const std::string
   MergeReport rep;
   check_complete(in, paths, o, rep);
   rep.clock_hz = rh.clock_hz;
-  for (auto& x : in) {
-    const auto& h = x.reader->header();
-    x.map = o.align ? ClockMap::build(plausible_offsets(x, rh, &rep.warnings), h.clock_hz, rh.clock_hz, h, rh)
-                    : ClockMap::identity();
-    if (o.align && &x != &in[ref] && one_tsc(*x.reader, *in[ref].reader)) x.map = ClockMap::identity();
+  std::vector<const tracefile::Reader*> files;
+  for (const auto& x : in) files.push_back(x.reader.get());
+  std::vector<InputClock> clocks = assign_clocks(files, paths, ref, o.align, rep.warnings);
+  std::vector<char> seen(in.size(), 0);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    in[i].clock = std::move(clocks[i]);
+    in[i].map = in[i].clock.map;
+    rep.clocks += !seen[in[i].clock.clock];
+    seen[in[i].clock.clock] = 1;
   }
 
   std::vector<MpiEvent> events;
-  const ClcResult corr = correct_mpi(in, o, rep, events);
+  const ClcResult corr = correct_mpi(in, o, rh.start_ticks, rep, events);
   std::uint64_t names_lost = 0;
   const std::vector<record::NameRecord> names = merged_names(in, names_lost);
   tracefile::FileHeader h = tracefile::make_header();

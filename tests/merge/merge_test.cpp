@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
 #include "support/mpi_records.hpp"
+#include "support/rank_files.hpp"
 
 namespace kron::merge {
 namespace {
@@ -27,9 +29,10 @@ using record::ClockOffsetRecord;
 using record::MpiCall;
 using record::MpiRecord;
 
+// A call that moves `bytes` (8 unless said: a collective of no data orders nothing, DECISION D12).
 MpiRecord call(std::uint32_t rank, MpiCall c, std::int32_t peer, std::int32_t tag, std::uint64_t t0, std::uint64_t t1,
-               std::uint32_t comm_size = 2) {
-  return testing::mpi_call(rank, c, 0, comm_size, peer, tag, t0, t1);
+               std::uint32_t comm_size = 2, std::uint64_t bytes = 8) {
+  return testing::mpi_call(rank, c, 0, comm_size, peer, tag, t0, t1, bytes);
 }
 
 ClockOffsetRecord offset(std::uint32_t rank, std::uint64_t local, std::uint64_t reference, std::uint64_t rtt) {
@@ -191,8 +194,9 @@ TEST(MatchTest, CollectivesGroupBySequenceAndCountMissingMembers) {
   EXPECT_EQ(m.incomplete_collectives, 1u);
 }
 
-// ERRATUM E433, E434: a non-blocking or `v` collective depends as its blocking form does (MPI 3.1 sections
-// 5.5-5.12); Scan and Exscan claim no dependency. Rank 1 ends each call at 15, before rank 2 entered (20).
+// ERRATUM E433, E434, DECISION D12: a non-blocking or `v` collective depends as its blocking form does (MPI 4.0
+// sections 6.12, 6.5-6.11); a Scan's member waits only for the members before it. Rank 1 ends each call at 15,
+// before rank 2 entered (20).
 TEST(MatchTest, NonBlockingAndVCollectivesDependAsTheirBlockingForms) {
   auto violations = [](MpiCall c, std::int32_t root) {
     auto ev =
@@ -226,6 +230,87 @@ TEST(MatchTest, PersistentStartsAndMatchedReceivesPair) {
   const Matching m = match_messages(ev);
   EXPECT_EQ(m.pairs.size(), 3u);
   EXPECT_EQ(m.unmatched_sends + m.unmatched_recvs, 0u);
+}
+
+// DECISION D12 (MPI 4.0 section 6.1: a collective "may, or may not, have the effect of synchronizing all
+// calling processes"; section 6.3: a barrier blocks "until all group members have called it"): a collective
+// that moves no data orders nothing, a barrier excepted, and a `v` collective's member that gives nothing is
+// waited for by no one. Rank 1 leaves at 15, before rank 0 (the root where there is one) entered at 20.
+TEST(MatchTest, ACollectiveOfNoDataOrdersNothingButABarrier) {
+  auto violations = [](MpiCall c, std::int32_t root, std::uint64_t bytes) {
+    auto ev = events_of({call(0, c, root, 0, 20, 30, 2, bytes), call(1, c, root, 0, 11, 15, 2, bytes)});
+    return count_violations(ev, match_messages(ev));
+  };
+  for (MpiCall c : {MpiCall::Bcast, MpiCall::Ibcast, MpiCall::Scatter, MpiCall::Scatterv}) {
+    EXPECT_EQ(violations(c, 0, 8), 1u) << int(c);
+    EXPECT_EQ(violations(c, 0, 0), 0u) << int(c);  // the late root's zero-count broadcast
+  }
+  for (MpiCall c : {MpiCall::Allreduce, MpiCall::Iallreduce, MpiCall::Allgather, MpiCall::Alltoall,
+                    MpiCall::Alltoallv, MpiCall::ReduceScatter}) {
+    EXPECT_EQ(violations(c, -1, 8), 1u) << int(c);
+    EXPECT_EQ(violations(c, -1, 0), 0u) << int(c);
+  }
+  for (MpiCall c : {MpiCall::Gather, MpiCall::Gatherv, MpiCall::Reduce, MpiCall::Igatherv}) {  // rooted at rank 1
+    EXPECT_EQ(violations(c, 1, 8), 1u) << int(c);
+    EXPECT_EQ(violations(c, 1, 0), 0u) << int(c);
+  }
+  EXPECT_EQ(violations(MpiCall::Barrier, -1, 0), 1u);
+  EXPECT_EQ(violations(MpiCall::Ibarrier, -1, 0), 1u);
+  // An Allgatherv where rank 0 gives nothing: rank 1 does not wait for it; rank 0 still waits for rank 1's data.
+  auto ev = events_of({call(0, MpiCall::Allgatherv, -1, 0, 20, 30, 2, 0), call(1, MpiCall::Allgatherv, -1, 0, 11, 15, 2, 8)});
+  EXPECT_EQ(count_violations(ev, match_messages(ev)), 0u);
+  EXPECT_EQ(mpi_role(ev[0].rec), MpiRole::Receiver);
+  EXPECT_EQ(mpi_role(ev[1].rec), MpiRole::Both);
+}
+
+// FNV-1a of world ranks in communicator order, as ERRATUM E203 defines a communicator's id.
+std::uint32_t comm_id(std::initializer_list<std::uint32_t> world_ranks) {
+  std::uint32_t h = 2166136261u;
+  for (std::uint32_t w : world_ranks)
+    for (int b = 0; b < 4; ++b) h = (h ^ ((w >> (8 * b)) & 0xffu)) * 16777619u;
+  return h ? h : 1;
+}
+
+// DECISION D12 (MPI 4.0 section 6.11.1: MPI_Scan's result at process i is the reduction of the values of
+// processes 0..i): a member's end waits for the begin of each member before it, never of one after it.
+TEST(MatchTest, AScanOrdersEachMemberAfterTheMembersBeforeIt) {
+  for (MpiCall c : {MpiCall::Scan, MpiCall::Exscan}) {
+    // Rank 0 enters at 50; rank 1 has left at 20: a violation. Rank 2 leaves at 60, after all entered.
+    auto ev = events_of({call(0, c, -1, 0, 50, 70, 3), call(1, c, -1, 0, 10, 20, 3), call(2, c, -1, 0, 30, 60, 3)});
+    const Matching m = match_messages(ev);
+    EXPECT_EQ(m.ordered.size(), 3u);  // 0 before 1, 0 before 2, 1 before 2
+    const auto v = find_violations(ev, m);
+    ASSERT_EQ(v.size(), 1u) << int(c);
+    EXPECT_EQ(v[0].before, 0u);
+    EXPECT_EQ(v[0].after, 1u);
+    // Rank 0 leaving before rank 2 entered is allowed: its result holds nobody else's data.
+    auto early = events_of({call(0, c, -1, 0, 10, 12, 3), call(1, c, -1, 0, 11, 40, 3), call(2, c, -1, 0, 30, 60, 3)});
+    EXPECT_EQ(count_violations(early, match_messages(early)), 0u);
+    // No data, no order.
+    auto none = events_of({call(0, c, -1, 0, 50, 70, 3, 0), call(1, c, -1, 0, 10, 20, 3, 0), call(2, c, -1, 0, 30, 60, 3, 0)});
+    EXPECT_EQ(count_violations(none, match_messages(none)), 0u);
+  }
+  // On a communicator of ranks 0, 1 and 2 in world order (its id says so) the same; on one whose id says
+  // another order (or that is not of these members) no order is claimed (ERRATUM E434).
+  for (std::uint32_t comm : {comm_id({0, 1, 2}), comm_id({2, 1, 0})}) {
+    std::vector<MpiEvent> ev;
+    for (std::uint32_t r = 0; r < 3; ++r) {
+      const std::uint64_t t0 = r == 0 ? 50 : r == 1 ? 10 : 30;
+      ev.push_back({testing::mpi_call(r, MpiCall::Scan, comm, 3, -1, 0, t0, r == 1 ? 20 : 70, 8), r});
+    }
+    EXPECT_EQ(count_violations(ev, match_messages(ev)), comm == comm_id({0, 1, 2}) ? 1u : 0u) << comm;
+  }
+}
+
+// The unmatched receives and the incomplete collectives are named, not only counted.
+TEST(MatchTest, UnmatchedReceivesAndIncompleteCollectivesAreListed) {
+  auto ev = events_of({call(1, MpiCall::Recv, 0, 4, 30, 40), call(0, MpiCall::Send, 1, 5, 5, 6),
+                       call(1, MpiCall::Recv, 0, 5, 7, 9), call(1, MpiCall::Irecv, 0, 9, 10, 50),
+                       call(0, MpiCall::Barrier, -1, 0, 60, 70, 3), call(2, MpiCall::Barrier, -1, 0, 61, 71, 3)});
+  const Matching m = match_messages(ev);
+  EXPECT_EQ(m.unmatched_recv_events, (std::vector<std::size_t>{3, 0}));  // in posting order
+  ASSERT_EQ(m.incomplete.size(), 1u);
+  EXPECT_EQ(m.incomplete[0], (std::vector<std::size_t>{4, 5}));
 }
 
 // ---- Violations and the controlled logical clock (ERRATUM E206) --------------------------------------------
@@ -267,10 +352,10 @@ TEST(ClcTest, AReceiveEndingBeforeItsSendBeganIsAViolationAndIsCorrected) {
   EXPECT_GE(ev[3].rec.timestamp, ev[2].rec.end);
   // The correction function agrees with the events and fades at 1 - gamma per tick.
   std::size_t cur = 0;
-  EXPECT_EQ(r.per_input[1].delta_at(900, cur), 100u);
-  EXPECT_EQ(r.per_input[1].delta_at(800, cur), 0u);
-  EXPECT_LT(r.per_input[1].delta_at(5000, cur), 100u);
-  EXPECT_EQ(r.per_input[0].delta_at(1000, cur = 0), 0u);
+  EXPECT_EQ(r.of_input(1).delta_at(900, cur), 100u);
+  EXPECT_EQ(r.of_input(1).delta_at(800, cur), 0u);
+  EXPECT_LT(r.of_input(1).delta_at(5000, cur), 100u);
+  EXPECT_EQ(r.of_input(0).delta_at(1000, cur = 0), 0u);
 }
 
 TEST(ClcTest, ACollectiveEndingBeforeTheLastMemberEnteredIsCorrected) {
@@ -294,30 +379,87 @@ TEST(ClcTest, CorrectionsPropagateAlongCausalChains) {
   EXPECT_GE(ev[2].rec.timestamp, ev[1].rec.end);
 }
 
+// DECISION D10: ranks of one clock are one timeline already. The CLC corrects nothing between them, and what is
+// violated among them stays as recorded (a recording fault, named by the merge).
+TEST(ClcTest, RanksOfOneClockAreNeverMovedAgainstEachOther) {
+  // Rank 1's receive ends (900) before rank 0's send began (1000); then a barrier where rank 1 left early.
+  const auto job = events_of({call(0, MpiCall::Send, 1, 1, 1000, 1010), call(1, MpiCall::Recv, 0, 1, 850, 900),
+                              call(0, MpiCall::Barrier, -1, 0, 2000, 2100), call(1, MpiCall::Barrier, -1, 0, 1500, 1600)});
+  auto ev = job;
+  const Matching m = match_messages(ev);
+  const std::vector<std::uint32_t> one_clock{0, 0};
+  const ClcResult r = clc(ev, m, one_clock, 0.99);
+  EXPECT_EQ(r.events_moved, 0u);
+  EXPECT_EQ(r.max_correction, 0u);
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    EXPECT_EQ(ev[i].rec.timestamp, job[i].rec.timestamp) << i;
+    EXPECT_EQ(ev[i].rec.end, job[i].rec.end) << i;
+  }
+  const auto left = find_violations(ev, m, one_clock);
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].before, 0u);  // the send's begin
+  EXPECT_EQ(left[0].after, 1u);   // the receive that ended before it
+  EXPECT_EQ(left[1].after, 3u);   // rank 1's barrier
+  // Two clocks: the same job is corrected (the CLC still works where clocks were measured).
+  auto two = job;
+  const ClcResult c = clc(two, m, 2, 0.99);
+  EXPECT_GT(c.events_moved, 0u);
+  EXPECT_EQ(count_violations(two, m), 0u);
+}
+
+// DECISION D10: between measured clocks the CLC corrects real dependencies, and all the ranks of one clock move
+// together: one correction for the clock, so their order among themselves is kept.
+TEST(ClcTest, MeasuredClocksAreCorrectedTogetherForRealDependencies) {
+  // Ranks 1 and 2 share a clock read 100 ticks behind rank 0's: rank 1's receive ends (900) before rank 0's
+  // send began (1000). Rank 1 then sends to rank 2, on their clock (950 -> 970): fine as recorded.
+  auto ev = events_of({call(0, MpiCall::Send, 1, 1, 1000, 1010), call(1, MpiCall::Recv, 0, 1, 850, 900),
+                       call(1, MpiCall::Send, 2, 2, 950, 960), call(2, MpiCall::Recv, 1, 2, 955, 970)});
+  const Matching m = match_messages(ev);
+  const std::vector<std::uint32_t> clocks{0, 1, 1};
+  const ClcResult r = clc(ev, m, clocks, 0.99);
+  EXPECT_EQ(count_violations(ev, m), 0u);
+  EXPECT_EQ(ev[1].rec.end, 1000u);  // the receive's end moved to its send's begin
+  EXPECT_EQ(ev[0].rec.timestamp, 1000u);
+  EXPECT_EQ(&r.of_input(1), &r.of_input(2));  // one correction for both ranks of the clock
+  // Rank 2, which depends on nothing of rank 0's, moved with its clock, by that clock's correction.
+  std::size_t cur = 0;
+  EXPECT_EQ(ev[3].rec.end, 970 + r.of_input(2).delta_at(970, cur));
+  EXPECT_GT(ev[3].rec.end, 970u);
+  EXPECT_GE(ev[3].rec.end, ev[2].rec.timestamp);  // their order among themselves kept
+  EXPECT_EQ(r.of_input(0).steps.size(), 0u);      // rank 0's clock not moved
+}
+
 // The controlled logical clock as first written (every receiving member of a collective depending on every
-// sending member; each step scanning every rank): quadratic, but plain. The merge's own pass keeps a count
-// per instance and two heaps, and must give exactly this result on any input.
-ClcResult reference_clc(std::vector<MpiEvent>& events, const Matching& m, std::size_t inputs, double gamma) {
+// sending member on another clock; each step scanning every clock): quadratic, but plain. The merge's own pass
+// keeps a count per instance and clock and two heaps, and must give exactly this result on any input.
+ClcResult reference_clc(std::vector<MpiEvent>& events, const Matching& m, const std::vector<std::uint32_t>& clock_of,
+                        double gamma) {
   ClcResult res;
-  res.per_input.resize(inputs);
-  for (auto& c : res.per_input) c.fade = 1.0 - gamma;
+  std::size_t clocks = 0;
+  for (auto c : clock_of) clocks = std::max<std::size_t>(clocks, c + 1);
+  res.per_clock.resize(clocks);
+  res.clock_of_input = clock_of;
+  for (auto& c : res.per_clock) c.fade = 1.0 - gamma;
   const std::size_t n = events.size();
-  std::vector<std::vector<std::size_t>> order(inputs);
-  for (std::size_t i = 0; i < n; ++i)
-    order[events[i].input].push_back(2 * i), order[events[i].input].push_back(2 * i + 1);
+  auto clk = [&](std::size_t e) { return clock_of[events[e].input]; };
+  std::vector<std::vector<std::size_t>> order(clocks);
+  for (std::size_t i = 0; i < n; ++i) order[clk(i)].push_back(2 * i), order[clk(i)].push_back(2 * i + 1);
   auto time_of = [&](std::size_t node) { return node & 1 ? events[node / 2].rec.end : events[node / 2].rec.timestamp; };
   for (auto& o : order)
     std::stable_sort(o.begin(), o.end(), [&](std::size_t a, std::size_t b) { return time_of(a) < time_of(b); });
   std::vector<std::vector<std::size_t>> deps(n);
-  for (const auto& [s, r] : m.pairs) deps[r].push_back(2 * s);
+  for (const auto& [s, r] : m.pairs)
+    if (clk(s) != clk(r)) deps[r].push_back(2 * s);
+  for (const auto& [s, r] : m.ordered)
+    if (clk(s) != clk(r)) deps[r].push_back(2 * s);
   for (const auto& inst : m.collectives)
     for (std::size_t i : inst)
       if (mpi_receives(mpi_role(events[i].rec)))
         for (std::size_t j : inst)
-          if (j != i && mpi_sends(mpi_role(events[j].rec))) deps[i].push_back(2 * j);
-  std::vector<std::uint64_t> corrected(2 * n, 0), prev_a(inputs, 0), prev_c(inputs, 0);
-  std::vector<char> done(2 * n, 0), has_prev(inputs, 0);
-  std::vector<std::size_t> cursor(inputs, 0);
+          if (clk(j) != clk(i) && mpi_sends(mpi_role(events[j].rec))) deps[i].push_back(2 * j);
+  std::vector<std::uint64_t> corrected(2 * n, 0), prev_a(clocks, 0), prev_c(clocks, 0);
+  std::vector<char> done(2 * n, 0), has_prev(clocks, 0);
+  std::vector<std::size_t> cursor(clocks, 0);
   auto ready = [&](std::size_t node) {
     if (!(node & 1)) return true;
     for (std::size_t d : deps[node / 2])
@@ -325,17 +467,17 @@ ClcResult reference_clc(std::vector<MpiEvent>& events, const Matching& m, std::s
     return true;
   };
   for (;;) {
-    std::size_t pick = inputs;
+    std::size_t pick = clocks;
     bool pick_ready = false;
-    for (std::size_t in = 0; in < inputs; ++in) {
-      if (cursor[in] >= order[in].size()) continue;
-      const std::size_t node = order[in][cursor[in]];
+    for (std::size_t g = 0; g < clocks; ++g) {
+      if (cursor[g] >= order[g].size()) continue;
+      const std::size_t node = order[g][cursor[g]];
       const bool r = ready(node);
-      if (pick == inputs || (r && !pick_ready) ||
+      if (pick == clocks || (r && !pick_ready) ||
           (r == pick_ready && time_of(node) < time_of(order[pick][cursor[pick]])))
-        pick = in, pick_ready = r;
+        pick = g, pick_ready = r;
     }
-    if (pick == inputs) break;
+    if (pick == clocks) break;
     if (!pick_ready) ++res.forced;
     const std::size_t node = order[pick][cursor[pick]++];
     const std::uint64_t a = time_of(node);
@@ -353,7 +495,7 @@ ClcResult reference_clc(std::vector<MpiEvent>& events, const Matching& m, std::s
     has_prev[pick] = 1;
     prev_a[pick] = a;
     prev_c[pick] = c;
-    Correction& corr = res.per_input[pick];
+    Correction& corr = res.per_clock[pick];
     std::size_t cur = corr.steps.empty() ? 0 : corr.steps.size() - 1;
     if (c - a != corr.delta_at(a, cur)) corr.steps.emplace_back(a, c - a);
     if (c > a) ++res.events_moved;
@@ -366,33 +508,41 @@ ClcResult reference_clc(std::vector<MpiEvent>& events, const Matching& m, std::s
   return res;
 }
 
-// Random jobs (messages with skewed clocks, rooted and all-to-all collectives, receives matched to no send,
-// now and then an end before its begin): the merge's pass and the reference agree event by event.
+// Random jobs (messages with skewed clocks, some ranks sharing a clock, rooted, all-to-all and prefix
+// collectives with and without data, receives matched to no send, now and then an end before its begin):
+// the merge's pass and the reference agree event by event.
 TEST(ClcTest, TheCountedPassGivesTheReferenceResultOnRandomJobs) {
   std::uint64_t seed = 12345;
   auto rnd = [&](std::uint64_t n) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
     return (seed >> 33) % n;
   };
-  const MpiCall colls[] = {MpiCall::Barrier, MpiCall::Bcast, MpiCall::Reduce, MpiCall::Allreduce};
-  std::uint64_t moved = 0;
-  for (int job = 0; job < 200; ++job) {
+  const MpiCall colls[] = {MpiCall::Barrier, MpiCall::Bcast,   MpiCall::Reduce, MpiCall::Allreduce,
+                           MpiCall::Gatherv, MpiCall::Scatter, MpiCall::Scan,   MpiCall::Exscan};
+  std::uint64_t moved = 0, shared = 0;
+  for (int job = 0; job < 300; ++job) {
     const std::uint32_t ranks = 2 + static_cast<std::uint32_t>(rnd(6));
     std::vector<std::uint64_t> clock(ranks), skew(ranks);
+    std::vector<std::uint32_t> clock_of(ranks);
     for (auto& k : skew) k = rnd(400);
+    for (std::uint32_t r = 0; r < ranks; ++r) {
+      clock_of[r] = job % 3 == 0 ? r : static_cast<std::uint32_t>(rnd(ranks));  // a third: every rank its own
+      shared += clock_of[r] != r;
+    }
     std::vector<MpiEvent> ev;
     std::int32_t seq = 0;
     for (int step = 0; step < 30; ++step) {
       if (rnd(3) == 0) {  // a collective on every rank
-        const MpiCall c = colls[rnd(4)];
+        const MpiCall c = colls[rnd(8)];
         const std::int32_t root = static_cast<std::int32_t>(rnd(ranks));
+        const bool rooted = c == MpiCall::Bcast || c == MpiCall::Reduce || c == MpiCall::Gatherv || c == MpiCall::Scatter;
+        const std::uint64_t bytes = rnd(4) == 0 ? 0 : 8;  // now and then no data
         for (std::uint32_t r = 0; r < ranks; ++r) {
           std::uint64_t t0 = clock[r] += 1 + rnd(50);
           std::uint64_t t1 = clock[r] += 1 + rnd(60);
           if (rnd(25) == 0) std::swap(t0, t1);  // damaged: a member that ends before it begins
-          MpiRecord rec = call(r, c, c == MpiCall::Barrier || c == MpiCall::Allreduce ? -1 : root, seq, t0 + skew[r],
-                               t1 + skew[r], ranks);
-          ev.push_back({rec, r});
+          const std::uint64_t b = c == MpiCall::Gatherv && rnd(3) == 0 ? 0 : bytes;  // a v collective: per member
+          ev.push_back({call(r, c, rooted ? root : -1, seq, t0 + skew[r], t1 + skew[r], ranks, b), r});
         }
         ++seq;
       } else {  // a message from a to b (sometimes never sent: a receive left unmatched)
@@ -410,7 +560,7 @@ TEST(ClcTest, TheCountedPassGivesTheReferenceResultOnRandomJobs) {
     const Matching m = match_messages(ev);
     auto mine = ev, theirs = ev;
     const double gamma = rnd(2) ? 0.99 : 0.5;
-    const ClcResult r1 = clc(mine, m, ranks, gamma), r2 = reference_clc(theirs, m, ranks, gamma);
+    const ClcResult r1 = clc(mine, m, clock_of, gamma), r2 = reference_clc(theirs, m, clock_of, gamma);
     ASSERT_EQ(r1.forced, r2.forced) << "job " << job;
     ASSERT_EQ(r1.events_moved, r2.events_moved) << "job " << job;
     ASSERT_EQ(r1.max_correction, r2.max_correction) << "job " << job;
@@ -418,10 +568,13 @@ TEST(ClcTest, TheCountedPassGivesTheReferenceResultOnRandomJobs) {
       ASSERT_EQ(mine[i].rec.timestamp, theirs[i].rec.timestamp) << "job " << job << " event " << i;
       ASSERT_EQ(mine[i].rec.end, theirs[i].rec.end) << "job " << job << " event " << i;
     }
-    for (std::uint32_t r = 0; r < ranks; ++r) ASSERT_EQ(r1.per_input[r].steps, r2.per_input[r].steps) << "job " << job;
+    ASSERT_EQ(r1.per_clock.size(), r2.per_clock.size());
+    for (std::size_t g = 0; g < r1.per_clock.size(); ++g)
+      ASSERT_EQ(r1.per_clock[g].steps, r2.per_clock[g].steps) << "job " << job;
     moved += r1.events_moved;
   }
-  EXPECT_GT(moved, 0u);  // the jobs do need correcting
+  EXPECT_GT(moved, 0u);   // the jobs do need correcting
+  EXPECT_GT(shared, 0u);  // and some ranks do share a clock
 }
 
 // ---- kron rpt's message rows: 003 class 4 across ranks (ERRATUM E210) ---------------------------------------
@@ -458,40 +611,20 @@ class MergeFilesTest : public ::testing::Test {
   // A rank's file: samples every `step` ticks from `t0` (some named), its calls and its clock offsets.
   std::string rank_file(std::uint32_t rank, std::uint32_t world, std::uint64_t t0, std::uint64_t step, int n,
                         std::vector<MpiRecord> calls, std::vector<ClockOffsetRecord> offs, std::uint16_t name_id) {
-    const std::string p = (dir / ("r.rank-" + std::to_string(rank) + ".kron")).string();
-    tracefile::FileHeader h = tracefile::make_header();
-    h.clock_hz = 1'000'000'000;
-    h.start_ticks = t0;
-    h.node = rank;
-    h.mpi_rank = rank;
-    h.mpi_world_size = world;
-    tracefile::Writer w(p, h);
-    for (int i = 0; i < n; ++i) {
-      Sample s;
-      s.source = board::source_id(rank, 100 + rank);
-      s.thread = 100 + rank;
-      s.timestamp = t0 + std::uint64_t(i) * step;
-      s.data = i % 2 ? record::named_data(name_id, std::uint64_t(i)) : std::uint64_t(i);
-      s.flags = i % 2 ? kFlagNamed : 0;
-      w.append(s);
-    }
-    w.append_mpi(calls);
-    w.append_clock(offs);
-    h.overruns = rank;  // something lost, counted
-    h.passed_filter = std::uint64_t(n) + rank;
-    record::NameRecord nr{};
-    nr.h.kind = record::RecordKind::Names;
-    nr.h.size = sizeof nr;
-    nr.name_kind = record::NameKind::Scope;
-    nr.id = name_id;
-    std::snprintf(nr.name, sizeof nr.name, "%s", "MPI_Send");
-    record::NameRecord node{};
-    node.h = nr.h;
-    node.name_kind = record::NameKind::Node;
-    node.thread = rank;
-    std::snprintf(node.name, sizeof node.name, "node%u", rank);
-    const record::NameRecord names[] = {nr, node};
-    w.finish(h, {}, names);
+    testing::RankFileSpec f;
+    f.rank = rank;
+    f.world = world;
+    f.t0 = t0;
+    f.step = step;
+    f.samples = n;
+    f.calls = std::move(calls);
+    f.offsets = std::move(offs);
+    f.name_id = name_id;
+    return rank_file(f);
+  }
+  std::string rank_file(const testing::RankFileSpec& f) {
+    const std::string p = (dir / ("r.rank-" + std::to_string(f.rank) + ".kron")).string();
+    testing::write_rank_file(p, f);
     return p;
   }
 };
@@ -584,5 +717,181 @@ TEST_F(MergeFilesTest, TwoFilesOfOneRankAreRefusedNamingTheField) {
   }
 }
 
+// ---- One clock or measured ones (DECISIONS D10-D12) ----------------------------------------------------------
+// The late root: rank 0 (the root) arrives 20 ms late to each of five MPI_Bcasts that move nothing (count 0),
+// rank 1 leaves each at once (15 us), then both meet in an MPI_Barrier, where rank 1 really waits. Ticks are ns.
+constexpr std::uint64_t kT0 = 1'000'000;
+std::vector<MpiRecord> late_root_calls(std::uint32_t rank, std::uint64_t bcast_bytes) {
+  std::vector<MpiRecord> c;
+  for (std::int32_t k = 0; k < 5; ++k) {
+    const std::uint64_t b = rank == 0 ? kT0 + std::uint64_t(k + 1) * 20'000'000 : kT0 + 1000 + std::uint64_t(k) * 20'000;
+    c.push_back(call(rank, MpiCall::Bcast, 0, k, b, b + (rank == 0 ? 10'000 : 15'000), 2, bcast_bytes));
+  }
+  const std::uint64_t enter = rank == 0 ? kT0 + 100'020'000 : kT0 + 101'000;
+  c.push_back(call(rank, MpiCall::Barrier, -1, 5, enter, kT0 + 100'030'000, 2, 0));
+  return c;
+}
+// Rank `rank`'s file of the late-root job on `node`, its clock read `behind` ticks behind rank 0's (+3: jitter).
+testing::RankFileSpec late_root_rank(std::uint32_t rank, const std::string& node, std::uint64_t bcast_bytes,
+                                     std::uint64_t behind = 0) {
+  testing::RankFileSpec f;
+  f.rank = rank;
+  f.t0 = kT0;
+  f.step = 1'000'000;
+  f.samples = 100;
+  f.node = node;
+  f.tsc = true;
+  f.calls = late_root_calls(rank, bcast_bytes);
+  for (std::uint64_t t : {kT0, kT0 + 100'040'000})
+    f.offsets.push_back(rank == 0 ? offset(0, t, t, 0) : offset(rank, t, t + behind + 3, 40));
+  return f;
+}
+// Rank 1's time in each call kind, from the merged file's MPI records (ns).
+std::map<MpiCall, std::uint64_t> time_in(const std::string& merged, std::uint32_t rank) {
+  tracefile::Reader rd(merged);
+  rd.read_annex();
+  std::map<MpiCall, std::uint64_t> t;
+  for (const auto& r : rd.mpi_records())
+    if (r.rank == rank) t[r.call] += r.end - r.timestamp;
+  return t;
+}
+
+TEST_F(MergeFilesTest, TheLateRootsEmptyBroadcastsMoveNothingOnOneMachine) {
+  const auto a = rank_file(late_root_rank(0, "hostA", 0)), b = rank_file(late_root_rank(1, "hostA", 0));
+  const std::string out = (dir / "all.kron").string();
+  const MergeReport r = merge_files({a, b}, out, MergeOptions{});
+  EXPECT_EQ(r.ranks[1].clock, ClockKind::Exact);
+  EXPECT_EQ(r.clocks, 1u);
+  EXPECT_EQ(r.violations_found, 0u);
+  EXPECT_EQ(r.violations_left, 0u);
+  EXPECT_EQ(r.events_moved, 0u);
+  const auto t = time_in(out, 1);
+  EXPECT_LT(t.at(MpiCall::Bcast), 1'000'000u);    // five times 15 us
+  EXPECT_GT(t.at(MpiCall::Barrier), 99'000'000u);  // where rank 1 waited for rank 0
+}
+
+TEST_F(MergeFilesTest, BetweenMeasuredClocksTheCorrectionStaysForRealDependenciesOnly) {
+  // Rank 1 on another machine, its clock 0.5 ms behind rank 0's (its ticks, plus 0.5 ms, are rank 0's).
+  auto a = late_root_rank(0, "hostA", 4), b = late_root_rank(1, "hostB", 4, 500'000);
+  for (auto& c : b.calls) c.timestamp -= 500'000, c.end -= 500'000;
+  const std::string out = (dir / "all.kron").string();
+  // Broadcasts of data: each non-root's end depends on the root's begin, and is corrected past it.
+  MergeReport r = merge_files({rank_file(a), rank_file(b)}, out, MergeOptions{});
+  EXPECT_EQ(r.ranks[1].clock, ClockKind::Measured);
+  EXPECT_EQ(r.clocks, 2u);
+  EXPECT_EQ(r.violations_found, 5u);
+  EXPECT_EQ(r.violations_left, 0u);
+  EXPECT_GT(r.events_moved, 0u);
+  EXPECT_GT(time_in(out, 1).at(MpiCall::Bcast), 19'000'000u);
+  // Broadcasts of nothing: no dependency, nothing to correct.
+  a = late_root_rank(0, "hostA", 0);
+  b = late_root_rank(1, "hostB", 0, 500'000);
+  for (auto& c : b.calls) c.timestamp -= 500'000, c.end -= 500'000;
+  r = merge_files({rank_file(a), rank_file(b)}, out, MergeOptions{});
+  EXPECT_EQ(r.violations_found, 0u);
+  EXPECT_EQ(r.events_moved, 0u);
+  EXPECT_LT(time_in(out, 1).at(MpiCall::Bcast), 1'000'000u);
+}
+
+TEST_F(MergeFilesTest, AViolationOnOneClockIsARecordingFaultNamedNotCorrected) {
+  // The late root's broadcasts with data, on one machine: rank 1 cannot have left before the root entered.
+  const auto a = rank_file(late_root_rank(0, "hostA", 4)), b = rank_file(late_root_rank(1, "hostA", 4));
+  const MergeReport r = merge_files({a, b}, (dir / "all.kron").string(), MergeOptions{});
+  EXPECT_EQ(r.violations_found, 5u);
+  EXPECT_EQ(r.violations_left, 5u);
+  EXPECT_EQ(r.recording_faults, 5u);
+  EXPECT_EQ(r.events_moved, 0u);
+  ASSERT_EQ(r.violations.size(), 5u);
+  const ViolationLeft& v = r.violations[0];
+  EXPECT_TRUE(v.recording_fault);
+  EXPECT_EQ(v.rank, 1u);
+  EXPECT_EQ(v.peer, 0u);
+  EXPECT_EQ(v.call, MpiCall::Bcast);
+  EXPECT_EQ(v.peer_call, MpiCall::Bcast);
+  EXPECT_EQ(v.comm, 0u);
+  EXPECT_EQ(v.tag, 0);
+  EXPECT_NEAR(v.end_s, 16e-6, 1e-9);   // rank 1 left at 1 us + 15 us after rank 0's start
+  EXPECT_NEAR(v.begin_s, 20e-3, 1e-9);  // the root entered 20 ms after it
+}
+
+// Per rank: how its clock was mapped, and every measurement as measured (DECISION D10).
+TEST_F(MergeFilesTest, EachRanksClockIsReportedWithEveryMeasurement) {
+  // Ranks 0 and 1 on hostA; ranks 2 and 3 on hostB, one clock 5000 ticks behind rank 0's; rank 4 on hostA
+  // with measurements 1 ms off (a rank whose time base claims hostA's clock but whose measurements disagree).
+  // Each rank's measurements carry its own jitter of `rank` ticks.
+  std::vector<std::string> files;
+  for (std::uint32_t r = 0; r < 5; ++r) {
+    testing::RankFileSpec f;
+    f.rank = r;
+    f.world = 5;
+    f.tsc = true;
+    f.node = r == 2 || r == 3 ? "hostB" : "hostA";
+    const std::uint64_t off = r == 2 || r == 3 ? 5000 : r == 4 ? 1'000'000 : 0;
+    for (std::uint64_t t : {10'000u, 2'000'000u})
+      f.offsets.push_back(r == 0 ? offset(0, t, t, 0) : offset(r, t, t + off + r, 30 + r));
+    files.push_back(rank_file(f));
+  }
+  const MergeReport r = merge_files(files, (dir / "all.kron").string(), MergeOptions{});
+  ASSERT_EQ(r.ranks.size(), 5u);
+  EXPECT_EQ(r.ranks[0].clock, ClockKind::Reference);
+  EXPECT_EQ(r.ranks[1].clock, ClockKind::Exact);
+  EXPECT_EQ(r.ranks[1].clock_rank, 0u);
+  EXPECT_EQ(r.ranks[2].clock, ClockKind::Measured);
+  EXPECT_EQ(r.ranks[3].clock, ClockKind::Measured);
+  EXPECT_EQ(r.ranks[3].clock_rank, 2u);  // one clock with rank 2: one map for both
+  EXPECT_EQ(r.ranks[4].clock, ClockKind::Measured);
+  EXPECT_EQ(r.ranks[4].clock_rank, 4u);
+  EXPECT_EQ(r.clocks, 3u);
+  // Every measurement kept as measured: time, offset, round trip; used by the map where the clock was measured.
+  for (std::uint32_t k = 1; k < 5; ++k) {
+    ASSERT_EQ(r.ranks[k].measurements.size(), 2u) << k;
+    const Measurement& m = r.ranks[k].measurements[1];
+    EXPECT_EQ(m.local, 2'000'000u);
+    EXPECT_EQ(m.rtt, 30u + k);
+    EXPECT_DOUBLE_EQ(m.rtt_ns, 30.0 + k);
+    const double off = k == 2 || k == 3 ? 5000.0 : k == 4 ? 1e6 : 0.0;
+    EXPECT_DOUBLE_EQ(m.offset_ns, off + k) << k;
+    EXPECT_EQ(m.used, k == 2 || k == 4) << k;  // an exact clock uses none; rank 3's clock is rank 2's map
+  }
+  EXPECT_NEAR(r.ranks[2].offset_ns, 5002, 0.5);
+  EXPECT_EQ(r.ranks[3].offset_ns, r.ranks[2].offset_ns);  // one clock, one map
+  // Rank 4 is said by name: its time base claims rank 0's clock, its measurements another.
+  bool named = false;
+  for (const auto& w : r.warnings)
+    named |= w.find("rank 4 (" + files[4] + "): its node and time base are rank 0's") != std::string::npos;
+  EXPECT_TRUE(named) << ::testing::PrintToString(r.warnings);
+}
+
+// DECISION D11: clock-offset records that contradict each other or their file are refused, naming the file
+// and the record.
+TEST_F(MergeFilesTest, ClockRecordsThatContradictEachOtherAreRefusedNamingFileAndRecord) {
+  auto refused = [&](std::vector<ClockOffsetRecord> offs0, std::vector<ClockOffsetRecord> offs1) {
+    const auto a = rank_file(0, 2, 1000, 100, 10, {}, std::move(offs0), 1);
+    const auto b = rank_file(1, 2, 1000, 100, 10, {}, std::move(offs1), 1);
+    try {
+      merge_files({a, b}, (dir / "x.kron").string(), MergeOptions{});
+      return std::string("merged");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::vector<ClockOffsetRecord> good0{offset(0, 1000, 1000, 0)};
+  auto bad_ref = offset(1, 1000, 1000, 10);
+  bad_ref.reference_rank = 1;
+  std::string e = refused(good0, {offset(1, 500, 500, 10), bad_ref});
+  EXPECT_EQ(e.find(dir.string()), 0u) << e;
+  EXPECT_NE(e.find("r.rank-1.kron: offset"), std::string::npos) << e;
+  EXPECT_NE(e.find("clock-offset record 1 of 2 (local tick 1000) measures against rank 1"), std::string::npos) << e;
+  e = refused({offset(0, 1000, 1200, 0)}, {offset(1, 1000, 1000, 10)});
+  EXPECT_NE(e.find("r.rank-0.kron: offset"), std::string::npos) << e;
+  EXPECT_NE(e.find("of the reference rank reads 1200"), std::string::npos) << e;
+  // One instant, references 100 apart, round trips 40 and 60: at most 50 apart.
+  e = refused(good0, {offset(1, 5000, 5000, 40), offset(1, 5000, 5100, 60)});
+  EXPECT_NE(e.find("r.rank-1.kron: offset"), std::string::npos) << e;
+  EXPECT_NE(e.find("read rank 0's clock 100 ticks apart at one instant"), std::string::npos) << e;
+  EXPECT_EQ(refused(good0, {offset(1, 5000, 5000, 40), offset(1, 5000, 5050, 60)}), "merged");  // 50: allowed
+}
+
 }  // namespace
 }  // namespace kron::merge
+
