@@ -269,6 +269,12 @@ void summary(Page& p, const PageSink* tl) {
   if (r.sched_switches) card("context switches", fmt::format("{}", r.sched_switches));
   const std::uint64_t lost = tl ? tl->lost_samples() : 0;
   card("lost", lost || !r.warnings.empty() ? fmt::format("{} samples", lost) : std::string("nothing"));
+  if (r.lossy) {  // DECISION D25
+    std::uint64_t cut = 0;
+    for (const auto& row : r.rows)
+      if (row.stream != "all" || row.cls == 4) cut += row.stats->cut;
+    card("cut by losses", fmt::format("{} occurrences", cut));
+  }
   p.o += "</div>\n<div class=\"cols\">\n";
   // The top scopes by total time (summed over threads), with their share of the largest.
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_name;  // total ticks, count (no messages)
@@ -318,7 +324,13 @@ void table(Page& p) {
       "<th class=\"s\">interval</th><th class=\"s\">thread</th><th>count</th><th>total</th><th>mean</th>"
       "<th>p50</th><th>p99</th><th>max</th>";
   if (r.has_cpu) p.o += "<th>on CPU</th>";
-  p.o += "<th title=\"starts and ends without their pair\">unpaired</th></tr></thead>\n<tbody>\n";
+  p.o += "<th title=\"starts and ends without their pair\">unpaired</th>";
+  // DECISION D25: a recording that lost samples: the cut column, "*" on the rows whose thread lost samples
+  // while they could have been open.
+  if (r.lossy)
+    p.o += "<th title=\"occurrences cut by lost samples, never timed; *: the thread lost samples while this "
+           "could have been open (count and total may miss occurrences)\">cut</th>";
+  p.o += "</tr></thead>\n<tbody>\n";
   for (const auto& row : r.rows) {
     const Stats& s = *row.stats;
     const bool n = s.count > 0;
@@ -348,8 +360,13 @@ void table(Page& p) {
       p.o += s.cpu_count
                  ? fmt::format("<td class=\"n\" data-v=\"{0:.4f}\">{1:.0f}%</td>", s.cpu_share(), 100 * s.cpu_share())
                  : std::string("<td class=\"n\" data-v=\"-1\">–</td>");
-    fmt::format_to(p.it, "<td class=\"n\" data-v=\"{0}\" title=\"{1} starts, {2} ends\">{0}</td></tr>\n",
+    fmt::format_to(p.it, "<td class=\"n\" data-v=\"{0}\" title=\"{1} starts, {2} ends\">{0}</td>",
                    s.unmatched_starts + s.unmatched_ends, s.unmatched_starts, s.unmatched_ends);
+    if (r.lossy)
+      fmt::format_to(p.it, "<td class=\"n\" data-v=\"{0}\" title=\"{1}\">{0}{2}</td>", s.cut,
+                     s.lossy ? "its thread lost samples while this could have been open" : "no loss while open",
+                     s.lossy ? "*" : "");
+    p.o += "</tr>\n";
   }
   p.o += "</tbody>\n</table>\n";
 }

@@ -23,6 +23,8 @@ double Stats::stddev() const {
 void Stats::merge(const Stats& o) {
   unmatched_starts += o.unmatched_starts;
   unmatched_ends += o.unmatched_ends;
+  cut += o.cut;
+  lossy = lossy || o.lossy;
   if (o.hist) {
     if (!hist) hist = std::make_unique<Histogram>();
     for (unsigned b = 0; b < Histogram::kBuckets; ++b) hist->counts[b] += o.hist->counts[b];
@@ -141,6 +143,7 @@ Matcher::Matcher(const IntervalInfo& info_in, const RptOptions& opt, std::uint64
     }
   }
   queues_.resize(machines_.size());
+  queue_cut_.resize(machines_.size());
   all_.resize(total_parts_);
   small_off_.reserve(kSmall + 1);  // flattened: one small array the lookup touches
   for (const auto& v : small) {
@@ -190,6 +193,7 @@ std::uint32_t Matcher::new_stream(const StreamKey& sk, std::uint64_t key) {
     if (!stream_index_.empty()) stream_index_.emplace(key, idx);
     open_.resize(streams_.size() * machines_.size());
     stats_.resize(streams_.size() * total_parts_);
+    losses_.resize(streams_.size());
   }
   return idx;
 }
@@ -237,8 +241,10 @@ bool Matcher::feed_named(const Sample& s) {
   auto& open = named_open_[stream];
   const std::uint16_t id = record::name_id_of(s.data);
   const unsigned iv = named_interval(id);
+  const std::uint64_t losses = losses_[stream];
   if (begin) {
     open.push_back(NamedOpen{iv, id, s.timestamp, record::named_value_of(s.data), cpu_of(s)});
+    slot(iv, 0, stream).touch(losses);
     return true;
   }
   // ERRATUM E152: the innermost open scope of this id; the scopes opened inside it and never ended are
@@ -246,7 +252,7 @@ bool Matcher::feed_named(const Sample& s) {
   std::size_t k = open.size();
   while (k > 0 && open[k - 1].id != id) --k;
   if (k == 0) {
-    ++slot(iv, 0, stream).unmatched_ends;
+    orphan_named_end(stream, iv, id);
     return true;
   }
   for (std::size_t j = k; j < open.size(); ++j) ++slot(open[j].interval, 0, stream).unmatched_starts;
@@ -254,6 +260,7 @@ bool Matcher::feed_named(const Sample& s) {
   open.resize(k - 1);
   const std::uint64_t d = (s.timestamp - o.t) & ts_mask_;
   Stats& st = slot(iv, 0, stream);
+  st.touch(losses);
   st.add(d, opt_.histograms);
   if (const std::uint64_t cpu1 = cpu_of(s); o.cpu != kNoCpu && cpu1 != kNoCpu && cpu1 >= o.cpu)
     st.add_cpu(static_cast<double>(cpu1 - o.cpu) * opt_.cpu_scale, d);
@@ -266,9 +273,85 @@ bool Matcher::feed_named(const Sample& s) {
   return true;
 }
 
+// DECISION D21: an end whose scope is not open. The innermost cut scope of its id (the scopes cut inside
+// it ended in the gap): its end, counted when it was cut, nothing more. None, on a stream that lost
+// samples: a scope whose begin was lost, a cut. Else an unmatched end (E152).
+void Matcher::orphan_named_end(std::uint32_t stream, unsigned iv, std::uint16_t id) {
+  Stats& st = slot(iv, 0, stream);
+  if (!losses_[stream]) {
+    ++st.unmatched_ends;
+    return;
+  }
+  st.touch(losses_[stream]);
+  if (stream < named_cut_.size()) {
+    auto& cut = named_cut_[stream];
+    std::size_t k = cut.size();
+    while (k > 0 && cut[k - 1] != id) --k;
+    if (k > 0) {
+      cut.resize(k - 1);
+      return;
+    }
+  }
+  ++st.cut;
+}
+
+// DECISION D20: everything open on the stream is closed by the loss, innermost first; none yields a duration.
+void Matcher::cut_stream(std::uint32_t stream) {
+  const std::uint64_t losses = ++losses_[stream];
+  if (stream < named_open_.size() && !named_open_[stream].empty()) {
+    if (named_cut_.size() <= stream) named_cut_.resize(std::size_t{stream} + 1);
+    auto& open = named_open_[stream];
+    auto& cut = named_cut_[stream];
+    for (const NamedOpen& o : open) {
+      Stats& st = slot(o.interval, 0, stream);
+      ++st.cut;
+      st.touch(losses);
+      cut.push_back(o.id);
+    }
+    open.clear();
+    if (cut.size() > kMaxCut) cut.erase(cut.begin(), cut.end() - kMaxCut);
+  }
+  for (std::uint32_t k = 0; k < machines_.size(); ++k) {
+    const Machine& m = machines_[k];
+    Open& o = open_[std::size_t{stream} * machines_.size() + k];
+    if (m.global || !o.open) continue;
+    o.open = false;
+    o.cut = true;
+    Stats& st = slot(m.interval, m.start_part, stream);
+    ++st.cut;
+    st.touch(losses);
+  }
+}
+
+void Matcher::lose(const Sample& s) {
+  ++loss_samples_;
+  const std::uint32_t stream = stream_one(s);
+  // DECISION D23: a classic chip's FIFO serves every CPU of its node: the sample lost may have been any of
+  // them. A live recorder's lane is one thread's.
+  if (streams_[stream].by_thread) {
+    cut_stream(stream);
+  } else {
+    for (std::uint32_t k = 0; k < streams_.size(); ++k)
+      if (!streams_[k].by_thread && streams_[k].source == streams_[stream].source) cut_stream(k);
+  }
+  // DECISION D24: class 4 pairs its k-th end with its k-th start across streams; every start still waiting
+  // is cut (its end may have been the sample lost).
+  for (std::uint32_t k = 0; k < machines_.size(); ++k) {
+    if (!machines_[k].global) continue;
+    Stats& st = slot(machines_[k].interval, machines_[k].start_part, kAll);
+    if (queues_[k].size() > queue_cut_[k]) {
+      st.cut += queues_[k].size() - queue_cut_[k];
+      st.lossy = true;
+      queue_cut_[k] = queues_[k].size();
+    }
+  }
+}
+
 inline bool Matcher::feed_one(const Sample& s) {
   ++samples_;
   if (s.is_resource()) ++resource_samples_;  // 003: counters discarded, treated as a Trace sample
+  if (lost_before(s.flags)) [[unlikely]]
+    lose(s);
   if (s.flags & kFlagNamed) [[unlikely]]
     return feed_named(s);
   const auto rs = roles(s.data & event_mask_);
@@ -279,10 +362,18 @@ inline bool Matcher::feed_one(const Sample& s) {
     const Machine& m = machines_[r.machine];
     if (m.global) {  // ERRATUM E46: class 4, k-th end with k-th start, all streams, time order
       auto& q = queues_[r.machine];
+      slot(m.interval, r.end < 0 ? m.start_part : m.end_part[0], kAll).touch(loss_samples_);  // D22, D24
       if (r.end < 0) {
         q.emplace_back(s.timestamp, stream);
+      } else if (queue_cut_[r.machine]) {  // D24: the end of a start cut by a loss: counted then
+        q.pop_front();
+        --queue_cut_[r.machine];
       } else if (q.empty()) {
-        ++slot(m.interval, m.end_part[0], kAll).unmatched_ends;
+        Stats& st = slot(m.interval, m.end_part[0], kAll);
+        if (loss_samples_)  // D24: its start may have been lost
+          ++st.cut, st.lossy = true;
+        else
+          ++st.unmatched_ends;
       } else {
         const auto [t0, st0] = q.front();
         q.pop_front();
@@ -291,18 +382,28 @@ inline bool Matcher::feed_one(const Sample& s) {
       continue;
     }
     Open& o = open_[std::size_t{stream} * machines_.size() + r.machine];
+    const std::uint64_t losses = losses_[stream];
     if (r.end < 0) {
-      if (o.open) ++slot(m.interval, m.start_part, stream).unmatched_starts;  // counted, then replaced
+      Stats& st = slot(m.interval, m.start_part, stream);
+      if (o.open) ++st.unmatched_starts;  // counted, then replaced
+      st.touch(losses);
       o.t = s.timestamp;
       o.cpu = cpu_of(s);
       o.open = true;
+      o.cut = false;
     } else {
       const unsigned part = m.end_part[static_cast<unsigned>(r.end)];
-      if (!o.open) {
-        ++slot(m.interval, part, stream).unmatched_ends;
-      } else {
+      Stats& st = slot(m.interval, part, stream);
+      st.touch(losses);
+      if (o.open) {
         o.open = false;
         record(m, part, stream, stream, o.t, s.timestamp, o.cpu, cpu_of(s));
+      } else if (o.cut) {  // D21: the end of the one cut by the loss, counted then
+        o.cut = false;
+      } else if (losses) {  // D21: its start was lost
+        ++st.cut;
+      } else {
+        ++st.unmatched_ends;
       }
     }
   }
@@ -314,6 +415,7 @@ void Matcher::finish() {
     for (const NamedOpen& o : named_open_[st]) ++slot(o.interval, 0, st).unmatched_starts;
     named_open_[st].clear();
   }
+  named_cut_.clear();
   for (std::uint32_t st = 0; st < streams_.size(); ++st)
     for (std::uint32_t k = 0; k < machines_.size(); ++k) {
       Open& o = open_[std::size_t{st} * machines_.size() + k];
@@ -331,8 +433,9 @@ void Matcher::finish() {
     }
   }
   for (std::uint32_t k = 0; k < machines_.size(); ++k) {
-    slot(machines_[k].interval, machines_[k].start_part, kAll).unmatched_starts += queues_[k].size();
+    slot(machines_[k].interval, machines_[k].start_part, kAll).unmatched_starts += queues_[k].size() - queue_cut_[k];
     queues_[k].clear();
+    queue_cut_[k] = 0;
   }
 }
 

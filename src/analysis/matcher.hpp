@@ -10,6 +10,11 @@
 // durations modulo the timestamp width; E44 how unmatched events of classes 2 and 3 are counted; E46
 // class 4 is matched across all streams.
 //
+// DECISION D20, D21, D23 (docs/decisions.md "Losses in the analysis"): a sample that carries a loss flag
+// (kron::lost_before) cuts every scope open on its stream: counted in Stats::cut, never a duration; an end
+// that then finds no begin is the end of a scope cut before (nothing more is counted) or of one whose begin
+// was lost (counted cut, not unmatched).
+//
 // ERRATUM E48: a stream is one source identification (000 "Source Address Registers": node.process) and CPU.
 // Classes 1-3 are matched within a stream, in the order the stream's samples arrive; class 4 matches its
 // k-th end with its k-th start across all streams in time order (003: a message sent on one node and
@@ -31,6 +36,12 @@
 #include "kron/format/trace_file.hpp"
 
 namespace kron::analysis {
+
+// DECISION D20: the flags that say "samples of this stream were lost just before this one": a probe's
+// discard (kFlagFifoOverrun, kFlagShadowOverrun: the classic chips' overrun flags too) and the drain's
+// overwritten or torn records (kFlagOverwritten, set by the board reader). docs/trace-format.md "Flags".
+inline constexpr std::uint8_t kLossFlags = kFlagFifoOverrun | kFlagShadowOverrun | kFlagOverwritten;
+constexpr bool lost_before(std::uint8_t flags) { return (flags & kLossFlags) != 0; }
 
 // ERRATUM E42: log-linear histogram of durations in ticks: values 0-7 exact, then eight buckets per power of two
 // (every bucket no wider than 1/8 of its lower bound). 496 buckets cover 64 bits.
@@ -58,6 +69,12 @@ struct Stats {
   std::uint64_t shift = 0;
   double s1 = 0, s2 = 0;
   std::uint64_t unmatched_starts = 0, unmatched_ends = 0;
+  // DECISION D20, D21: occurrences cut by a loss (open at a loss, or an end whose begin was lost); none of
+  // them is in count. `lossy`: the stream lost samples while this row's interval could have been open
+  // (a cut, or a loss between two of its events), so count and total may miss occurrences (D22).
+  std::uint64_t cut = 0;
+  bool lossy = false;
+  std::uint64_t loss_epoch = 0;  // the stream's losses + 1 at the row's last event (0: no event yet)
   std::unique_ptr<Histogram> hist;
   // On-CPU time (RptOptions::cpu_counter), in timestamp ticks, of the occurrences whose start and end
   // were both Resource samples: cpu_count of the `count` occurrences have it.
@@ -97,7 +114,12 @@ struct Stats {
   double mean() const { return count ? static_cast<double>(total) / static_cast<double>(count) : 0.0; }
   // ERRATUM E41: population standard deviation (divide by n): the trace holds every occurrence.
   double stddev() const;
-  bool active() const { return count || unmatched_starts || unmatched_ends; }
+  bool active() const { return count || unmatched_starts || unmatched_ends || cut; }
+  // An event of this row while its stream had lost `losses` samples so far (D22).
+  void touch(std::uint64_t losses) {
+    if (loss_epoch && loss_epoch != losses + 1) lossy = true;
+    loss_epoch = losses + 1;
+  }
 };
 
 struct RptOptions {
@@ -214,6 +236,10 @@ class Matcher {
   std::uint64_t resource_samples() const { return resource_samples_; }
   std::uint64_t matched_events() const { return matched_events_; }  // samples that played a role
   std::uint64_t other_events() const { return samples_ - matched_events_; }
+  // Samples that carried a loss flag (D20), in every stream.
+  std::uint64_t loss_samples() const { return loss_samples_; }
+  // The loss-flagged samples that reached `stream` (a classic stream: its source's, D23).
+  std::uint64_t losses(std::uint32_t stream) const { return stream < losses_.size() ? losses_[stream] : 0; }
 
  private:
   // A matching machine: one start event, one or two end events each closing a part.
@@ -232,6 +258,7 @@ class Matcher {
     std::uint64_t t = 0;
     std::uint64_t cpu = kNoCpu;  // the on-CPU counter at the start (kNoCpu: not a Resource sample)
     bool open = false;
+    bool cut = false;  // D21: closed by a loss; its end, when it comes, counts nothing more
   };
   static constexpr std::uint64_t kNoCpu = ~std::uint64_t{0};
   std::uint64_t cpu_of(const Sample& s) const {
@@ -241,6 +268,12 @@ class Matcher {
   const OnCpuTimeline* timeline_ = nullptr;
   [[gnu::always_inline]] inline bool feed_one(const Sample& s);  // defined and used in rpt.cpp only
   bool feed_named(const Sample& s);
+  // D20, D23: a loss-flagged sample: cuts what is open on its stream (a classic stream: every stream of its
+  // source), and every class-4 start still waiting.
+  void lose(const Sample& s);
+  void cut_stream(std::uint32_t stream);
+  // D21: the end of named scope `id` that found no begin open: the end of a cut scope, or a cut (begin lost).
+  void orphan_named_end(std::uint32_t stream, unsigned iv, std::uint16_t id);
   unsigned named_interval(std::uint16_t id) const {
     return id < named_of_id_.size() && named_of_id_[id] != kAll ? named_of_id_[id] : unnamed_interval_;
   }
@@ -253,6 +286,12 @@ class Matcher {
   std::vector<std::uint32_t> named_of_id_;          // id -> interval (kAll: none)
   unsigned unnamed_interval_ = 0;                   // "#unnamed": scopes whose id the names do not hold
   std::vector<std::vector<NamedOpen>> named_open_;  // per stream: the open named scopes, innermost last
+  // D21: per stream, the ids of the named scopes cut by a loss whose end has not come yet, innermost last
+  // (at most kMaxCut: the oldest go first).
+  std::vector<std::vector<std::uint16_t>> named_cut_;
+  static constexpr std::size_t kMaxCut = 1024;
+  std::vector<std::uint64_t> losses_;  // per stream: loss-flagged samples so far
+  std::uint64_t loss_samples_ = 0;
   [[gnu::always_inline]] inline std::span<const Role> roles(std::uint64_t event) const;
   std::uint32_t new_stream(const StreamKey& sk, std::uint64_t key);
   [[gnu::always_inline]] inline std::uint32_t stream_one(const Sample& s);
@@ -285,6 +324,7 @@ class Matcher {
   std::array<StreamCache, 1u << kStreamCacheBits> stream_cache_{};
   std::vector<Open> open_;  // [stream * machines + machine], classes 1-3
   std::vector<std::deque<std::pair<std::uint64_t, std::uint32_t>>> queues_;  // per machine, class 4
+  std::vector<std::size_t> queue_cut_;  // D24: per class-4 machine, its queue's first starts cut by a loss
   std::vector<Stats> stats_;                                                 // [stream * total_parts + slot]
   std::vector<Stats> all_;                                                   // [slot]
 

@@ -86,6 +86,9 @@ Report report_rows(const Matcher& m, bool summary, const tracefile::NameTable* n
         r.rows.push_back(ReportRow{name, ivs[i].cls, i, p, "all", &m.stats(i, p, Matcher::kAll), ivs[i].location, ""});
     }
   for (const auto& row : r.rows) r.has_cpu = r.has_cpu || row.stats->cpu_count;
+  r.loss_samples = m.loss_samples();
+  r.lossy = r.loss_samples > 0;
+  for (const auto& row : r.rows) r.lossy = r.lossy || row.stats->cut;
   return r;
 }
 
@@ -107,16 +110,23 @@ class ReportSink final : public TimelineSink {
     if (o_.also) o_.also->begin(tl);
   }
   void interval(const Occurrence& o) override {
-    if (o_.each) o_.each(o, *tl_->matcher());
+    const Matcher& m = *tl_->matcher();
+    // ERRATUM E411: time in outermost named scopes, as the matcher paired them (DECISION D20: a scope cut
+    // by a loss is no occurrence, so its time is never counted).
+    if (m.info().intervals[o.interval].named && m.open_scopes(o.stream) == 0) {
+      const StreamKey& sk = m.streams()[o.stream];
+      if (sk.by_thread) acc[thread_key(sk.source, sk.lane)].in_scopes += o.duration;
+    }
+    if (o_.each) o_.each(o, m);
     if (o_.also) o_.also->interval(o);
   }
   void snapshot_records(const Input& i, std::span<const std::uint8_t> records) override {
     latency.add(records);
     if (o_.also) o_.also->snapshot_records(i, records);
   }
-  // The thread summary's part of the samples (ERRATUM E411): each thread's span and its time in outermost
-  // named scopes. Runs of one thread are the common case: one lookup a run. Then the second sink's
-  // (html.hpp: PageSink), as the other parts below.
+  // The thread summary's part of the samples (ERRATUM E411): each thread's span (its time in outermost
+  // named scopes comes from the matcher: interval() above). Runs of one thread are the common case: one
+  // lookup a run. Then the second sink's (html.hpp: PageSink), as the other parts below.
   void samples(std::span<const Sample> batch) override {
     for (const Sample& s : batch) {
       if (!s.thread) continue;  // a classic recording's CPU streams: no threads
@@ -125,12 +135,6 @@ class ReportSink final : public TimelineSink {
       Acc& a = *cur_;
       if (!a.samples++) a.first = s.timestamp;
       a.last = s.timestamp;
-      if (!(s.flags & kFlagNamed)) continue;
-      if (s.flags & kFlagScopeBegin) {
-        if (a.depth++ == 0) a.open = s.timestamp;
-      } else if ((s.flags & kFlagScopeEnd) && a.depth && --a.depth == 0) {
-        a.in_scopes += (s.timestamp - a.open) & tl_->ts_mask();
-      }
     }
     also([&](TimelineSink& s) { s.samples(batch); });
   }
@@ -159,8 +163,7 @@ class ReportSink final : public TimelineSink {
     also([](TimelineSink& s) { s.end(); });
   }
   struct Acc {
-    std::uint64_t first = 0, last = 0, samples = 0, open = 0, in_scopes = 0;
-    std::uint32_t depth = 0;
+    std::uint64_t first = 0, last = 0, samples = 0, in_scopes = 0;
   };
   std::unordered_map<std::uint64_t, Acc> acc;  // thread_key(source, thread) -> its figures
   SnapshotSum latency;
@@ -297,8 +300,22 @@ std::string fit_stream(const std::string& t, std::size_t w, const std::string& r
 // unit in 8 columns, no tick lines (--wide: every column, ticks and microseconds). The stream column shows
 // its names whole where they fit, and never cuts a thread or CPU number; interval names take the rest (22
 // at least) and are cut at their end.
+// DECISION D25: the cut column, only in a report of a recording that lost samples: the count of cut
+// occurrences, then "*" where the row's stream lost samples while it could have been open (Stats::lossy).
+std::string cut_cell(const Report& r, const Stats& s, unsigned width) {
+  if (!r.lossy) return "";
+  return fmt::format(" {:>{}}{}", s.cut, width, s.lossy ? "*" : " ");
+}
+void out_loss_note(const Report& r, std::back_insert_iterator<std::string> it) {
+  if (!r.lossy) return;
+  fmt::format_to(it,
+                 "(cut: occurrences cut by lost samples, never timed; *: its thread lost samples while it could\n"
+                 " have been open, count and total may miss occurrences; {} samples followed a loss)\n",
+                 r.loss_samples);
+}
+
 void render_narrow(const Report& r, std::size_t columns, std::back_insert_iterator<std::string> it) {
-  const std::size_t fixed = 52 + (r.has_cpu ? 7 : 0);  // the figures and the separators
+  const std::size_t fixed = 52 + (r.has_cpu ? 7 : 0) + (r.lossy ? 6 : 0);  // the figures and the separators
   const std::size_t avail = columns > fixed + 30 ? columns - fixed : 30;
   std::size_t need_n = 8, need_s = 6, min_s = 6;
   // Names as recorded, escaped for a terminal (ERRATUM E346).
@@ -313,21 +330,23 @@ void render_narrow(const Report& r, std::size_t columns, std::back_insert_iterat
   const std::size_t wn = std::max<std::size_t>(8, std::min(need_n, avail - std::min(avail - 8, ws)));
   if (wn == need_n) ws = std::min(need_s, std::max(ws, avail - wn));
   const auto sec = [&](double ticks) { return ticks / static_cast<double>(r.clock_hz ? r.clock_hz : 1); };
-  fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", "interval", wn, "stream", ws, "count",
-                 "total", "mean", "min", "max", r.has_cpu ? fmt::format(" {:>6}", "on-cpu") : "", "unm.");
+  fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}{}\n", "interval", wn, "stream", ws, "count",
+                 "total", "mean", "min", "max", r.has_cpu ? fmt::format(" {:>6}", "on-cpu") : "", "unm.",
+                 r.lossy ? fmt::format(" {:>4} ", "cut") : "");
   for (const auto& row : r.rows) {
     const Stats& s = *row.stats;
     const bool n = s.count > 0;
     std::string cpu;
     if (r.has_cpu) cpu = s.cpu_count ? fmt::format(" {:>5.0f}%", 100 * s.cpu_share()) : fmt::format(" {:>6}", "-");
-    fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}\n", fit(shown_name(row), wn), wn,
+    fmt::format_to(it, "{:<{}}  {:<{}} {:>8} {:>8} {:>8} {:>8} {:>8}{} {:>4}{}\n", fit(shown_name(row), wn), wn,
                    fit_stream(shown_stream(row), ws, rank_part(row)), ws, s.count,
                    n ? human(sec(static_cast<double>(s.total))) : "-", n ? human(sec(s.mean())) : "-",
                    n ? human(sec(static_cast<double>(s.min))) : "-", n ? human(sec(static_cast<double>(s.max))) : "-",
-                   cpu, s.unmatched_starts + s.unmatched_ends);
+                   cpu, s.unmatched_starts + s.unmatched_ends, cut_cell(r, s, 4));
   }
   fmt::format_to(it, "\n(total, mean, min, max: wall time; unm.: events without their pair; --wide: every column)\n");
   if (r.has_cpu) out_cpu_note(r, it);
+  out_loss_note(r, it);
 }
 
 // What an empty table means, and what gives one rows (ERRATUM E411).
@@ -437,16 +456,16 @@ std::string render_text(const Report& r, const TextOptions& opt) {
       wn = std::max(wn, shown_name(row).size());
       ws = std::max(ws, shown_stream(row).size());
     }
-    fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
+    fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}{}\n",
                    "interval", wn, "class", "stream", ws, "count", "unit", "total", "min", "max", "mean", "stddev",
-                   "unm.start", "unm.end");
+                   "unm.start", "unm.end", r.lossy ? fmt::format("  {:>9} ", "cut") : "");
     for (const auto& row : r.rows) {
       const Stats& s = *row.stats;
       const bool n = s.count > 0;
-      fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}\n",
+      fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}{}\n",
                      shown_name(row), wn, row.cls, shown_stream(row), ws, s.count, "ticks", s.total,
                      n ? std::to_string(s.min) : "-", n ? std::to_string(s.max) : "-", n ? fixed3(s.mean()) : "-",
-                     n ? fixed3(s.stddev()) : "-", s.unmatched_starts, s.unmatched_ends);
+                     n ? fixed3(s.stddev()) : "-", s.unmatched_starts, s.unmatched_ends, cut_cell(r, s, 10));
       auto us = [&](double t) { return fixed3(ticks_to_us(t, r.clock_hz)); };
       fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}\n", "", wn, "",
                      "", ws, "", "us", us(static_cast<double>(s.total)), n ? us(static_cast<double>(s.min)) : "-",
@@ -456,6 +475,10 @@ std::string render_text(const Report& r, const TextOptions& opt) {
                        "", ws, s.cpu_count, "cpu", us(s.cpu_total), us(s.cpu_min), us(s.cpu_max),
                        us(s.cpu_total / static_cast<double>(s.cpu_count)), fmt::format("{:.1f}%", 100 * s.cpu_share()));
     }
+  }
+  if (opt.wide && !r.rows.empty()) {
+    if (r.lossy) out += "\n";
+    out_loss_note(r, it);
   }
   out_threads(r, opt.wide ? std::size_t{1000} : opt.columns, it);
   if (opt.histograms) {
@@ -502,6 +525,7 @@ std::string render_json(const Report& r, bool histograms) {
   j["out_of_order"] = r.out_of_order;
   if (r.sched_switches) j["sched_switches"] = r.sched_switches;
   if (r.has_cpu) j["cpu_source"] = r.cpu_from_sched ? "sched" : "counter";
+  if (r.lossy) j["loss_samples"] = r.loss_samples;  // DECISION D25: a recording that lost samples
   ordered_json warnings = ordered_json::array();
   for (const auto& w : r.warnings) warnings.push_back(text::utf8_safe(w));
   j["warnings"] = warnings;
@@ -538,6 +562,10 @@ std::string render_json(const Report& r, bool histograms) {
     }
     o["unmatched_starts"] = s.unmatched_starts;
     o["unmatched_ends"] = s.unmatched_ends;
+    if (r.lossy) {  // DECISION D25
+      o["cut"] = s.cut;
+      o["lossy"] = s.lossy;
+    }
     if (histograms) {
       ordered_json h = ordered_json::array();
       if (s.hist)

@@ -74,6 +74,10 @@ struct Report {
   SnapshotTotals latency;      // the recordings' histogram snapshots (ReportOptions::latency)
   bool event_numbers = false;  // some interval is interval.info's (event numbers: the low event_bits of the data)
   std::vector<ThreadSummary> threads;  // live recordings' threads, by name then id (make_report)
+  // DECISION D25: samples that carried a loss flag (D20); when some did (or a row has cut occurrences), the
+  // reports show the cut column and mark the rows whose stream lost samples while they could have been open.
+  std::uint64_t loss_samples = 0;
+  bool lossy = false;
 };
 
 // The rows of a matcher's intervals (named scopes, interval.info), with its counts; `names` gives the rows

@@ -28,6 +28,7 @@ struct ExportStats {
   std::uint64_t lanes_reused = 0;   // Perfetto: overlapping slices put on a full lane set (E163)
   std::uint64_t discarded = 0;      // CTF: the recorder's losses written as discarded events (E165)
   std::uint64_t closed_at_end = 0;  // OTF2: scopes still open at the end, left there (E167)
+  std::uint64_t cut_by_loss = 0;    // Perfetto, OTF2: named scopes closed at a loss (DECISION D26)
   std::uint64_t mpi_flows = 0;  // Perfetto, chrome-json: matched MPI messages drawn as flows; OTF2, CTF: MPI records
   std::uint64_t clock_offsets = 0;  // OTF2: ClockOffset definitions written (a rank's file, unmerged)
   std::uint64_t sched_slices =

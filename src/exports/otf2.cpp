@@ -356,6 +356,13 @@ void Sink::sample(const Sample& s, std::uint32_t, bool) {
   if (t < l.last) t = l.last;
   l.last = t;
   t_last_ = std::max(t_last_, t);
+  // DECISION D26: samples were lost before this one: every scope open on the location is left here, as the
+  // matcher cuts them (D20); their ends, when they come, find nothing open and are left out (E167).
+  for (; analysis::lost_before(s.flags) && !l.open.empty(); l.open.pop_back()) {
+    check(OTF2_EvtWriter_Leave(l.w, nullptr, t, l.open.back()), "leave");
+    ++l.events;
+    ++st_.cut_by_loss;
+  }
   if (named && (s.flags & (kFlagScopeBegin | kFlagScopeEnd))) return scope_event(l, s, t);
   OTF2_Type types[kResourceCounters];
   OTF2_MetricValue values[kResourceCounters];

@@ -64,6 +64,7 @@ class Sink final : public analysis::TimelineSink, Packets {
 
  private:
   void named_end(const Occurrence& o);
+  void cut_open(Sequence& s, const Sample& smp);
   void describe_counters(Sequence& s);
   void instant(Sequence& s, const Sample& smp);
   std::uint64_t mpi_track(const record::MpiRecord& r);
@@ -137,9 +138,24 @@ void Sink::stream(std::uint32_t index, const StreamKey& k, const Sample& first) 
   end_descriptor(desc);
 }
 
+// DECISION D26: a sample after lost ones (analysis::lost_before) closes every named slice open on its
+// stream at its time, as the matcher cuts them (D20): each end carries the debug annotation cut_by_loss.
+void Sink::cut_open(Sequence& s, const Sample& smp) {
+  const std::uint64_t t = tl_->ns(smp.timestamp);
+  for (; !s.open.empty(); s.open.pop_back()) {
+    const std::size_t p = packet_at(s, t, false);
+    const std::size_t te = track_event(kSliceEnd);
+    debug_uint("cut_by_loss", 1);
+    track_event_end(te, p);
+    ++st_.cut_by_loss;
+  }
+}
+
 // A named scope's begin: the slice opens now, before the matcher sees the sample.
 void Sink::before_match(const Sample& smp, std::uint32_t stream) {
   cur_ = stream;
+  if (analysis::lost_before(smp.flags)) [[unlikely]]
+    cut_open(streams_[stream], smp);
   if (!(smp.flags & kFlagNamed) || smp.is_resource() || !(smp.flags & kFlagScopeBegin)) return;
   Sequence& s = streams_[stream];
   const std::uint16_t id = record::name_id_of(smp.data);

@@ -83,6 +83,13 @@ void Packets::intern_debug_name(std::uint64_t iid, std::string_view name) {
   pb::close(b_, id);
 }
 
+void Packets::debug_uint(std::string_view name, std::uint64_t v) {
+  const std::size_t da = pb::open(b_, kTeDebug);
+  pb::bytes_field(b_, kDaName, name);
+  pb::uint_field(b_, kDaUint, v);
+  pb::close(b_, da);
+}
+
 void Packets::debug_uint(std::uint64_t iid, std::uint64_t v) {
   const std::size_t da = pb::open(b_, kTeDebug);
   pb::uint_field(b_, kDaNameIid, iid);

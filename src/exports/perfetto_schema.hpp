@@ -42,6 +42,7 @@ enum : std::uint32_t {
   kTeDebug = 4,
   // DebugAnnotation, DebugAnnotationName (debug_annotation.proto)
   kDaNameIid = 1,
+  kDaName = 10,
   kDaUint = 3,
   kDaString = 6,
   kDanIid = 1,

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "kron/board_ops.hpp"
 #include "kron/board_pool.hpp"
@@ -192,6 +193,11 @@ void BoardReader::emit_kept(std::uint32_t i, const LaneView& v, const Sink& sink
     bytes = sg.at + (pos - sg.from) * kSlot - (keep < segs.size() ? segs[keep].at : 0);
     p.r = std::max(p.r, pos);
   }
+  if (count && sink && i < gap_.size() && gap_[i]) {
+    // DECISION D27: the first record after lost ones says so (the analysis cuts what was open, D20).
+    buf[segs[keep].at + offsetof(record::RecordHeader, flags)] |= kFlagOverwritten;
+    gap_[i] = 0;
+  }
   if (count && sink) {
     if (draining_) emitting_ = i;  // adopt() may take the buffer during this call
     struct Done {
@@ -262,6 +268,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
     return p;
   }
   const std::uint64_t from = std::max(r, t0);
+  if (sink && circ && t0 > r) note_gap(i);  // [r, t0) recycled before this pass: lost (D27)
   // Copy [from, h) block by block along the lane's chain into this lane's private buffer (what a sink
   // receives stays valid until the next pass over the lane; in pieces, ERRATUM E348, until it returns).
   // On a circular board a block may be recycled under the reader: its generation is checked after the
@@ -374,6 +381,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   p.moved = circ && !at_end && x != kNoBlock;
   std::size_t keep = flushed;  // the first segment kept
   if (circ && !settle_tail(i, r, rr, flushed, may_defer, p, &keep)) return p;
+  if (sink && p.overwritten) note_gap(i);  // DECISION D27: the records kept from here on follow lost ones
   emit_kept(i, v, sink, keep, p);
   p.rr = rr + p.overwritten + p.emitted;
   if (p.corrupt) p.r = h;
@@ -502,6 +510,7 @@ void BoardReader::drain(const Sink& sink, std::vector<tracefile::LaneEntry>* fin
                     &L->read, &L->read_records, &L->drained, &L->overwritten, &L->torn, &L->returned})
       a->store(0, std::memory_order_relaxed);
     give_back(i, p.r, true);
+    if (i < gap_.size()) gap_[i] = 0;  // the lane's next owner is another thread
     if (locked) pool::unlock(header().pool_lock);
     // Release: the next owner (acquire CAS) sees the zeroed lane.
     L->state.store(LaneState::Free, std::memory_order_release);
@@ -570,6 +579,9 @@ BoardReader::PoolView BoardReader::pool() const {
 
 void BoardReader::take(std::uint32_t i, LaneView& v, const Sink& sink) {
   const LaneHeader* L = map_.lane(i);
+  // DECISION D27: a snapshot marks each lane's gaps afresh, and leaves a drain's pending mark as it was.
+  if (gap_.size() <= i) gap_.resize(std::size_t{i} + 1, 0);
+  const std::uint8_t drain_gap = std::exchange(gap_[i], 0);
   const std::uint64_t r = L->read.load(std::memory_order_relaxed);
   Pass p = pass(i, r, L->read_records.load(std::memory_order_relaxed), v, sink);
   std::uint64_t held = p.emitted, overwritten = p.overwritten;
@@ -580,6 +592,7 @@ void BoardReader::take(std::uint32_t i, LaneView& v, const Sink& sink) {
     p = pass(i, p.r, p.rr, v, sink);
     held += p.emitted, overwritten += p.overwritten;
   }
+  gap_[i] = drain_gap;
   v.held = held;
   v.overwritten += overwritten;
   v.written = p.rr;

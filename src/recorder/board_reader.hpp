@@ -202,6 +202,14 @@ class BoardReader {
   std::uint64_t count_in_place(std::uint32_t x, std::uint64_t a, std::uint64_t e, std::string* bad,
                                std::uint64_t* bad_at) const;
   std::vector<Seg> segs_;
+  // DECISION D27: per lane, records were lost (overwritten under the reader) since the last record it
+  // handed out: the next record it hands out carries kFlagOverwritten. A drain keeps it from pass to pass;
+  // a snapshot starts each lane afresh.
+  std::vector<std::uint8_t> gap_;
+  void note_gap(std::uint32_t lane) {
+    if (gap_.size() <= lane) gap_.resize(std::size_t{lane} + 1, 0);
+    gap_[lane] = 1;
+  }
   std::uint64_t used_ = 0;         // bytes of the lane's buffer holding segments not yet emitted
   std::uint64_t piece_bytes_ = 0;  // snapshot(sink, piece_bytes) while it runs
   bool drop_behind_ = false;

@@ -48,6 +48,9 @@ int run(const Args& a) {
     if (st.closed_at_end)
       fmt::print(stderr, "kron: warning: {} scopes never ended: left at their thread's last sample\n",
                  st.closed_at_end);
+    if (st.cut_by_loss)  // DECISION D26
+      fmt::print(stderr, "kron: warning: {} scopes cut by lost samples: left where the loss was seen\n",
+                 st.cut_by_loss);
     for (const auto& w : in.warnings()) fmt::print(stderr, "kron: warning: {}\n", w);
     return kExitOk;
   }
@@ -86,6 +89,9 @@ int run(const Args& a) {
                st.slices, st.counters, st.instants,
                st.sched_slices ? fmt::format(", {} thread states", st.sched_slices) : std::string(),
                st.mpi_flows ? fmt::format(", {} MPI message flows", st.mpi_flows) : std::string());
+  if (st.cut_by_loss)  // DECISION D26
+    fmt::print(stderr, "kron: warning: {} scopes cut by lost samples: ended where the loss was seen (cut_by_loss)\n",
+               st.cut_by_loss);
   if (st.lanes_reused)
     fmt::print(stderr,
                "kron: warning: {} interval slices overlapped more than 1024 others of their interval on one "

@@ -137,7 +137,8 @@ void Watcher::feed(const recorder::LaneView&, std::span<const std::uint8_t> recs
     last = off;
     std::uint8_t flags;
     std::memcpy(&flags, recs.data() + off + offsetof(record::RecordHeader, flags), 1);
-    if (!(flags & kFlagNamed) || !(flags & kScope)) continue;
+    // DECISION D20: a sample after lost ones reaches the matcher too (it cuts the thread's open scopes).
+    if ((!(flags & kFlagNamed) || !(flags & kScope)) && !analysis::lost_before(flags)) continue;
     matcher_->feed(codec::decode(recs.data() + off, phased_));
   }
   const Sample t = codec::decode(recs.data() + last, phased_);

@@ -256,6 +256,9 @@ TEST(PoolTest, ABlockRecycledUnderTheReaderIsOverwrittenNotCorrupt) {
   ASSERT_EQ(s.size(), n - per_block);
   for (std::size_t i = 0; i < s.size(); ++i) ASSERT_EQ(s[i].data, per_block + i) << i;
   EXPECT_TRUE(r.problems().empty());
+  // DECISION D27: the first record after the ones overwritten says so, and no other.
+  EXPECT_EQ(s[0].flags & kFlagOverwritten, kFlagOverwritten);
+  for (std::size_t i = 1; i < s.size(); ++i) ASSERT_EQ(s[i].flags & kFlagOverwritten, 0) << i;
 }
 
 // kron rdsample copies a lane a piece at a time (ERRATUM E348): here a piece a block, while the recycler
@@ -308,12 +311,16 @@ TEST(PoolTest, ASnapshotInPiecesOfARecycledLaneKeepsOrCountsEveryRecord) {
   EXPECT_EQ(rd.lanes()[0].overwritten, per_block);
   // The records: the first two blocks', then from the fourth block on; none of the recycled zeros.
   std::vector<std::uint64_t> data;
+  std::vector<std::uint8_t> flags;
   std::vector<Sample> batch(1024);
   for (std::size_t k; (k = rd.next_batch(batch)) > 0;)
-    for (std::size_t j = 0; j < k; ++j) data.push_back(batch[j].data);
+    for (std::size_t j = 0; j < k; ++j) data.push_back(batch[j].data), flags.push_back(batch[j].flags);
   ASSERT_EQ(data.size(), n - per_block);
   for (std::uint64_t i = 0; i < data.size(); ++i)
     ASSERT_EQ(data[i], i < 2 * per_block ? i : i + per_block) << "record " << i;
+  // DECISION D27: the record after the block recycled under its copy carries the mark, no other.
+  for (std::uint64_t i = 0; i < flags.size(); ++i)
+    ASSERT_EQ(flags[i] & kFlagOverwritten, i == 2 * per_block ? kFlagOverwritten : 0) << "record " << i;
   std::remove(path.c_str());
 }
 

@@ -230,6 +230,7 @@ inline std::vector<Slice> slices(const Trace& t) {
       Slice s = st.back();
       st.pop_back();
       s.end = e.ts;
+      for (const auto& [k, v] : e.uints) s.uints[k] = v;  // an end's arguments are the slice's (Perfetto merges them)
       out.push_back(s);
     }
   }
