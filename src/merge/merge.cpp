@@ -331,11 +331,12 @@ std::uint64_t SampleMerge::run() {
 }
 
 // Every clock-offset record of the rank as measured: when (on the merged timeline), the offset of rank 0's
-// clock to its own in ns, the round trip, and whether its map uses it.
+// clock to its own (reference - local ticks, in rank 0's ns: the convention of the rank's offset_ns; not the
+// two files' rates applied to absolute tick counts, which 2 ppb apart put one TSC's two reads 7 us apart), the
+// round trip, and whether its map uses it.
 std::vector<Measurement> measurements_of(const Input& x, std::uint64_t ref_hz, std::uint64_t start) {
   const auto& xh = x.reader->header();
   const double ref_ns = 1e9 / double(ref_hz ? ref_hz : 1), local_ns = 1e9 / double(xh.clock_hz ? xh.clock_hz : 1);
-  const double rate = xh.clock_hz && ref_hz ? double(ref_hz) / double(xh.clock_hz) : 1.0;
   std::vector<Measurement> out;
   const auto& recs = x.reader->clock_offsets();
   for (std::size_t k = 0; k < recs.size(); ++k) {
@@ -345,8 +346,7 @@ std::vector<Measurement> measurements_of(const Input& x, std::uint64_t ref_hz, s
     m.reference = c.reference;
     m.rtt = c.rtt;
     m.time_s = double(std::int64_t(x.map(c.timestamp) - start)) * ref_ns * 1e-9;
-    // reference - local x rate, the difference first: absolute ticks lose precision as doubles
-    m.offset_ns = (double(std::int64_t(c.reference - c.timestamp)) - double(c.timestamp) * (rate - 1.0)) * ref_ns;
+    m.offset_ns = double(std::int64_t(c.reference - c.timestamp)) * ref_ns;
     m.rtt_ns = double(c.rtt) * local_ns;
     m.used = k < x.clock.used.size() && x.clock.used[k];
     out.push_back(m);

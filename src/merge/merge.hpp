@@ -45,7 +45,7 @@ struct MergeOptions {
 struct Measurement {
   double time_s = 0;                                // when, on the merged timeline
   std::uint64_t local = 0, reference = 0, rtt = 0;  // ticks: local and rtt the rank's, reference rank 0's
-  double offset_ns = 0, rtt_ns = 0;                 // reference - local (at the two files' rates), round trip
+  double offset_ns = 0, rtt_ns = 0;                 // reference - local ticks in rank 0's ns, round trip in the rank's
   bool used = false;                                // a point of the rank's map (none for an exact clock)
 };
 struct RankReport {
