@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -18,6 +17,7 @@
 #include "kron/format/trace_file.hpp"
 #include "merge/merge.hpp"
 #include "support/mpi_records.hpp"
+#include "support/rank_files.hpp"
 
 namespace kron::merge {
 namespace {
@@ -56,25 +56,11 @@ class MergeFieldsTest : public ::testing::Test {
   }
   std::string rank_file(std::uint32_t rank, std::uint32_t world, const std::vector<Sample>& v) {
     const std::string p = (dir / ("f.rank-" + std::to_string(rank) + ".kron")).string();
-    tracefile::FileHeader h = tracefile::make_header();
-    h.clock_hz = 1'000'000'000;
-    h.start_ticks = 1000;
-    h.node = rank;
-    h.mpi_rank = rank;
-    h.mpi_world_size = world;
-    tracefile::Writer w(p, h);
-    for (const Sample& s : v) w.append(s);
-    const std::vector<record::ClockOffsetRecord> offs = {testing::clock_offset(rank, 1000, 1000, 0)};
-    w.append_clock(offs);  // one measurement: offset 0
-    h.passed_filter = v.size();
-    record::NameRecord nr{};
-    nr.h.kind = record::RecordKind::Names;
-    nr.h.size = sizeof nr;
-    nr.name_kind = record::NameKind::Event;
-    nr.id = static_cast<std::uint16_t>(3 + rank);
-    std::snprintf(nr.name, sizeof nr.name, "%s", "step");
-    const record::NameRecord names[] = {nr};
-    w.finish(h, {}, names);
+    testing::RankFileSpec spec;
+    spec.rank = rank, spec.world = world, spec.sample_list = v;
+    spec.name_id = static_cast<std::uint16_t>(3 + rank);
+    spec.offsets = {testing::clock_offset(rank, 1000, 1000, 0)};  // one measurement: offset 0
+    testing::write_rank_file(p, spec);
     return p;
   }
 
@@ -101,7 +87,7 @@ class MergeFieldsTest : public ::testing::Test {
       EXPECT_EQ(s.phase, w.phase);
       EXPECT_EQ(s.cpu, w.cpu);
       if (s.flags & kFlagNamed) {
-        EXPECT_EQ(names.name_of(s), "step");
+        EXPECT_EQ(names.name_of(s), "MPI_Send");
         w.data = s.data;  // the id is the merged table's
       }
       w.timestamp = s.timestamp;  // on the common timeline

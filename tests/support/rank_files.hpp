@@ -21,6 +21,7 @@ struct RankFileSpec {
   std::string node;            // MPI_Get_processor_name; "" : "node<rank>"
   bool tsc = false;            // a TSC time base (anchors at t0, 1 ppm) instead of the nominal clock
   std::uint16_t name_id = 1;   // the scope "MPI_Send"
+  std::vector<Sample> sample_list;  // when not empty: these samples instead of `samples` made ones
 };
 
 // Writes the file; its header counts `rank` overruns and passed_filter samples + rank.
@@ -38,7 +39,8 @@ inline void write_rank_file(const std::string& path, const RankFileSpec& s) {
     h.anchor0_ns = 5'000'000'000;
   }
   tracefile::Writer w(path, h);
-  for (int i = 0; i < s.samples; ++i) {
+  for (const Sample& x : s.sample_list) w.append(x);
+  for (int i = 0; i < (s.sample_list.empty() ? s.samples : 0); ++i) {
     Sample x;
     x.source = board::source_id(s.rank, 100 + s.rank);
     x.thread = 100 + s.rank;
@@ -50,7 +52,7 @@ inline void write_rank_file(const std::string& path, const RankFileSpec& s) {
   w.append_mpi(s.calls);
   w.append_clock(s.offsets);
   h.overruns = s.rank;  // something lost, counted
-  h.passed_filter = std::uint64_t(s.samples) + s.rank;
+  h.passed_filter = (s.sample_list.empty() ? std::uint64_t(s.samples) : s.sample_list.size()) + s.rank;
   record::NameRecord nr{};
   nr.h.kind = record::RecordKind::Names;
   nr.h.size = sizeof nr;
