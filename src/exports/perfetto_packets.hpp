@@ -73,6 +73,7 @@ class Packets {
   void name_field(std::uint32_t iid, std::string_view name, bool ascii = false);
   void intern_debug_name(std::uint64_t iid, std::string_view name);  // in the packet being written
   void debug_uint(std::uint64_t iid, std::uint64_t v);               // on the track event being written
+  void debug_int(std::uint64_t iid, std::int64_t v);                 // the same, signed (int_value)
   std::size_t track_event(std::uint32_t type);
   void track_event_end(std::size_t te, std::size_t p);
   // The track of `source`'s process, described (on sequence `s`) the first time any sequence needs it.

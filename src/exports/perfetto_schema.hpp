@@ -43,6 +43,7 @@ enum : std::uint32_t {
   // DebugAnnotation, DebugAnnotationName (debug_annotation.proto)
   kDaNameIid = 1,
   kDaUint = 3,
+  kDaInt = 4,
   kDaString = 6,
   kDanIid = 1,
   kDanName = 2,
