@@ -195,8 +195,8 @@ class Trace:
     def intervals(self, info=None):
         """The matched intervals: named scopes (and interval.info's classes when `info` names one), as a dict of
         numpy columns: name (list of str), source, thread, begin, end, duration (ticks), on_cpu (ticks from
-        kron record --sched, -1 without), value (int64, DECISION D30), name_id. With pandas installed, intervals_frame() gives a
-        DataFrame."""
+        kron record --sched, -1 without), value (int64, DECISION D30), name_id. With pandas installed,
+        intervals_frame() gives a DataFrame."""
         return self._t.intervals(str(info) if info else "")
 
     def histograms(self):
