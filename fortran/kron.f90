@@ -16,6 +16,9 @@
 !   call kron_vcount(7, 1)                  ! virtual counter 0-8191
 !
 ! Integer arguments take default integers or integer(int64) (generic interfaces).
+! A named scope's or event's value is signed: the tools show call kron_event("n", -5) as -5. It is kept
+! as a 48-bit integer, -2**47 .. 2**47-1; outside that range its low 48 bits are kept (docs/decisions.md,
+! DECISION D30, D31).
 module kron
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_size_t, c_char, c_ptr, c_null_ptr, c_associated
   use, intrinsic :: iso_fortran_env, only: int32, int64

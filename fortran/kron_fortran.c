@@ -45,13 +45,13 @@ static struct named_entry* find_or_make(const char* name, size_t len, int kind) 
 #define KRON_FORTRAN_DEPTH 256
 struct open_scope {
   struct kron_site* site;
-  uint64_t value;
+  int64_t value;
 };
 static __thread struct open_scope t_open[KRON_FORTRAN_DEPTH];
 static __thread unsigned t_depth, t_lost; /* t_lost: scopes opened beyond the stack's depth */
 static uint64_t g_dropped;                 /* such scopes, every thread (kron_scopes_dropped) */
 
-void kron_f_scope_begin(const char* name, size_t len, uint64_t value) {
+void kron_f_scope_begin(const char* name, size_t len, int64_t value) {
   struct named_entry* e = find_or_make(name, len, KRON_SITE_SCOPE);
   if (!e || t_depth == KRON_FORTRAN_DEPTH) {
     ++t_lost; /* ERRATUM E381: begun and ended nowhere, the pair is dropped whole and counted */
@@ -73,7 +73,7 @@ int kron_f_scope_end(void) {
   mk_named_fn(t_open[t_depth].site, KRON_NAMED_GROUP, t_open[t_depth].value, KRON_NAMED_END);
   return 0;
 }
-void kron_f_event(const char* name, size_t len, uint64_t value) {
+void kron_f_event(const char* name, size_t len, int64_t value) {
   struct named_entry* e = find_or_make(name, len, KRON_SITE_EVENT);
   if (e) mk_named_fn(&e->site, KRON_NAMED_GROUP, value, KRON_NAMED_EVENT);
 }

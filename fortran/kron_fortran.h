@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 struct mk_histogram;
-void kron_f_scope_begin(const char* name, size_t len, uint64_t value);
+void kron_f_scope_begin(const char* name, size_t len, int64_t value);
 int kron_f_scope_end(void); /* -1: no scope open on this thread */
-void kron_f_event(const char* name, size_t len, uint64_t value);
+void kron_f_event(const char* name, size_t len, int64_t value);
 struct mk_histogram* kron_f_histogram(const char* name, size_t len);
 void kron_f_thread_name(const char* name, size_t len);
 void kron_f_record_latency(struct mk_histogram* h, uint64_t ticks);

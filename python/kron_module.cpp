@@ -63,9 +63,14 @@ std::uintptr_t site(const std::string& name, std::uint32_t kind, const std::stri
   s.index.emplace(key, s.entries.size() - 1);
   return reinterpret_cast<std::uintptr_t>(&e.site);
 }
-void named(std::uintptr_t handle, std::uint64_t value, int what) {
+// DECISION D30, D31: any Python integer (an int, or what has __index__: numpy's), its two's complement bits (the
+// low 64: PyLong_AsUnsignedLongLongMask), of which the probe keeps the low 48, as a C cast to int64_t does; -5
+// reads back as -5. Anything else (a float): TypeError.
+void named(std::uintptr_t handle, const py::handle& value, int what) {
+  const unsigned long long bits = PyLong_AsUnsignedLongLongMask(value.ptr());
+  if (bits == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw py::error_already_set();
   kron_site& s = *reinterpret_cast<kron_site*>(handle);
-  kron::named(s, KRON_NAMED_GROUP, value,
+  kron::named(s, KRON_NAMED_GROUP, static_cast<std::int64_t>(bits),
               what == 1 ? kron::Named::Begin : what == 2 ? kron::Named::End : kron::Named::Event);
 }
 // Histograms by name, likewise kept for the life of the process.
@@ -95,6 +100,14 @@ void bind_probes(py::module_& m) {
   m.def("current_phase", [] { return kron::current_phase(); });
   m.def("site", &site, py::arg("name"), py::arg("kind"), py::arg("file"), py::arg("function"), py::arg("line"));
   m.def("named", &named, py::arg("site"), py::arg("value"), py::arg("what"));
+  // DECISION D30: the values of named samples' data words, through the one decoder (record::named_value_of).
+  m.def("named_value_of", [](const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>& data) {
+    py::array_t<std::int64_t> out(std::vector<py::ssize_t>(data.shape(), data.shape() + data.ndim()));
+    const std::uint64_t* in = data.data();
+    std::int64_t* o = out.mutable_data();
+    for (py::ssize_t i = 0; i < data.size(); ++i) o[i] = record::named_value_of(in[i]);
+    return out;
+  }, py::arg("data"));
   m.def("histogram", &histogram, py::arg("name"));
   m.def("record_latency", [](std::uintptr_t h, std::uint64_t ticks) {
     kron::record_latency(*reinterpret_cast<kron::histogram*>(h), ticks);
@@ -258,8 +271,8 @@ py::dict TraceFile::intervals(const std::string& info_path) {
   while (std::size_t n = reader_->next_batch(batch)) m.feed_batch(std::span(batch.data(), n));
   m.finish();
   const std::size_t n = occ.size();
-  py::array_t<std::uint64_t> begin(n), end(n), duration(n), value(n);
-  py::array_t<std::int64_t> on_cpu(n);
+  py::array_t<std::uint64_t> begin(n), end(n), duration(n);
+  py::array_t<std::int64_t> on_cpu(n), value(n);  // value: DECISION D30
   py::array_t<std::uint32_t> source(n), thread(n);
   py::array_t<std::uint16_t> name_id(n);
   py::list names;

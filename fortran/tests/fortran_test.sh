@@ -2,7 +2,8 @@
 # The Fortran module kron as a user builds with it: make install's tree (a temporary prefix), then
 # `gfortran prog.f90 $(pkg-config --cflags --libs kron-fortran)` and nothing else. Under kron record the
 # program's named scopes and thread name are in kron rpt, its phases, histogram and virtual counter in kron
-# hist; without a board it runs with its probes off.
+# hist, and its signed values as the program gave them in kron expand and the exports (DECISION D30); without a
+# board it runs with its probes off.
 set -euo pipefail
 build=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +22,9 @@ n=50
 grep -q "attached T" "$tmp/out.txt" || fail "the program did not attach under kron record: $(cat "$tmp/out.txt")"
 "$kron" rpt "$tmp/f.trace" >"$tmp/rpt.txt"
 grep -q "fortran main" "$tmp/rpt.txt" || fail "kron rpt shows no thread 'fortran main': $(cat "$tmp/rpt.txt")"
+max=$(((1 << 47) - 1)) min=$((-(1 << 47)))
+python3 "$here/../../tests/support/signed_values.py" "$kron" "$tmp/f.trace" "signed=-5,0,$max,$min" \
+  "signed outside=$min,$max" "scope:signed scope=-5" >/dev/null || fail "the signed values above"
 "$kron" rpt --json "$tmp/f.trace" >"$tmp/rpt.json"
 python3 - "$tmp/rpt.json" "$n" <<'PY'
 import json, sys

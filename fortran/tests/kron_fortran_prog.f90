@@ -1,6 +1,8 @@
 ! A Fortran program instrumented with `use kron` (fortran_test.sh builds it with the installed kron-fortran.pc
 ! alone): a thread name, two phases, nested named scopes, a named event, a Trace sample, a latency histogram
-! and a virtual counter.  Usage: kron_fortran_prog [N]  (N iterations a phase; default 100)
+! and a virtual counter; signed values (DECISION D30): events "signed" carrying -5, 0, 2**47-1 and -2**47, an
+! event "signed outside" carrying 2**47 and -2**47-1 (their low 48 bits: D31), a scope "signed scope" carrying -5.
+! Usage: kron_fortran_prog [N]  (N iterations a phase; default 100)
 program kron_fortran_prog
   use kron
   use iso_fortran_env, only: int64
@@ -34,6 +36,14 @@ program kron_fortran_prog
     call kron_trace(1, 42)
     call kron_scope_end()
   end do
+  call kron_event("signed", -5)  ! a default integer
+  call kron_event("signed", 0_int64)
+  call kron_event("signed", 140737488355327_int64)
+  call kron_event("signed", -140737488355328_int64)
+  call kron_event("signed outside", 140737488355328_int64)
+  call kron_event("signed outside", -140737488355329_int64)
+  call kron_scope_begin("signed scope", -5)
+  call kron_scope_end()
   call kron_scope_end(stat)  ! nothing open: stat -1
   if (stat /= -1 .or. kron_current_phase() /= 2) stop 3
   print '(a, l1)', 'attached ', kron_attached()

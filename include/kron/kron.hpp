@@ -6,7 +6,7 @@
 //   kron::count(5, 1);               // software increment of resource counter 5 (000 Table B5 "Software")
 //   { kron::Scope s(1, 10, 20); ... } // emits trace(1, 10) now and trace(1, 20) at scope exit
 //   { KRON_SCOPE("compress"); ... }    // a named scope: name and source location registered once
-//   KRON_SCOPE_V("block", n);          // the same, carrying a value (48 bits) at begin and end
+//   KRON_SCOPE_V("block", n);          // the same, carrying a value at begin and end (signed, 48 bits: below)
 //   KRON_EVENT("bytes out", n);        // a named event with a value
 //   kron::thread_name("writer");       // names this thread (the board's name table; not the process's name)
 //   kron::phase(2);                    // this thread is in phase 2 (004's PhaseID Register): every sample,
@@ -20,8 +20,10 @@
 // storage). The first time a probe passes the filter it registers its site (name, file, line, function)
 // in the board's name table (slow path, once per site and process) and keeps the small id it got; from
 // then on it is trace() plus one load of that id: the sample is a Trace record with kFlagNamed whose data
-// word holds the id and the value (kron/core/record.hpp named_data()). Named probes use filter level
-// KRON_NAMED_GROUP (0 unless defined before this header). The tools show the names; kron rpt pairs named
+// word holds the id and the value (kron/core/record.hpp named_data()). The value is a signed 48-bit integer,
+// -2^47 .. 2^47-1, that the tools show as given (-5 as -5); one outside that range keeps its low 48 bits (an
+// unsigned 2^47 or more shows as itself minus 2^48): DECISION D30, D31 (docs/decisions.md). Named probes use
+// filter level KRON_NAMED_GROUP (0 unless defined before this header). The tools show the names; kron rpt pairs named
 // scopes by itself. Thread names (/proc/self/task/TID/comm, read when a thread first records and when it
 // ends, or kron::thread_name) are in the table too.
 //
@@ -246,7 +248,7 @@ enum class Named : std::uint8_t {
 
 // A named probe's sample: trace() with the site's id beside the value, its flags saying event, begin or
 // end. The id is registered the first time the probe passes the filter (slow path).
-KRON_ALWAYS_INLINE void named(kron_site& site, unsigned group, std::uint64_t value, Named what) noexcept {
+KRON_ALWAYS_INLINE void named(kron_site& site, unsigned group, std::int64_t value, Named what) noexcept {
   const std::uint32_t need = (1u << (group & 15u)) | board::kCtlEnable;
   // Relaxed, as in trace().
   if ((detail::g_control->load(std::memory_order_relaxed) & need) != need) return;
@@ -255,13 +257,15 @@ KRON_ALWAYS_INLINE void named(kron_site& site, unsigned group, std::uint64_t val
   std::uint32_t id = __atomic_load_n(&site.id, __ATOMIC_RELAXED);
   if (id == 0) [[unlikely]]
     id = kron_site_register(&site);
-  put_trace_(group, record::named_data(id, value), record::flag_bits(static_cast<std::uint8_t>(what)));
+  // DECISION D30: the value's two's complement bits, the low 48 kept.
+  put_trace_(group, record::named_data(id, static_cast<std::uint64_t>(value)),
+             record::flag_bits(static_cast<std::uint8_t>(what)));
 }
 
 // A named scope: named(begin) now, named(end) when the scope ends, both carrying `value`.
 class NamedScope {
  public:
-  KRON_ALWAYS_INLINE NamedScope(kron_site& site, std::uint64_t value = 0, unsigned group = KRON_NAMED_GROUP) noexcept
+  KRON_ALWAYS_INLINE NamedScope(kron_site& site, std::int64_t value = 0, unsigned group = KRON_NAMED_GROUP) noexcept
       : site_(site), value_(value), group_(group) {
     named(site_, group_, value_, Named::Begin);
   }
@@ -271,7 +275,7 @@ class NamedScope {
 
  private:
   kron_site& site_;
-  std::uint64_t value_;
+  std::int64_t value_;
   unsigned group_;
 };
 
@@ -374,7 +378,7 @@ enum class Named : std::uint8_t {
   Begin = kFlagNamed | kFlagScopeBegin,
   End = kFlagNamed | kFlagScopeEnd
 };
-inline void named(kron_site&, unsigned, std::uint64_t, Named) noexcept {}
+inline void named(kron_site&, unsigned, std::int64_t, Named) noexcept {}
 inline void resource(unsigned, std::uint64_t) noexcept {}
 inline void count(unsigned, std::uint64_t = 1) noexcept {}
 inline void phase(std::uint16_t) noexcept {}
@@ -401,7 +405,7 @@ class Scope {
 };
 class NamedScope {
  public:
-  NamedScope(kron_site&, std::uint64_t = 0, unsigned = 0) noexcept {}
+  NamedScope(kron_site&, std::int64_t = 0, unsigned = 0) noexcept {}
   NamedScope(const NamedScope&) = delete;
   NamedScope& operator=(const NamedScope&) = delete;
 };
@@ -417,17 +421,16 @@ class NamedScope {
 #define KRON_SITE_(var, kind, name) \
   static ::kron_site var { (name), __FILE__, __func__, __LINE__, (kind), 0, 0 }
 #ifndef KRON_DISABLE_PROBES
-// A named scope until the end of the enclosing block; KRON_SCOPE_V carries a value (48 bits).
-#define KRON_SCOPE_V(name, value)                                                      \
-  KRON_SITE_(KRON_CAT_(kron_site_, __LINE__), KRON_SITE_SCOPE, name);                  \
-  ::kron::NamedScope KRON_CAT_(kron_scope_, __LINE__)(KRON_CAT_(kron_site_, __LINE__), \
-                                                      static_cast<std::uint64_t>(value))
+// A named scope until the end of the enclosing block; KRON_SCOPE_V carries a value (signed 48 bits, DECISION D30).
+#define KRON_SCOPE_V(name, value)                                     \
+  KRON_SITE_(KRON_CAT_(kron_site_, __LINE__), KRON_SITE_SCOPE, name); \
+  ::kron::NamedScope KRON_CAT_(kron_scope_, __LINE__)(KRON_CAT_(kron_site_, __LINE__), static_cast<std::int64_t>(value))
 #define KRON_SCOPE(name) KRON_SCOPE_V(name, 0)
-// A named event carrying a value (48 bits).
-#define KRON_EVENT(name, value)                                                                                 \
-  do {                                                                                                          \
-    KRON_SITE_(kron_site_event_, KRON_SITE_EVENT, name);                                                        \
-    ::kron::named(kron_site_event_, KRON_NAMED_GROUP, static_cast<std::uint64_t>(value), ::kron::Named::Event); \
+// A named event carrying a value (signed 48 bits, DECISION D30).
+#define KRON_EVENT(name, value)                                                                                \
+  do {                                                                                                         \
+    KRON_SITE_(kron_site_event_, KRON_SITE_EVENT, name);                                                       \
+    ::kron::named(kron_site_event_, KRON_NAMED_GROUP, static_cast<std::int64_t>(value), ::kron::Named::Event); \
   } while (0)
 #else
 #define KRON_SCOPE_V(name, value) ((void)(value))

@@ -39,10 +39,11 @@ void mk_count_fn(unsigned counter, uint64_t n);
 void mk_set_filter(uint16_t filter); /* writes the Filter Register */
 void mk_write_csr(uint16_t written); /* writes the CSR (000 Table B1: write 1 to act) */
 void mk_counter_control(uint64_t enable, uint64_t mode, uint64_t clock_select); /* 000 Tables B5-B7 */
-/* Named probes (kron/site.h): a sample of `site` carrying `value` (48 bits); `what`: KRON_NAMED_EVENT,
- * KRON_NAMED_BEGIN or KRON_NAMED_END (a scope's two ends). */
+/* Named probes (kron/site.h): a sample of `site` carrying `value`, a signed 48-bit integer (-2^47 .. 2^47-1: the
+ * tools show -5 as -5; outside the range the low 48 bits are kept, DECISION D30, D31 in docs/decisions.md);
+ * `what`: KRON_NAMED_EVENT, KRON_NAMED_BEGIN or KRON_NAMED_END (a scope's two ends). */
 enum { KRON_NAMED_EVENT = 0, KRON_NAMED_BEGIN = 1, KRON_NAMED_END = 2 };
-void mk_named_fn(struct kron_site* site, unsigned group, uint64_t value, int what);
+void mk_named_fn(struct kron_site* site, unsigned group, int64_t value, int what);
 /* Names the calling thread in the board's name table; a thread other than the main thread also through
  * pthread_setname_np. The process's own name (the main thread's comm) never changes (kron.hpp). */
 void mk_thread_name(const char* name);
@@ -202,7 +203,8 @@ KRON_C_INLINE void mk_vcount(unsigned index, uint64_t n) {
  *   KRON_SCOPE_END(blk);                     and ends (every path out of the block must pass here)
  *   KRON_SCOPE_AUTO("write");                GNU C: a scope ended by the compiler at the end of the block
  *   KRON_EVENT("bytes out", n);              a named event with a value (C; C++ takes kron.hpp's)
- *   mk_thread_name("writer");                names this thread */
+ *   mk_thread_name("writer");                names this thread
+ * A value is taken as an int64_t and kept as mk_named_fn says: signed, 48 bits (DECISION D30). */
 #ifndef KRON_NAMED_GROUP
 #define KRON_NAMED_GROUP 0
 #endif
@@ -214,24 +216,24 @@ KRON_C_INLINE void mk_vcount(unsigned index, uint64_t n) {
  * put them where a declaration may go. */
 #ifndef KRON_DISABLE_PROBES
 /* The begin of a named scope in an initializer: its value. */
-static __inline__ KRON_C_UNUSED_ uint64_t kron_c_named_begin_(struct kron_site* site, uint64_t value) {
+static __inline__ KRON_C_UNUSED_ int64_t kron_c_named_begin_(struct kron_site* site, int64_t value) {
   mk_named_fn(site, KRON_NAMED_GROUP, value, KRON_NAMED_BEGIN);
   return value;
 }
 #define KRON_SCOPE_BEGIN_V(ctx, name, value)            \
   KRON_C_SITE_(ctx##_kron_site, KRON_SITE_SCOPE, name); \
-  const uint64_t ctx##_kron_value = kron_c_named_begin_(&ctx##_kron_site, (uint64_t)(value))
+  const int64_t ctx##_kron_value = kron_c_named_begin_(&ctx##_kron_site, (int64_t)(value))
 #define KRON_SCOPE_BEGIN(ctx, name) KRON_SCOPE_BEGIN_V(ctx, name, 0)
 #define KRON_SCOPE_END(ctx) mk_named_fn(&ctx##_kron_site, KRON_NAMED_GROUP, ctx##_kron_value, KRON_NAMED_END)
-#define KRON_EVENT_C(name, value)                                                          \
-  do {                                                                                     \
-    KRON_C_SITE_(kron_site_event_, KRON_SITE_EVENT, name);                                 \
-    mk_named_fn(&kron_site_event_, KRON_NAMED_GROUP, (uint64_t)(value), KRON_NAMED_EVENT); \
+#define KRON_EVENT_C(name, value)                                                         \
+  do {                                                                                    \
+    KRON_C_SITE_(kron_site_event_, KRON_SITE_EVENT, name);                                \
+    mk_named_fn(&kron_site_event_, KRON_NAMED_GROUP, (int64_t)(value), KRON_NAMED_EVENT); \
   } while (0)
 #if defined(__GNUC__)
 struct kron_scope_c {
   struct kron_site* site;
-  uint64_t value;
+  int64_t value;
 };
 static __inline__ void kron_scope_c_end(struct kron_scope_c* s) {
   mk_named_fn(s->site, KRON_NAMED_GROUP, s->value, KRON_NAMED_END);
@@ -239,7 +241,7 @@ static __inline__ void kron_scope_c_end(struct kron_scope_c* s) {
 #define KRON_SCOPE_AUTO_V(name, value)                                                                          \
   KRON_C_SITE_(KRON_C_CAT_(kron_site_, __LINE__), KRON_SITE_SCOPE, name);                                       \
   __attribute__((cleanup(kron_scope_c_end), unused)) struct kron_scope_c KRON_C_CAT_(kron_scope_, __LINE__) = { \
-      &KRON_C_CAT_(kron_site_, __LINE__), kron_c_named_begin_(&KRON_C_CAT_(kron_site_, __LINE__), (uint64_t)(value))}
+      &KRON_C_CAT_(kron_site_, __LINE__), kron_c_named_begin_(&KRON_C_CAT_(kron_site_, __LINE__), (int64_t)(value))}
 #define KRON_SCOPE_AUTO(name) KRON_SCOPE_AUTO_V(name, 0)
 /* GNU C: the rest of the block's duration into histogram `h` (a struct mk_histogram*). */
 struct kron_latency_c {
@@ -252,12 +254,12 @@ static __inline__ void kron_latency_c_end(struct kron_latency_c* t) { mk_record_
       (h), mk_now()}
 #endif
 #else
-#define KRON_SCOPE_BEGIN_V(ctx, name, value) const uint64_t ctx##_kron_value KRON_C_UNUSED_ = (uint64_t)(value)
+#define KRON_SCOPE_BEGIN_V(ctx, name, value) const int64_t ctx##_kron_value KRON_C_UNUSED_ = (int64_t)(value)
 #define KRON_SCOPE_BEGIN(ctx, name) KRON_SCOPE_BEGIN_V(ctx, name, 0)
 #define KRON_SCOPE_END(ctx) ((void)ctx##_kron_value)
 #define KRON_EVENT_C(name, value) ((void)(value))
 #define KRON_SCOPE_AUTO_V(name, value) \
-  const uint64_t KRON_C_CAT_(kron_scope_, __LINE__) KRON_C_UNUSED_ = (uint64_t)(value)
+  const int64_t KRON_C_CAT_(kron_scope_, __LINE__) KRON_C_UNUSED_ = (int64_t)(value)
 #define KRON_SCOPE_AUTO(name) KRON_SCOPE_AUTO_V(name, 0)
 #define MK_LATENCY_AUTO(h) struct mk_histogram* const KRON_C_CAT_(kron_latency_, __LINE__) KRON_C_UNUSED_ = (h)
 #endif

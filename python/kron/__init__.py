@@ -5,11 +5,13 @@ Probing (a no-op unless the process runs under `kron record` / `kron run`, which
     import kron
     kron.thread_name("main")
     kron.phase(1)
-    with kron.scope("load"):          # a named scope; kron.scope("x", value) carries a value (48 bits)
+    with kron.scope("load"):          # a named scope; kron.scope("x", value) carries a value (signed 48 bits)
         ...
     @kron.scoped                      # or @kron.scope("name"): every call is a scope
     def step(): ...
     kron.event("bytes out", n)        # a named event
+    # A value is a signed 48-bit integer (-2**47 .. 2**47-1), read back as given (-5 as -5); any other int
+    # keeps its low 48 bits, as in C (docs/decisions.md, DECISION D30, D31).
     h = kron.histogram("get")
     with kron.latency(h): ...         # the block's duration into histogram h; kron.record_latency(h, ticks)
     kron.vcount(4711, 1)              # virtual counter 0-8191
@@ -92,7 +94,7 @@ def scoped(fn=None, *, name=None):
 
 
 def event(name, value=0):
-    """A named event carrying `value` (48 bits)."""
+    """A named event carrying `value` (an int: signed 48 bits, -2**47 .. 2**47-1, DECISION D30)."""
     _kron.named(_site(name, _SITE_EVENT, _caller(2)), value, _EVENT)
 
 
@@ -144,8 +146,9 @@ def name_id_of(samples):
 
 
 def named_value_of(samples):
-    """The values named probes carried (data bits 0-47)."""
-    return samples["data"] & ((1 << 48) - 1)
+    """The values named probes carried, as int64 (data bits 0-47, a signed 48-bit integer: DECISION D30; decoded
+    by kron's one decoder, record::named_value_of)."""
+    return _kron.named_value_of(samples["data"])
 
 
 class Trace:
@@ -192,8 +195,8 @@ class Trace:
     def intervals(self, info=None):
         """The matched intervals: named scopes (and interval.info's classes when `info` names one), as a dict of
         numpy columns: name (list of str), source, thread, begin, end, duration (ticks), on_cpu (ticks from
-        kron record --sched, -1 without), value, name_id. With pandas installed, intervals_frame() gives a
-        DataFrame."""
+        kron record --sched, -1 without), value (int64, DECISION D30), name_id. With pandas installed,
+        intervals_frame() gives a DataFrame."""
         return self._t.intervals(str(info) if info else "")
 
     def histograms(self):

@@ -26,12 +26,28 @@ got = sorted(zip(s["timestamp"].tolist(), s["source"].tolist(), kron.thread_of(s
                  s["group"].tolist(), s["flags"].tolist(), s["data"].tolist(), s["phase"].tolist()))
 assert got == want, "the numpy samples differ from kron export's CSV"
 
-# Named samples: 2 threads x 2 phases x (n steps x 2 + the phase scope's 2 + one event).
+# Named samples: 2 threads x 2 phases x (n steps x 2 + the phase scope's 2 + one event); then 4 + 3 + 2 signed
+# events and a signed scope's 2.
 named = (s["flags"] & kron.FLAG_NAMED) != 0
-assert named.sum() == 2 * 2 * (2 * n + 3), named.sum()
+assert named.sum() == 2 * 2 * (2 * n + 3) + 11, named.sum()
 sites = t.sites()
 names = {v[0] for v in sites.values()}
 assert {"step", "py phase", "py done"} <= names, names
+
+# Signed values (DECISION D30, D31): named_value_of gives int64, each value as the program gave it.
+values = kron.named_value_of(s)
+assert values.dtype == np.int64, values.dtype
+ids = kron.name_id_of(s)
+order = np.argsort(s["timestamp"], kind="stable")
+for name, want in (("signed", [-5, 0, 2**47 - 1, -2**47]), ("signed outside", [-2**47, 2**47 - 1, -5]),
+                   ("signed numpy", [-5, -5]), ("signed scope", [-5, -5])):
+    site = [i for i, v in sites.items() if v[0] == name]
+    assert len(site) == 1, (name, site)
+    at = order[named[order] & (ids[order] == site[0])]
+    assert values[at].tolist() == want, (name, values[at].tolist())
+edge = np.zeros(2, dtype=s.dtype)  # bit 47 is the sign; the id's bits 48-63 are not the value's
+edge["data"] = [0xFFFF_8000_0000_0000, 0xFFFF_7FFF_FFFF_FFFF]
+assert kron.named_value_of(edge).tolist() == [-2**47, 2**47 - 1], kron.named_value_of(edge)
 
 # The scopes as intervals: name, thread, begin < end, and the thread names.
 iv = t.intervals()
@@ -39,6 +55,7 @@ names = np.array(iv["name"])
 assert (names == "step").sum() == 4 * n, (names == "step").sum()
 assert (names == "py phase").sum() == 4, (names == "py phase").sum()
 assert (iv["end"] >= iv["begin"]).all() and (iv["duration"] == iv["end"] - iv["begin"]).all()
+assert iv["value"].dtype == np.int64 and iv["value"][names == "signed scope"].tolist() == [-5], iv["value"].dtype
 threads = {t.thread_name(int(src), int(th)) for src, th in zip(iv["source"], iv["thread"])}
 assert threads == {"py main", "py worker"}, threads
 phase_values = sorted(iv["value"][names == "py phase"].tolist())

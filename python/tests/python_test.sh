@@ -28,6 +28,10 @@ grep -q "attached True" "$tmp/out.txt" || fail "the program did not attach: $(ca
 "$kron" record -q --compress -o "$tmp/c.trace" -- "$python" "$here/probe_prog.py" $n >/dev/null
 "$kron" export --format csv -o "$tmp/p.csv" "$tmp/p.trace" >/dev/null
 "$python" "$here/check_trace.py" "$tmp/p.trace" "$tmp/p.csv" $n "$tmp/c.trace"
+# kron expand and the exports show the signed values as given (DECISION D30, D31).
+max=$(((1 << 47) - 1)) min=$((-(1 << 47)))
+python3 "$here/../../tests/support/signed_values.py" "$kron" "$tmp/p.trace" "signed=-5,0,$max,$min" \
+  "signed outside=$min,$max,-5" "signed numpy=-5,-5" "scope:signed scope=-5" >/dev/null || fail "the signed values above"
 # kron rpt agrees: the decorated function's scope, both threads.
 "$kron" rpt "$tmp/p.trace" >"$tmp/rpt.txt"
 grep -q "step" "$tmp/rpt.txt" && grep -q "py worker" "$tmp/rpt.txt" || fail "kron rpt: $(cat "$tmp/rpt.txt")"

@@ -17,6 +17,11 @@ namespace {
 
 std::string text(const char* s, std::size_t cap) { return std::string(s, strnlen(s, cap)); }
 
+// A Function site's value is a code address (docs/functions.md), read by the one decoder (DECISION D30) as
+// every value is. DECISION D32: an x86-64 user-space address is below 2^47, so sign extension leaves it as it
+// was recorded.
+std::uint64_t address_of(std::uint64_t data) { return static_cast<std::uint64_t>(record::named_value_of(data)); }
+
 bool parse_bias(const std::string& s, std::uint64_t& out) {
   if (s.size() < 3 || s.size() > 18 || s[0] != '0' || s[1] != 'x') return false;
   out = 0;
@@ -169,7 +174,7 @@ std::unique_ptr<FunctionNames> FunctionNames::scan(const std::string& path, cons
         const Sample& s = batch[k];
         if (!(s.flags & kFlagNamed)) continue;
         const std::uint16_t id = record::name_id_of(s.data);
-        if (id < f->is_function_.size() && f->is_function_[id]) seen.insert({s.source, record::named_value_of(s.data)});
+        if (id < f->is_function_.size() && f->is_function_[id]) seen.insert({s.source, address_of(s.data)});
       }
   }
   const auto objects = load_map(r.names(), path, r.header().names_offset);
@@ -201,9 +206,9 @@ void FunctionNames::rename(std::span<Sample> batch) const {
     if (!(s.flags & kFlagNamed)) continue;
     const std::uint16_t id = record::name_id_of(s.data);
     if (id >= is_function_.size() || !is_function_[id]) continue;
-    const std::uint64_t value = record::named_value_of(s.data);
-    const auto it = id_of_.find(Key{s.source, value});
-    if (it != id_of_.end()) s.data = record::named_data(it->second, value);
+    const std::uint64_t address = address_of(s.data);
+    const auto it = id_of_.find(Key{s.source, address});
+    if (it != id_of_.end()) s.data = record::named_data(it->second, address);
   }
 }
 

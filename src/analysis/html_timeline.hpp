@@ -60,7 +60,7 @@ class PageSink final : public TimelineSink {
  private:
   struct Bar {
     std::uint64_t start, dur;  // ns since the first sample
-    std::uint64_t value;
+    std::int64_t value;        // a named scope's (DECISION D30)
     std::uint32_t lane, name;
     std::uint16_t depth;
     bool operator>(const Bar& o) const { return dur > o.dur; }

@@ -167,7 +167,7 @@ struct Occurrence {
   std::uint32_t stream;        // the stream of the ending event (index into Matcher::streams())
   std::uint32_t start_stream;  // class 4: the stream of the start event; otherwise == stream
   std::uint64_t start, end, duration;
-  std::uint64_t value = 0;    // a named scope: the value its probe carried (48 bits)
+  std::int64_t value = 0;     // a named scope: the value its probe carried (signed 48 bits, DECISION D30)
   std::uint16_t name_id = 0;  // a named scope: its site's id (0: an interval of interval.info)
 };
 
@@ -280,8 +280,9 @@ class Matcher {
   struct NamedOpen {
     unsigned interval;
     std::uint16_t id;
-    std::uint64_t t, value;
-    std::uint64_t cpu;  // cpu_of() at the begin
+    std::uint64_t t;
+    std::int64_t value;  // DECISION D30
+    std::uint64_t cpu;   // cpu_of() at the begin
   };
   std::vector<std::uint32_t> named_of_id_;          // id -> interval (kAll: none)
   unsigned unnamed_interval_ = 0;                   // "#unnamed": scopes whose id the names do not hold

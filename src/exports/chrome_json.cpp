@@ -75,7 +75,7 @@ class ChromeJson final : public analysis::TimelineSink {
     first_event_ = false;
   }
   // A named site's arguments: its value, its id and where it is in the source.
-  std::string site_args(std::uint16_t id, std::uint64_t value) const;
+  std::string site_args(std::uint16_t id, std::int64_t value) const;
 
   TextOut out_;
   std::string& b_;
@@ -114,7 +114,8 @@ void ChromeJson::stream(std::uint32_t, const StreamKey& k, const Sample&) {
                  json_string(tl_->stream_label(k)));
 }
 
-std::string ChromeJson::site_args(std::uint16_t id, std::uint64_t value) const {
+// value: a named probe's, signed (DECISION D30).
+std::string ChromeJson::site_args(std::uint16_t id, std::int64_t value) const {
   std::string a = fmt::format(R"("value":{},"name_id":{})", value, id);
   if (const tracefile::NameRecord* r = tl_->names().site(id))
     a += fmt::format(R"(,"location":{})", json_string(tracefile::NameTable::location(*r)));

@@ -63,7 +63,10 @@ class Csv final : public analysis::TimelineSink {
       fmt::format_to(it, ",{},{},", s.phase, kind(s));
       const bool named = s.flags & kFlagNamed;
       field(b, named ? tl_->names().name_of(s) : std::string());
-      fmt::format_to(it, ",{},", named ? record::named_value_of(s.data) : s.data);
+      if (named)  // signed (DECISION D30); the raw data word otherwise
+        fmt::format_to(it, ",{},", record::named_value_of(s.data));
+      else
+        fmt::format_to(it, ",{},", s.data);
       if (s.thread) {  // runs of one thread are the common case: one lookup a run
         const std::uint64_t key = thread_key(s.source, s.thread);
         if (!have_name_ || key != name_key_) name_ = tl_->names().thread(s.source, s.thread), name_key_ = key;

@@ -242,7 +242,7 @@ void Sink::sample(const Sample& s, std::uint32_t stream, bool) {
     st_.counters += kResourceCounters;
   } else if (named) {
     put<std::uint16_t>(b, record::name_id_of(s.data));
-    put<std::uint64_t>(b, record::named_value_of(s.data));
+    put<std::int64_t>(b, record::named_value_of(s.data));  // int64_t in the metadata (DECISION D30)
     const std::string nm = text::utf8_safe(tl_->names().name_of(s));
     b.append(nm.c_str(), std::strlen(nm.c_str()) + 1);  // a CTF string ends at its first NUL
     ++st_.instants;

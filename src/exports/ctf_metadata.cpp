@@ -15,6 +15,7 @@ typealias integer { size = 16; align = 8; signed = false; } := uint16_t;
 typealias integer { size = 32; align = 8; signed = false; } := uint32_t;
 typealias integer { size = 64; align = 8; signed = false; } := uint64_t;
 typealias integer { size = 32; align = 8; signed = true; } := int32_t;
+typealias integer { size = 64; align = 8; signed = true; } := int64_t;
 
 trace {
 	major = 1;
@@ -109,7 +110,7 @@ event {
 		uint32_t thread;
 		uint16_t phase;
 		uint16_t name_id;
-		uint64_t value;
+		int64_t value;
 		string name;
 	};
 };

@@ -8,7 +8,8 @@
 // named-scope name; a metric class of the sixteen resource counters, and one of the data word of every
 // other sample (a kron event has no OTF2 record of its own); clock properties with the recording's clock
 // and wall time. Events: Enter/Leave per named scope (E167), Metric per Resource sample and per other
-// sample. An MPI recording (trace format 1.5): MPI communication records on the ranks' locations (E173),
+// sample; a named probe's value (when not 0) as the attribute "value" of its Enter or Metric (DECISION
+// D30). An MPI recording (trace format 1.5): MPI communication records on the ranks' locations (E173),
 // a Comm per communicator (E170), and a rank's own file's clock offsets as ClockOffset definitions (E171,
 // E172). Memory: OTF2's event buffers, one per location, and per name, and the MPI calls; nothing per sample.
 #include "exports/exports.hpp"
@@ -153,6 +154,7 @@ class Sink final : public analysis::TimelineSink {
   Sink(const std::string& dir, ExportStats& st);
   ~Sink() override {
     if (ar_) OTF2_Archive_Close(ar_);
+    OTF2_AttributeList_Delete(attrs_);
   }
   Needs needs() const override { return {}; }
   void begin(analysis::Timeline& tl) override;
@@ -168,6 +170,7 @@ class Sink final : public analysis::TimelineSink {
   void write_mpi(Loc& l, std::uint64_t t, bool through);
   void write_mpi_event(Loc& l, const MpiEv& e, std::uint64_t at);
   void scope_event(Loc& l, const Sample& s, std::uint64_t t);
+  OTF2_AttributeList* value_attribute(const Sample& s);
   void write_clock_offsets();
   void write_global_defs();
   void write_mpi_defs(OTF2_GlobalDefWriter* g);
@@ -190,6 +193,9 @@ class Sink final : public analysis::TimelineSink {
   std::map<std::uint32_t, OTF2_CommRef> comm_ref_;
   std::uint64_t t0_ = 0, t_last_ = 0, t_first_ = ~std::uint64_t{0};
   static constexpr OTF2_MetricRef kCounters = 0, kData = 1;
+  static constexpr OTF2_AttributeRef kValue = 0;
+  OTF2_AttributeList* attrs_ = OTF2_AttributeList_New();  // emptied by each event written with it
+  bool value_written_ = false;                            // the attribute "value" is defined when used
 };
 
 Sink::Sink(const std::string& dir, ExportStats& st) : st_(st) {
@@ -376,7 +382,7 @@ void Sink::sample(const Sample& s, std::uint32_t, bool) {
   } else {
     types[0] = OTF2_TYPE_UINT64;
     values[0].unsigned_int = s.data;
-    check(OTF2_EvtWriter_Metric(l.w, nullptr, t, kData, 1, types, values), "metric");
+    check(OTF2_EvtWriter_Metric(l.w, named ? value_attribute(s) : nullptr, t, kData, 1, types, values), "metric");
     ++st_.instants;
   }
   ++l.events;
@@ -387,7 +393,7 @@ void Sink::scope_event(Loc& l, const Sample& s, std::uint64_t t) {
   auto [r, new_region] = region_of_.try_emplace(id, static_cast<OTF2_RegionRef>(regions_.size()));
   if (new_region) regions_.push_back(id);
   if (s.flags & kFlagScopeBegin) {
-    check(OTF2_EvtWriter_Enter(l.w, nullptr, t, r->second), "enter");
+    check(OTF2_EvtWriter_Enter(l.w, value_attribute(s), t, r->second), "enter");
     ++l.events;
     l.open.push_back(r->second);
     return;
@@ -403,6 +409,18 @@ void Sink::scope_event(Loc& l, const Sample& s, std::uint64_t t) {
     l.open.pop_back();
     ++st_.slices;
   }
+}
+
+// A named probe's value as the attribute "value", OTF2_TYPE_INT64 (signed: DECISION D30); none when 0, as in
+// the Perfetto export.
+OTF2_AttributeList* Sink::value_attribute(const Sample& s) {
+  const std::int64_t v = record::named_value_of(s.data);
+  if (v == 0) return nullptr;
+  OTF2_AttributeValue a;
+  a.int64 = v;
+  check(OTF2_AttributeList_AddAttribute(attrs_, kValue, OTF2_TYPE_INT64, a), "value attribute");
+  value_written_ = true;
+  return attrs_;
 }
 
 // The MPI events after every sample; then scopes still open at the end are left at the location's last
@@ -470,6 +488,8 @@ void Sink::write_global_defs() {
   for (auto* v : {&group_names, &loc_names, &region_names})
     for (const std::string& n : *v) str(n);
   for (unsigned c = 0; c < kResourceCounters; ++c) str(tl_->counter_label(c));
+  const OTF2_StringRef s_value = value_written_ ? str("value") : 0;
+  const OTF2_StringRef s_value_text = value_written_ ? str("a named probe's value") : 0;
 
   OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(ar_);
   if (!g) throw std::runtime_error("OTF2: cannot get the global definition writer");
@@ -504,6 +524,8 @@ void Sink::write_global_defs() {
   }
   write_mpi_defs(g);
   write_metric_defs(g);
+  if (value_written_)
+    check(OTF2_GlobalDefWriter_WriteAttribute(g, kValue, s_value, s_value_text, OTF2_TYPE_INT64), "value attribute");
   check(OTF2_Archive_CloseGlobalDefWriter(ar_, g), "close global definitions");
 }
 

@@ -166,7 +166,7 @@ void Sink::before_match(const Sample& smp, std::uint32_t stream) {
   if (!iid) nm = tl_->names().name_of(smp);
   const std::size_t te = track_event(kSliceBegin);
   name_field(iid, nm);
-  if (const std::uint64_t v = record::named_value_of(smp.data)) debug_uint(kDanValue, v);
+  if (const std::int64_t v = record::named_value_of(smp.data)) debug_int(kDanValue, v);  // DECISION D30
   if (smp.phase) debug_uint(kDanPhase, smp.phase);
   track_event_end(te, p);
   s.open.push_back(id);
@@ -270,7 +270,7 @@ void Sink::instant(Sequence& s, const Sample& smp) {
   const std::size_t p = packet_at(s, tl_->ns(smp.timestamp), false);
   std::uint32_t iid;
   std::string nm;
-  std::uint64_t value = 0;
+  std::int64_t value = 0;  // a named probe's: signed (DECISION D30)
   if (named) {
     const std::uint16_t id = record::name_id_of(smp.data);
     if (s.named_iid.size() <= id) s.named_iid.resize(std::size_t{id} + 1, 0);
@@ -289,7 +289,7 @@ void Sink::instant(Sequence& s, const Sample& smp) {
   }
   const std::size_t te = track_event(kInstant);
   name_field(iid, nm, !named);
-  if (value) debug_uint(kDanValue, value);
+  if (value) debug_int(kDanValue, value);
   if (smp.phase) debug_uint(kDanPhase, smp.phase);
   track_event_end(te, p);
   ++st_.instants;

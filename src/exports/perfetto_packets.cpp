@@ -97,6 +97,13 @@ void Packets::debug_uint(std::uint64_t iid, std::uint64_t v) {
   pb::close(b_, da);
 }
 
+void Packets::debug_int(std::uint64_t iid, std::int64_t v) {
+  const std::size_t da = pb::open(b_, kTeDebug);
+  pb::uint_field(b_, kDaNameIid, iid);
+  pb::int_field(b_, kDaInt, v);
+  pb::close(b_, da);
+}
+
 std::size_t Packets::track_event(std::uint32_t type) {
   const std::size_t te = pb::open(b_, kPktTrackEvent);
   pb::uint_field(b_, kTeType, type);

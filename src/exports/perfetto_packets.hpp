@@ -74,6 +74,7 @@ class Packets {
   void intern_debug_name(std::uint64_t iid, std::string_view name);  // in the packet being written
   void debug_uint(std::uint64_t iid, std::uint64_t v);               // on the track event being written
   void debug_uint(std::string_view name, std::uint64_t v);           // the same, its name not interned
+  void debug_int(std::uint64_t iid, std::int64_t v);                 // the same, signed (int_value)
   std::size_t track_event(std::uint32_t type);
   void track_event_end(std::size_t te, std::size_t p);
   // The track of `source`'s process, described (on sequence `s`) the first time any sequence needs it.

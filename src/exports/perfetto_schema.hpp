@@ -44,6 +44,7 @@ enum : std::uint32_t {
   kDaNameIid = 1,
   kDaName = 10,
   kDaUint = 3,
+  kDaInt = 4,
   kDaString = 6,
   kDanIid = 1,
   kDanName = 2,

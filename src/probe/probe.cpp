@@ -1103,7 +1103,7 @@ uint32_t kron_site_register(struct kron_site* site) {
   __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
   return id;
 }
-void mk_named_fn(struct kron_site* site, unsigned group, uint64_t value, int what) {
+void mk_named_fn(struct kron_site* site, unsigned group, int64_t value, int what) {
   kron::named(*site, group, value,
               what == KRON_NAMED_BEGIN ? kron::Named::Begin
               : what == KRON_NAMED_END ? kron::Named::End

@@ -227,7 +227,7 @@ std::string nested_scopes_file(const fs::path& dir) {
     v.push_back(end(t + 1, 7, 1, k));  // ends on the same tick as its child
     t += 5 + k % 3;
   }
-  v.push_back(named(t, 7, 4, 0, 1234));  // a named event: an instant
+  v.push_back(named(t, 7, 4, 0, static_cast<std::uint64_t>(-1234)));  // a named event: an instant, signed (D30)
   auto h = tracefile::make_header();
   h.clock_hz = hz;
   const auto path = (dir / "n.kron").string();
@@ -284,7 +284,7 @@ TEST(NamedScopes, ChromeJsonExportKeepsEveryChildInsideItsParent) {
     } else if (ph == "i") {
       instant = true;
       EXPECT_EQ(e["name"], "bytes out");
-      EXPECT_EQ(e["args"]["value"], 1234);
+      EXPECT_EQ(e["args"]["value"], -1234);  // DECISION D30
     }
   }
   EXPECT_TRUE(instant);
@@ -337,8 +337,9 @@ TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
     ASSERT_TRUE(depth_of.count(x.name)) << x.name;
     EXPECT_EQ(x.depth, depth_of[x.name]) << x.name << " at " << x.start;
     EXPECT_LT(x.start, x.end) << x.name;
-    if (x.name == "outer") {  // the value as a debug annotation (none when 0)
-      EXPECT_EQ(x.uints.count("value") ? x.uints.at("value") : 0, value++);
+    if (x.name == "outer") {  // the value as a signed debug annotation (DECISION D30; none when 0)
+      EXPECT_EQ(x.ints.count("value") ? x.ints.at("value") : 0, static_cast<std::int64_t>(value++));
+      EXPECT_FALSE(x.uints.count("value"));
     }
   }
   EXPECT_EQ(value, 200u);
@@ -388,7 +389,7 @@ TEST(NamedScopes, PerfettoExportKeepsEveryChildInsideItsParent) {
     if (e.type == pf::kInstant) {
       ++instants;
       EXPECT_EQ(e.name, "bytes out");
-      EXPECT_EQ(e.uints.at("value"), 1234u);
+      EXPECT_EQ(e.ints.at("value"), -1234);  // int_value (DECISION D30)
       EXPECT_EQ(e.track, sl.front().track);
     }
   EXPECT_EQ(instants, 1u);

@@ -131,7 +131,7 @@ TEST(ProbeTest, EveryProbeKindHonoursSamplingEnableAndFilter) {
   const auto s = samples_of(r);
   ASSERT_EQ(s.size(), 7u);  // trace, resource, C trace, C resource, event, scope begin and end
   for (const Sample& x : s) {
-    const std::uint64_t v = x.flags & kFlagNamed ? record::named_value_of(x.data) : x.data;
+    const std::uint64_t v = x.flags & kFlagNamed ? static_cast<std::uint64_t>(record::named_value_of(x.data)) : x.data;
     EXPECT_GT(v, 300u) << "a sample taken while sampling was disabled or its filter level off";
   }
   EXPECT_EQ(s[0].type, SampleType::Trace);

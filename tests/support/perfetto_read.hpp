@@ -72,6 +72,7 @@ struct Event {
   std::uint64_t track = 0, ts = 0;             // ts: ns on BUILTIN_CLOCK_BOOTTIME, incremental clocks resolved
   std::string name;                            // interned names resolved
   std::map<std::string, std::uint64_t> uints;  // debug annotations with a uint value, by (interned) name
+  std::map<std::string, std::int64_t> ints;    // ... with an int value (int_value: two's complement varint)
   std::map<std::string, std::string> strings;  // ... with a string value
   std::int64_t counter = 0;                    // COUNTER events: counter_value
   std::vector<std::int64_t> extra_counters;    // extra_counter_values
@@ -190,14 +191,17 @@ inline Trace read(std::string_view bytes) {
             std::string name;
             std::uint64_t u = 0;
             std::string str;
-            bool is_u = false, is_s = false;
+            std::int64_t i = 0;
+            bool is_u = false, is_s = false, is_i = false;
             for (const Field& a : fields(d.bytes)) {
               if (a.number == 1) name = s.debug_names.at(a.value);
               if (a.number == 10) name = std::string(a.bytes);
               if (a.number == 3) u = a.value, is_u = true;
+              if (a.number == 4) i = static_cast<std::int64_t>(a.value), is_i = true;
               if (a.number == 6) str = std::string(a.bytes), is_s = true;
             }
             if (is_u) e.uints[name] = u;
+            if (is_i) e.ints[name] = i;
             if (is_s) e.strings[name] = str;
           }
         }
@@ -216,6 +220,7 @@ struct Slice {
   std::map<std::string, std::uint64_t> uints;
   std::map<std::string, std::string> strings;
   unsigned depth;
+  std::map<std::string, std::int64_t> ints;
 };
 inline std::vector<Slice> slices(const Trace& t) {
   std::vector<Slice> out;
@@ -223,7 +228,7 @@ inline std::vector<Slice> slices(const Trace& t) {
   for (const Event& e : t.events) {
     if (e.type == kSliceBegin) {
       auto& st = open[e.track];
-      st.push_back({e.track, e.ts, 0, e.name, e.uints, e.strings, static_cast<unsigned>(st.size())});
+      st.push_back({e.track, e.ts, 0, e.name, e.uints, e.strings, static_cast<unsigned>(st.size()), e.ints});
     } else if (e.type == kSliceEnd) {
       auto& st = open[e.track];
       if (st.empty()) throw std::runtime_error("perfetto: an end without a begin on track " + std::to_string(e.track));

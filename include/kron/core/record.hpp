@@ -274,15 +274,30 @@ static_assert(valid_slots(header_word(RecordKind::Mpi)) == 0 && valid_slots(head
 
 // ---- Named probes: the data word and the name table ------------------------------------------------------
 // ERRATUM E150. A named probe's sample is a Trace record with kFlagNamed whose data word carries the name id
-// in bits 48-63 and the probe's value in bits 0-47 (a value wider than 48 bits loses its high bits): the
-// record stays 32 bytes and the hot path one store per word.
+// in bits 48-63 and the probe's value in bits 0-47: the record stays 32 bytes and the hot path one store per
+// word.
+// DECISION D30: the value is a signed 48-bit integer, kNamedValueMin..kNamedValueMax (-2^47 .. 2^47-1), kept
+// as two's complement in bits 0-47. named_data() stores the low 48 bits of whatever it is given (an int64 -5
+// and a uint64 2^64-5 are the same bits); named_value_of() is the one decoder, sign-extending bit 47, and
+// every tool, export and the Python module read the value through it. A value outside the range keeps its
+// low 48 bits and reads back as that modulo 2^48 in the range (DECISION D31); a code address of the function
+// hooks is below 2^47 on x86-64 and reads back unchanged (DECISION D32).
 inline constexpr unsigned kNameIdShift = 48;
 inline constexpr std::uint64_t kNamedValueMask = (std::uint64_t{1} << kNameIdShift) - 1;
+inline constexpr std::int64_t kNamedValueMax = (std::int64_t{1} << (kNameIdShift - 1)) - 1;
+inline constexpr std::int64_t kNamedValueMin = -kNamedValueMax - 1;
 constexpr std::uint64_t named_data(std::uint32_t id, std::uint64_t value) {
   return std::uint64_t{id} << kNameIdShift | (value & kNamedValueMask);
 }
 constexpr std::uint16_t name_id_of(std::uint64_t data) { return static_cast<std::uint16_t>(data >> kNameIdShift); }
-constexpr std::uint64_t named_value_of(std::uint64_t data) { return data & kNamedValueMask; }
+// The value's 48 bits moved to the top of the word, then an arithmetic shift back: bit 47 fills bits 48-63.
+constexpr std::int64_t named_value_of(std::uint64_t data) {
+  return static_cast<std::int64_t>(data << (64 - kNameIdShift)) >> (64 - kNameIdShift);
+}
+static_assert(named_value_of(named_data(7, static_cast<std::uint64_t>(std::int64_t{-5}))) == -5 &&
+              named_value_of(named_data(7, static_cast<std::uint64_t>(kNamedValueMin))) == kNamedValueMin &&
+              named_value_of(named_data(7, kNamedValueMax)) == kNamedValueMax &&
+              named_value_of(named_data(7, std::uint64_t{1} << 47)) == kNamedValueMin);
 inline constexpr std::uint16_t kNoNameId = 0xffff;  // KRON_NAME_NONE (kron/site.h): the table had no room
 
 // What a name-table entry names.
