@@ -48,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kron/core/codec.hpp"
 #include "kron/format/trace_file.hpp"
 #include "recorder/recorder.hpp"
 
@@ -186,8 +187,8 @@ void BM_LaneMerge(benchmark::State& state) {
       for (std::uint64_t i = 0; i < kPerLane; ++i) {
         kron::Sample smp;
         smp.timestamp = ts + i * lanes + l;
-        std::uint8_t rec[sizeof(kron::tracefile::ResourceRecord)];
-        kron::tracefile::to_record(smp, rec);
+        std::uint8_t rec[kron::codec::kMaxRecordBytes];
+        kron::codec::encode(smp, rec);
         std::memcpy(bufs[l].data() + i * 32, rec, 32);
       }
     }

@@ -22,6 +22,7 @@
 #include "analysis/hist.hpp"
 #include "analysis/interval_info.hpp"
 #include "analysis/matcher.hpp"
+#include "kron/core/codec.hpp"
 #include "kron/core/record.hpp"
 #include "kron/core/stats.hpp"
 #include "kron/format/mapped_file.hpp"
@@ -117,18 +118,9 @@ py::dtype sample_dtype() {
 static_assert(sizeof(record::TraceRecord) == 32 && offsetof(record::TraceRecord, thread) == 12 &&
               offsetof(record::TraceRecord, timestamp) == 16 && offsetof(record::TraceRecord, data) == 24);
 
-void put_sample(const Sample& s, record::TraceRecord& r) {
-  r.h.kind = s.is_resource() ? record::RecordKind::Resource : record::RecordKind::Trace;
-  r.h.size = static_cast<std::uint16_t>(record::kRecordSize[static_cast<unsigned>(r.h.kind)]);
-  r.h.flags = s.flags;
-  r.h.group = s.group;
-  r.h.phase = s.phase;
-  r.source = s.source;
-  r.thread = (s.thread & record::kThreadMask) |
-             std::uint32_t{s.cpu > record::kMaxPhasedCpu ? record::kMaxPhasedCpu : s.cpu} << record::kThreadBits;
-  r.timestamp = s.timestamp;
-  r.data = s.data;
-}
+// A decoded sample as the array's record: its first 32 bytes as the codec writes them (a Resource sample's
+// counters are not in the array).
+void put_sample(const Sample& s, record::TraceRecord& r) { r = codec::trace_record(s); }
 
 // An open trace file: the Reader (validation, names, iteration) and, for the zero-copy path, the mapping.
 class TraceFile {

@@ -17,12 +17,12 @@ void ReorderWindow::insert_straggler(const Sample& s, std::uint32_t input) {
   // order). Older than a sample already released, it cannot go in its place (Merged counts it out of
   // order); it still goes before every sample held.
   std::size_t k = size_ - 1;
-  while (k > 0 && earlier(s.timestamp, ring_[index(k - 1)].ts)) --k;
+  while (k > 0 && earlier(s.timestamp, ring_[index(k - 1)].f.timestamp)) --k;
   if (k > 0 || !released_ || !earlier(s.timestamp, released_ts_)) ++reordered_;
   for (std::size_t j = size_; j > k; --j) {
     const std::size_t to = index(j), from = index(j - 1);
     ring_[to] = ring_[from];
-    if (ring_[from].type == SampleType::Resource) counters_[to] = counters_[from];
+    if (ring_[from].f.is_resource()) counters_[to] = counters_[from];
   }
   put(index(k), s, input);
   ++size_;

@@ -30,30 +30,22 @@ class ReorderWindow {
   // Puts a sample that came from `input` in its place. Only while !full(). Inline: every tool's inner loop.
   void insert(const Sample& s, std::uint32_t input) {
     const std::size_t k = size_;
-    if (k != 0 && earlier(s.timestamp, ring_[index(k - 1)].ts)) return insert_straggler(s, input);
+    if (k != 0 && earlier(s.timestamp, ring_[index(k - 1)].f.timestamp)) return insert_straggler(s, input);
     put(index(k), s, input);
     ++size_;
   }
   // The oldest sample held (and the input it came from); pop() releases it. Only while !empty().
   void front(Sample& out) const {
-    const Entry& e = ring_[head_];
-    out.type = e.type;
-    out.flags = e.flags;
-    out.group = e.group;
-    out.cpu = e.cpu;
-    out.source = e.source;
-    out.thread = e.thread;
-    out.timestamp = e.ts;
-    out.data = e.data;
-    if (e.type == SampleType::Resource)
+    static_cast<SampleFields&>(out) = ring_[head_].f;
+    if (out.is_resource())
       out.counters = counters_[head_];
     else
       out.counters.fill(0);
   }
   std::uint32_t front_input() const { return ring_[head_].input; }
-  std::uint64_t front_timestamp() const { return ring_[head_].ts; }
+  std::uint64_t front_timestamp() const { return ring_[head_].f.timestamp; }
   void pop() {
-    released_ts_ = ring_[head_].ts;
+    released_ts_ = ring_[head_].f.timestamp;
     released_ = true;
     if (++head_ == ring_.size()) head_ = 0;
     --size_;
@@ -69,18 +61,16 @@ class ReorderWindow {
   }
 
  private:
-  // A sample without its counters (40 bytes): what moves through the window. The sixteen counters of a
-  // Resource sample wait in counters_ at the same index (copying whole Samples cost 10 ns each).
+  // A sample without its counters (every field of SampleFields, 40 bytes): what moves through the window.
+  // The sixteen counters of a Resource sample wait in counters_ at the same index (copying whole Samples
+  // cost 10 ns each).
   struct Entry {
-    std::uint64_t ts, data;
-    std::uint32_t source, thread, input;
-    std::uint16_t cpu;
-    std::uint8_t flags, group;
-    SampleType type;
+    SampleFields f;
+    std::uint32_t input;
   };
   void put(std::size_t at, const Sample& s, std::uint32_t input) {
-    ring_[at] = Entry{s.timestamp, s.data, s.source, s.thread, input, s.cpu, s.flags, s.group, s.type};
-    if (s.type == SampleType::Resource) counters_[at] = s.counters;
+    ring_[at] = Entry{s, input};
+    if (s.is_resource()) counters_[at] = s.counters;
   }
   void insert_straggler(const Sample& s, std::uint32_t input);
   std::size_t index(std::size_t k) const {  // ring index of the k-th sample held

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "kron/core/codec.hpp"
 #include "kron/core/error.hpp"
 #include "kron/core/stats.hpp"
 
@@ -55,36 +56,7 @@ FileHeader make_header() {
   return h;
 }
 
-std::size_t to_record(const Sample& s, std::span<std::uint8_t, sizeof(ResourceRecord)> out) {
-  ResourceRecord r;
-  r.t.h.kind = s.is_resource() ? RecordKind::Resource : RecordKind::Trace;
-  r.t.h.size = static_cast<std::uint16_t>(s.is_resource() ? sizeof(ResourceRecord) : sizeof(TraceRecord));
-  r.t.h.flags = s.flags;
-  r.t.h.group = s.group;
-  r.t.h.phase = s.phase;  // 1.4 (ERRATUM E180): the phase in the header, the cpu in the thread field
-  r.t.source = s.source;
-  r.t.thread = (s.thread & record::kThreadMask) | static_cast<std::uint32_t>(record::ids_cpu_bits(s.cpu) >> 32);
-  r.t.timestamp = s.timestamp;
-  r.t.data = s.data;
-  std::copy(s.counters.begin(), s.counters.end(), r.counters);
-  std::memcpy(out.data(), &r, r.t.h.size);
-  return r.t.h.size;
-}
-
 namespace {
-// The fields a Trace and a Resource record share, into a decoded sample (every read path uses this).
-// `phased`: a 1.4 file (ERRATUM E180).
-inline void copy_trace_fields(const TraceRecord& t, Sample& s, bool phased) {
-  s.flags = t.h.flags;
-  s.group = t.h.group;
-  const record::PhasedFields f = record::phased_fields(t.h.cpu, t.thread, phased);
-  s.cpu = f.cpu;
-  s.phase = f.phase;
-  s.source = t.source;
-  s.thread = f.thread;
-  s.timestamp = t.timestamp;
-  s.data = t.data;
-}
 void set_string(char* dst, std::size_t cap, std::string_view v) {
   std::memset(dst, 0, cap);
   std::memcpy(dst, v.data(), std::min(v.size(), cap - 1));
@@ -398,8 +370,8 @@ void Writer::write_chunk(std::span<const std::uint8_t> recs, std::uint64_t count
 }
 
 void Writer::append(const Sample& s) {
-  std::uint8_t rec[sizeof(ResourceRecord)];
-  const std::size_t n = to_record(s, rec);
+  std::uint8_t rec[codec::kMaxRecordBytes];
+  const std::size_t n = codec::encode(s, rec);
   if (buf_.size() + n > kWriteBuffer) flush();
   buf_.insert(buf_.end(), rec, rec + n);
   ++samples_;
@@ -767,16 +739,14 @@ std::size_t Reader::next_batch(std::span<Sample> out) {
       if (t.h.kind != RecordKind::Resource || t.h.size != sizeof(ResourceRecord) || end - pos < sizeof(ResourceRecord))
         break;  // anything else (unknown kind, a bad or cut record): next() decides
       Sample& s = out[n++];
-      s.type = SampleType::Resource;
-      copy_trace_fields(t, s, phased_);
+      codec::decode_fields(t, phased_, s);
       std::memcpy(s.counters.data(), map + pos + offsetof(ResourceRecord, counters), sizeof(ResourceRecord::counters));
       pos += sizeof(ResourceRecord);
       continue;
     }
     Sample& s = out[n++];
     if (s.type != SampleType::Trace) std::memcpy(s.counters.data(), kZeroCounters, sizeof kZeroCounters);
-    s.type = SampleType::Trace;
-    copy_trace_fields(t, s, phased_);
+    codec::decode_fields(t, phased_, s);
     pos += sizeof(TraceRecord);
   }
   pos_ = pos;
@@ -792,8 +762,7 @@ bool Reader::next(Sample& out) {
     TraceRecord t;
     std::memcpy(&t, rec_ + pos_, sizeof t);
     if (t.h.kind == RecordKind::Trace && t.h.size == sizeof(TraceRecord)) {
-      out.type = SampleType::Trace;
-      copy_trace_fields(t, out, phased_);
+      codec::decode_fields(t, phased_, out);
       std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
       pos_ += sizeof(TraceRecord);
       ++read_;
@@ -865,15 +834,7 @@ bool Reader::next(Sample& out) {
       continue;
     }
     // Fixed-size copies (inlined), the counters only for a Resource record: this is every tool's inner loop.
-    TraceRecord t;
-    std::memcpy(&t, rec_ + pos_, sizeof t);
-    out.type = h.kind == RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
-    copy_trace_fields(t, out, phased_);
-    if (out.is_resource())
-      std::memcpy(out.counters.data(), rec_ + pos_ + offsetof(ResourceRecord, counters),
-                  sizeof(ResourceRecord::counters));
-    else
-      std::memcpy(out.counters.data(), kZeroCounters, sizeof kZeroCounters);
+    codec::decode(rec_ + pos_, phased_, out);
     pos_ += h.size;
     ++read_;
     if (pos_ >= release_at_) release_behind(pos_);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "analysis/mpi_match.hpp"
+#include "kron/core/codec.hpp"
 #include "kron/core/error.hpp"
 #include "merge/clc.hpp"
 
@@ -266,24 +267,12 @@ class SampleMerge {
 };
 
 void SampleMerge::put(const Sample& s) {
-  if (staged_ + sizeof(record::ResourceRecord) > stage_.size()) {
+  if (staged_ + codec::kMaxRecordBytes > stage_.size()) {
     w_.append_records(std::span(stage_.data(), staged_), staged_count_);
     staged_ = 0;
     staged_count_ = 0;
   }
-  if (!s.is_resource()) [[likely]] {
-    record::TraceRecord t;
-    t.h = {record::RecordKind::Trace, sizeof(record::TraceRecord), s.flags, s.group, s.cpu};
-    t.source = s.source;
-    t.thread = s.thread;
-    t.timestamp = s.timestamp;
-    t.data = s.data;
-    std::memcpy(stage_.data() + staged_, &t, sizeof t);
-    staged_ += sizeof t;
-  } else {
-    staged_ += tracefile::to_record(s, std::span<std::uint8_t, sizeof(record::ResourceRecord)>(
-                                           stage_.data() + staged_, sizeof(record::ResourceRecord)));
-  }
+  staged_ += codec::encode(s, stage_.data() + staged_);
   ++staged_count_;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kron/board_ops.hpp"
+#include "kron/core/codec.hpp"
 #include "kron/format/classic.hpp"
 #include "kron/format/trace_file.hpp"
 #include "recorder/board_reader.hpp"
@@ -154,16 +155,9 @@ class LiveBoard {
   std::uint16_t filter_ = 0, csr_ = 0;
 };
 
+// A record found on the board as a sample (2.2 records: ERRATUM E180).
 Sample to_sample(const tracefile::ResourceRecord& r) {
-  Sample s;
-  s.type = r.t.h.kind == tracefile::RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
-  s.cpu = record::phased_fields(r.t.h.cpu, r.t.thread, true).cpu;  // 2.2 records (ERRATUM E180)
-  s.source = r.t.source;
-  s.timestamp = r.t.timestamp;
-  s.data = r.t.data;
-  if (s.is_resource())
-    for (unsigned i = 0; i < kResourceCounters; ++i) s.counters[i] = r.counters[i];
-  return s;
+  return codec::decode(reinterpret_cast<const std::uint8_t*>(&r), true);
 }
 
 std::string hex(std::span<const std::uint8_t> b) {
@@ -292,13 +286,14 @@ std::uint64_t live_sample_test(const std::string& name, std::ostream& out) {
       if (!check(f.ok, errors, out,
                  fmt::format("{} sample from CPU {} is not on the board", resource ? "resource" : "trace", cpu)))
         continue;
-      const auto bytes = classic::encode(classic::Chip::Mk2, to_sample(f.rec));
+      const Sample smp = to_sample(f.rec);
+      const auto bytes = classic::encode(classic::Chip::Mk2, smp);
       const std::span<const std::uint8_t> rec(reinterpret_cast<const std::uint8_t*>(&f.rec), f.rec.t.h.size);
       out << fmt::format(
           "mk_sample_test: {} sample, CPU ID {}, lane {} head {} (the lane's memory address pointer):\n"
           "  board record ({} bytes): {}\n  MultiKron II ({} bytes): {}\n",
           resource ? "resource" : "trace", cpu, f.lane, f.head, rec.size(), hex(rec), bytes.size(), hex(bytes));
-      const std::uint16_t rec_cpu = record::phased_fields(f.rec.t.h.cpu, f.rec.t.thread, true).cpu;
+      const std::uint16_t rec_cpu = smp.cpu;
       check((f.rec.t.h.kind == tracefile::RecordKind::Resource) == resource && rec_cpu == cpu &&
                 f.rec.t.source == source && f.rec.t.h.group == kLevel,
             errors, out,

@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "analysis/hist.hpp"
+#include "kron/core/codec.hpp"
 #include "kron/board.hpp"
 #include "kron/core/record.hpp"
 #include "kron/core/stats.hpp"
@@ -137,26 +138,12 @@ void Watcher::feed(const recorder::LaneView&, std::span<const std::uint8_t> recs
     std::uint8_t flags;
     std::memcpy(&flags, recs.data() + off + offsetof(record::RecordHeader, flags), 1);
     if (!(flags & kFlagNamed) || !(flags & kScope)) continue;
-    record::TraceRecord t;
-    std::memcpy(&t, recs.data() + off, sizeof t);
-    const record::PhasedFields f = record::phased_fields(t.h.cpu, t.thread, phased_);
-    Sample s;
-    s.flags = t.h.flags;
-    s.group = t.h.group;
-    s.cpu = f.cpu;
-    s.phase = f.phase;
-    s.source = t.source;
-    s.thread = f.thread;
-    s.timestamp = t.timestamp;
-    s.data = t.data;
-    matcher_->feed(s);
+    matcher_->feed(codec::decode(recs.data() + off, phased_));
   }
-  record::TraceRecord t;
-  std::memcpy(&t, recs.data() + last, sizeof t);
-  const record::PhasedFields f = record::phased_fields(t.h.cpu, t.thread, phased_);
-  LaneMemo& m = lanes_[thread_key(t.source, f.thread)];
-  m.source = t.source, m.tid = f.thread;
-  m.phase = f.phase;
+  const Sample t = codec::decode(recs.data() + last, phased_);
+  LaneMemo& m = lanes_[thread_key(t.source, t.thread)];
+  m.source = t.source, m.tid = t.thread;
+  m.phase = t.phase;
   m.last_ts = std::max(m.last_ts, t.timestamp);
 }
 

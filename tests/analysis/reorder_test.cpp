@@ -122,6 +122,28 @@ TEST(ReorderWindow, ResourceCountersStayWithTheirSample) {
   EXPECT_EQ(b, r);
 }
 
+// Every field of a sample leaves the window as it came in, a straggler's too (DECISION D1: the window moves a
+// SampleFields whole; it once dropped the phase).
+TEST(ReorderWindow, EveryFieldOfASampleComesOutAsItWentIn) {
+  ReorderWindow w(4, ~std::uint64_t{0});
+  Sample a;
+  a.type = SampleType::Resource;
+  a.flags = 0xff, a.group = 15, a.cpu = 1023, a.phase = 0xffff, a.source = 0xffffffffu, a.thread = 0x3fffff;
+  a.timestamp = 20, a.data = ~std::uint64_t{0};
+  a.counters.fill(~std::uint64_t{0});
+  Sample b;
+  b.flags = kFlagNamed, b.group = 0, b.cpu = 1, b.phase = 1, b.source = 7, b.thread = 9, b.timestamp = 10, b.data = 5;
+  w.insert(a, 0);
+  w.insert(b, 1);  // a straggler: overtakes a
+  Sample x, y;
+  w.front(x);
+  EXPECT_EQ(w.front_input(), 1u);
+  w.pop();
+  w.front(y);
+  EXPECT_EQ(x, b);
+  EXPECT_EQ(y, a);
+}
+
 // Memory is flat: the window never holds more than its capacity, however long the input.
 TEST(ReorderWindow, HoldsAtMostItsCapacity) {
   ReorderWindow w(16, ~std::uint64_t{0});

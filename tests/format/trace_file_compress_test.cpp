@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "kron/core/codec.hpp"
 #include "analysis/input.hpp"
 #include "kron/core/error.hpp"
 #include "kron/format/trace_file.hpp"
@@ -306,8 +307,8 @@ fs::path write_mixed(const std::string& name, unsigned threads) {
   std::vector<std::uint8_t> recs;
   std::uint64_t count = 0;
   auto encode = [&](const Sample& s) {
-    std::uint8_t r[sizeof(ResourceRecord)];
-    const std::size_t n = to_record(s, r);
+    std::uint8_t r[codec::kMaxRecordBytes];
+    const std::size_t n = codec::encode(s, r);
     recs.insert(recs.end(), r, r + n);
     ++count;
   };

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "kron/core/codec.hpp"
 #include "kron/core/vocabulary.hpp"
 #include "kron/format/trace_file.hpp"
 #include "kron/mk.h"
@@ -197,11 +198,7 @@ TEST(ProbeTest, NextSampleAfterOverrunCarriesTheFlag) {  // 000 SAMPLING: "reset
   std::vector<Sample> drained;
   auto sink = [&](const recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t) {
     for (std::size_t off = 0; off < recs.size(); off += 32) {
-      tracefile::TraceRecord t;
-      std::memcpy(&t, recs.data() + off, sizeof t);
-      Sample s;
-      s.flags = t.h.flags, s.data = t.data;
-      drained.push_back(s);
+      drained.push_back(codec::decode(recs.data() + off, true));
     }
   };
   const pid_t pid = ::fork();

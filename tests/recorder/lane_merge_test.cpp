@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kron/core/codec.hpp"
 #include "kron/core/record.hpp"
 #include "kron/format/trace_file.hpp"
 #include "recorder/recorder.hpp"
@@ -54,8 +55,8 @@ void put(std::vector<std::uint8_t>& buf, std::uint32_t lane, std::uint64_t ts, s
   s.thread = lane;
   s.timestamp = ts;
   s.data = data;
-  std::uint8_t rec[sizeof(tracefile::ResourceRecord)];
-  const std::size_t n = tracefile::to_record(s, rec);
+  std::uint8_t rec[codec::kMaxRecordBytes];
+  const std::size_t n = codec::encode(s, rec);
   buf.insert(buf.end(), rec, rec + n);
 }
 

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kron/core/codec.hpp"
 #include "kron/board_ops.hpp"
 #include "kron/kron.hpp"
 #include "recorder/board_reader.hpp"
@@ -57,19 +58,10 @@ inline std::vector<Sample> samples_of(recorder::BoardReader& r) {
   std::vector<Sample> out;
   r.snapshot([&](const recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t) {
     for (std::size_t off = 0; off < recs.size();) {
-      tracefile::ResourceRecord rr{};
-      tracefile::RecordHeader h;
-      std::memcpy(&h, recs.data() + off, sizeof h);
-      std::memcpy(&rr, recs.data() + off, h.size);
-      Sample s;
-      s.type = h.kind == tracefile::RecordKind::Resource ? SampleType::Resource : SampleType::Trace;
       // The reader hands 2.2 records (a 2.1 board's are rewritten): phased (ERRATUM E180).
-      const record::PhasedFields f = record::phased_fields(h.cpu, rr.t.thread, true);
-      s.flags = h.flags, s.group = h.group, s.cpu = f.cpu, s.phase = f.phase;
-      s.source = rr.t.source, s.thread = f.thread, s.timestamp = rr.t.timestamp, s.data = rr.t.data;
-      if (s.is_resource()) std::copy(std::begin(rr.counters), std::end(rr.counters), s.counters.begin());
+      const Sample s = codec::decode(recs.data() + off, true);
       out.push_back(s);
-      off += h.size;
+      off += record::size_at(recs.data() + off);
     }
   });
   return out;

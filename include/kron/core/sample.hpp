@@ -14,7 +14,9 @@ constexpr std::uint64_t thread_key(std::uint32_t source, std::uint32_t thread) {
   return std::uint64_t{source} << 32 | thread;
 }
 
-struct Sample {
+// Every field of a sample but the resource counters: what the reorder window moves (a whole Sample is 168
+// bytes) and what the codec (kron/core/codec.hpp) encodes into a record's first 32 bytes.
+struct SampleFields {
   SampleType type = SampleType::Trace;
   std::uint8_t flags = 0;              // SampleFlag bits
   std::uint8_t group = kGroupUnknown;  // filter level 0-15 when known (kron files); classic streams do not carry it
@@ -24,11 +26,16 @@ struct Sample {
   std::uint32_t thread = 0;            // live recorder: the thread id; 0 for classic samples
   std::uint64_t timestamp = 0;         // ticks of the stream's timestamp clock (56 bits MK II, 40 bits MK)
   std::uint64_t data = 0;              // user-written data (64 bits MK II, 48 bits MK)
-  std::array<std::uint64_t, kResourceCounters> counters{};  // valid when type == Resource
 
   static constexpr std::uint8_t kGroupUnknown = 0xff;
 
   bool is_resource() const { return type == SampleType::Resource; }
+  bool operator==(const SampleFields&) const = default;
+};
+
+struct Sample : SampleFields {
+  std::array<std::uint64_t, kResourceCounters> counters{};  // valid when type == Resource
+
   bool operator==(const Sample&) const = default;
 };
 

@@ -280,8 +280,6 @@ static_assert(sizeof(LaneEntry) == 48);
 
 // A header with magic, version and sizes filled in and everything else zero.
 FileHeader make_header();
-// The record form of a sample; returns its size (32 or 160).
-std::size_t to_record(const Sample& s, std::span<std::uint8_t, sizeof(ResourceRecord)> out);
 void set_counter_name(FileHeader& h, unsigned counter, std::string_view name);
 void set_program(FileHeader& h, std::string_view program);
 std::string_view counter_name(const FileHeader& h, unsigned counter);
