@@ -40,8 +40,15 @@ constexpr std::uint32_t kMaxThread = record::kThreadMask;  // 2^22 - 1 (ERRATUM 
 // cover every value of every list and mix them.
 constexpr std::uint16_t kPhases[] = {0, 1, 65535, 300, 32768, 2, 65534};
 constexpr std::uint16_t kCpus[] = {0, 1, 1023};
-constexpr std::uint8_t kFlags[] = {0, kFlagFifoOverrun, kFlagShadowOverrun, kFlagReadError, kFlagOverwritten,
-                                   kFlagThreshold, kFlagScopeEnd, kFlagScopeBegin, 0xff & ~kFlagNamed};
+constexpr std::uint8_t kFlags[] = {0,
+                                   kFlagFifoOverrun,
+                                   kFlagShadowOverrun,
+                                   kFlagReadError,
+                                   kFlagOverwritten,
+                                   kFlagThreshold,
+                                   kFlagScopeEnd,
+                                   kFlagScopeBegin,
+                                   0xff & ~kFlagNamed};
 constexpr std::uint32_t kSources[] = {0, 0xffffffffu, 1, 0x80000000u, board::source_id(3, 1234)};
 constexpr std::uint32_t kThreads[] = {0, 1, kMaxThread, 4242};
 constexpr std::uint64_t kData[] = {0, kAll, 1, std::uint64_t{1} << 63, 0x0123456789abcdef, std::uint64_t{1} << 32};
@@ -76,7 +83,7 @@ std::vector<Crafted> crafted(std::uint64_t t0, std::uint16_t last_id) {
   std::uint64_t t = t0;
   unsigned i = 0;
   auto next = [&](std::uint64_t step) { return base_sample(i++, t += step); };
-  for (unsigned k = 0; k < 48; ++k) {  // plain samples: every flag bit but the named one, every data word
+  for (unsigned k = 0; k < 48; ++k) {            // plain samples: every flag bit but the named one, every data word
     Sample s = next(k % 5 == 0 ? 10 : 977 * k);  // 10: one ns apart at most clocks
     s.flags = kFlags[k % std::size(kFlags)];
     s.data = kData[k % std::size(kData)];
@@ -175,7 +182,8 @@ std::uint16_t name_sites(board::Mapping& m) {
   for (const auto& [id, nm] : {std::pair<std::uint16_t, const char*>{1, "rt_first"}, {last, "rt_last"}}) {
     const record::NameRecord r = site_entry(id, nm);
     board::NameSlot* slot = m.name_slot(id - 1u);
-    std::memcpy(slot->body, reinterpret_cast<const std::uint8_t*>(&r) + sizeof(record::RecordHeader), sizeof slot->body);
+    std::memcpy(slot->body, reinterpret_cast<const std::uint8_t*>(&r) + sizeof(record::RecordHeader),
+                sizeof slot->body);
     slot->header.store(record::name_header_word(), std::memory_order_release);
   }
   m.header()->names_used.store(slots, std::memory_order_relaxed);

@@ -42,7 +42,7 @@ CARRIES = {
     "chrome": ("type", "flags", "group", "phase", "source", "thread", "ns", "data", "name", "counters"),
     "perfetto": ("type", "pid", "thread", "ns", "data", "name", "phase", "counters"),
     "ctf": ALL,
-    "otf2": ("type", "pid", "thread", "timestamp", "data", "name", "counters"),
+    "otf2": ("type", "source", "thread", "timestamp", "data", "name", "counters"),
     "python": tuple(f for f in ALL if f != "counters"),
 }
 
@@ -450,12 +450,47 @@ def check_ctf(tmp):
 
 
 # ---- OTF2: otf2-print ------------------------------------------------------------------------------------
+def otf2_events(printer, archive):
+    """otf2-print's events with their location's name and its location group's name (otf2-print -G)."""
+    defs = run(printer, "-G", archive)
+    groups = dict(re.findall(r'^LOCATION_GROUP\s+(\d+)\s+Name: "(.*?)"', defs, re.M))
+    locs = {i: (n, groups[g]) for i, n, g in re.findall(r'^LOCATION\s+(\d+)\s+Name: "(.*?)".*Group: ".*?" <(\d+)>',
+                                                          defs, re.M)}
+    out = []
+    for line in run(printer, archive).splitlines():
+        p = line.split()
+        if not p or p[0] not in ("ENTER", "LEAVE", "METRIC"):
+            continue
+        values = [int(v) for _, v in re.findall(r'\("([^"]*)" <\d+>; UINT64; (\d+)\)', line)]
+        region = re.search(r'Region: "(.*?)"', line)
+        loc, group = locs[p[1]]
+        out.append({"event": p[0], "timestamp": int(p[2]), "location": loc, "group": group,
+                    "region": region.group(1) if region else None, "values": values})
+    return out
+
+
 def check_otf2(tmp):
-    rec, ref, hz = recording(tmp)
+    """OTF2 (otf2-print): a named scope's begin and end are Enter and Leave of a region named as the scope, a
+    Resource sample a Metric of its counters, any other sample a Metric of its data word; at the sample's
+    ticks, on the location of its stream (`thread N`, `cpu N` for thread 0) in its source's location group."""
+    rec, ref, _ = recording(tmp)
     run(KRON, "export", "--format", "otf2", "-o", f"{tmp}/out.otf2", rec)
-    text = run(os.environ["KRON_OTF2_PRINT"], f"{tmp}/out.otf2/traces.otf2")
-    print(text[:3000])
-    raise Fail("OTF2 parsing not written yet")
+    got = otf2_events(os.environ["KRON_OTF2_PRINT"], f"{tmp}/out.otf2/traces.otf2")
+    want = []
+    for s in ref:
+        named = s["flags"] & NAMED and s["type"] == "trace"
+        scope = "ENTER" if named and s["flags"] & BEGIN else "LEAVE" if named and s["flags"] & END else None
+        want.append({"event": scope or "METRIC", "timestamp": s["timestamp"],
+                     "location": f"thread {s['thread']}" if s["thread"] else f"cpu {s['cpu']}",
+                     "group": f"source 0x{s['source']:08x}", "region": s["name"] if scope else None,
+                     "values": [] if scope else s["counters"] if s["type"] == "resource" else [s["data"]]})
+    got.sort(key=lambda e: e["timestamp"])
+    problems = [f"OTF2: {len(got)} events, expected {len(want)}"] if len(got) != len(want) else []
+    for w, g in zip(want, got):
+        problems += [f"OTF2: the {w['event']} at {w['timestamp']}: {f} is {g[f]!r}, expected {w[f]!r}"
+                     for f in w if w[f] != g[f]]
+    print(f"OTF2: {len(got)} events compared")
+    return problems
 
 
 # ---- the Python module -----------------------------------------------------------------------------------
