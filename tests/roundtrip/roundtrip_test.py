@@ -510,7 +510,7 @@ for r, th, cpu in zip(s, kron.thread_of(s), kron.cpu_of(s)):
                       "name": (sites[nid][0] if nid in sites else "#%d" % nid) if named else ""}))
 """
     env = dict(os.environ, PYTHONPATH=os.environ["KRON_PYTHONPATH"])
-    got = jsonl(run(os.environ.get("KRON_PYTHON", sys.executable), "-c", code, rec, env=env))
+    got = jsonl(run(os.environ.get("KRON_PYTHON") or sys.executable, "-c", code, rec, env=env))
     problems = differences("Python kron.open", ref, got, CARRIES["python"])
     print(f"Python kron.open: {len(got)} samples compared")
     return problems
