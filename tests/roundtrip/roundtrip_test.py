@@ -181,6 +181,11 @@ def unordered_file(tmp):
     return f, jsonl(open(e).read())
 
 
+def named_value(data):
+    """A named probe's value as the outputs show it: the data word's bits 0-47 (ERRATUM E150)."""
+    return data & ((1 << 48) - 1)
+
+
 def ns_of(samples, hz):
     """E153: integer nanoseconds since the first sample, rounded down."""
     t0 = samples[0]["timestamp"]
@@ -278,7 +283,7 @@ def items_of(samples, hz, keep):
         it.update(kind=kind, type=s["type"], ns=ns, source=s["source"], pid=s["source"] & 0x3FFFFF,
                   lane=stream_lane(s))
         if s["flags"] & NAMED and "value" in keep[kind]:
-            it["value"] = s["data"] & ((1 << 48) - 1)
+            it["value"] = named_value(s["data"])
         if kind == "slice":
             open_[key].append(it)
         items.append(it)
@@ -380,7 +385,8 @@ def perfetto_items(path):
             ts = s["last"] = s["last"] + ts
         e = p["track_event"][0]
         dflt = one(s["defaults"], "track_event_defaults", {})
-        ann = {s["dnames"].get(one(a, "name_iid"), one(a, "name")): one(a, "uint_value") for a in e.get("debug_annotations", [])}
+        ann = {s["dnames"].get(one(a, "name_iid"), one(a, "name")): one(a, "uint_value", one(a, "int_value"))
+               for a in e.get("debug_annotations", [])}
         out.append({"ns": ts, "type": one(e, "type"), "track": one(e, "track_uuid") or one(dflt, "track_uuid"),
                     "name": s["names"].get(one(e, "name_iid"), one(e, "name")), "ann": ann, "e": e, "dflt": dflt})
     return tracks, out
