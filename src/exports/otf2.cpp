@@ -474,8 +474,13 @@ void Sink::write_global_defs() {
   for (const auto& [id, ranks] : comm_ranks_)
     str(id == 0 ? std::string("MPI_COMM_WORLD") : fmt::format("MPI communicator {}", id));
   std::vector<std::string> group_names, loc_names, region_names;
-  for (std::uint32_t src : groups_)
-    group_names.push_back(src == kAbsentSource ? std::string("MPI ranks not in these files") : tl_->process_label(src));
+  // The group of the absent ranks' locations is named for them; a recorded source of the same value (node 1023,
+  // pid 2^22 - 1) keeps its own name.
+  std::vector<bool> absent_group(groups_.size());
+  for (const Loc& l : locs_) absent_group[l.group] = absent_group[l.group] || l.absent;
+  for (std::size_t i = 0; i < groups_.size(); ++i)
+    group_names.push_back(absent_group[i] ? std::string("MPI ranks not in these files")
+                                          : tl_->process_label(groups_[i]));
   for (const Loc& l : locs_)
     loc_names.push_back(l.absent ? fmt::format("MPI rank {} (not in these files)", l.key.lane)
                                  : tl_->stream_label(l.key));
