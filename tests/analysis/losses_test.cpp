@@ -335,5 +335,21 @@ TEST(Losses, PerfettoEndsOpenSlicesAtTheLoss) {
   EXPECT_EQ(timed, 2u);
 }
 
+// D26: OTF2 leaves the regions open at the loss there (Leave at the loss sample): the two timed A's are
+// left as they end, the cut A and B at the loss, none at the end; the late end of B is left out.
+TEST(Losses, Otf2LeavesOpenRegionsAtTheLoss) {
+  if (!exports::otf2_built_in()) GTEST_SKIP() << exports::otf2_not_built_in();
+  const auto dir = testing::temp_dir("loss-otf2");
+  const std::string path = lossy_file(dir, true);
+  Merged in = open_inputs({path}, {});
+  Timeline tl(in);
+  const auto out = dir / "l.otf2";
+  std::filesystem::create_directories(out);
+  const exports::ExportStats st = exports::export_otf2(tl, out.string());
+  EXPECT_EQ(st.cut_by_loss, 2u);
+  EXPECT_EQ(st.slices, 2u);
+  EXPECT_EQ(st.closed_at_end, 0u);
+}
+
 }  // namespace
 }  // namespace kron::analysis
