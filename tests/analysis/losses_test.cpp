@@ -9,6 +9,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "analysis/html.hpp"
 #include "analysis/input.hpp"
 #include "analysis/matcher.hpp"
 #include "analysis/rpt.hpp"
@@ -300,6 +301,12 @@ TEST(Losses, RptShowsTheCutColumnOnlyWhenSamplesWereLost) {
   EXPECT_TRUE(saw_a);
   const std::string wide = render_text(r, TextOptions{false, false, true});
   EXPECT_NE(wide.find("1*"), std::string::npos) << wide;
+  // The HTML table: the column only for the recording that lost samples, its cells with the mark.
+  EXPECT_EQ(render_html(clean, nullptr).find(">cut</th>"), std::string::npos);
+  const std::string page = render_html(r, nullptr);
+  EXPECT_NE(page.find(">cut</th>"), std::string::npos);
+  EXPECT_NE(page.find(">1*</td>"), std::string::npos);
+  EXPECT_NE(page.find("cut by losses"), std::string::npos);
   ASSERT_EQ(r.threads.size(), 1u);
   EXPECT_EQ(r.threads[0].in_scopes, 20u);  // the two timed A's; never the cut A or B
   EXPECT_EQ(r.threads[0].top_total, 20u);
