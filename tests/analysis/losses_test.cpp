@@ -215,8 +215,8 @@ TEST(Losses, ClassFourStartsWaitingAtALossAreCut) {
     s.data = d;
     return s;
   };
-  r.feed({ev(100, 27, 7), loss(150, kFlagOverwritten, 8), ev(200, 36, 8), ev(300, 36, 8), ev(400, 27, 7),
-          ev(450, 36, 8)});
+  r.feed(
+      {ev(100, 27, 7), loss(150, kFlagOverwritten, 8), ev(200, 36, 8), ev(300, 36, 8), ev(400, 27, 7), ev(450, 36, 8)});
   r.m.finish();
   const Stats& all = r.m.stats(0, 0, Matcher::kAll);
   EXPECT_EQ(all.cut, 2u);  // the start waiting at the loss; the end at 300 with nothing waiting
