@@ -328,8 +328,9 @@ void table(Page& p) {
   // DECISION D25: a recording that lost samples: the cut column, "*" on the rows whose thread lost samples
   // while they could have been open.
   if (r.lossy)
-    p.o += "<th title=\"occurrences cut by lost samples, never timed; *: the thread lost samples while this "
-           "could have been open (count and total may miss occurrences)\">cut</th>";
+    p.o +=
+        "<th title=\"occurrences cut by lost samples, never timed; *: the thread lost samples while this "
+        "could have been open (count and total may miss occurrences)\">cut</th>";
   p.o += "</tr></thead>\n<tbody>\n";
   for (const auto& row : r.rows) {
     const Stats& s = *row.stats;

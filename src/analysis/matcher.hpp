@@ -326,8 +326,8 @@ class Matcher {
   std::vector<Open> open_;  // [stream * machines + machine], classes 1-3
   std::vector<std::deque<std::pair<std::uint64_t, std::uint32_t>>> queues_;  // per machine, class 4
   std::vector<std::size_t> queue_cut_;  // D24: per class-4 machine, its queue's first starts cut by a loss
-  std::vector<Stats> stats_;                                                 // [stream * total_parts + slot]
-  std::vector<Stats> all_;                                                   // [slot]
+  std::vector<Stats> stats_;            // [stream * total_parts + slot]
+  std::vector<Stats> all_;              // [slot]
 
   std::uint64_t samples_ = 0, resource_samples_ = 0, matched_events_ = 0;
 };

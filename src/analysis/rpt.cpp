@@ -462,7 +462,8 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     for (const auto& row : r.rows) {
       const Stats& s = *row.stats;
       const bool n = s.count > 0;
-      fmt::format_to(it, "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}{}\n",
+      fmt::format_to(it,
+                     "{:<{}}  {:>5}  {:<{}}  {:>9}  {:<5}  {:>14}  {:>12}  {:>12}  {:>14}  {:>14}  {:>9}  {:>9}{}\n",
                      shown_name(row), wn, row.cls, shown_stream(row), ws, s.count, "ticks", s.total,
                      n ? std::to_string(s.min) : "-", n ? std::to_string(s.max) : "-", n ? fixed3(s.mean()) : "-",
                      n ? fixed3(s.stddev()) : "-", s.unmatched_starts, s.unmatched_ends, cut_cell(r, s, 10));

@@ -381,7 +381,9 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
   p.moved = circ && !at_end && x != kNoBlock;
   std::size_t keep = flushed;  // the first segment kept
   if (circ && !settle_tail(i, r, rr, flushed, may_defer, p, &keep)) return p;
-  if (sink && p.overwritten) note_gap(i);  // DECISION D27: the records kept from here on follow lost ones
+  // DECISION D27: records recycled under the walk (beyond those lost before it, noted above) leave a gap
+  // before the records kept from here on (in pieces, after those handed out already).
+  if (sink && p.overwritten > (e0 > rr ? e0 - rr : 0)) note_gap(i);
   emit_kept(i, v, sink, keep, p);
   p.rr = rr + p.overwritten + p.emitted;
   if (p.corrupt) p.r = h;

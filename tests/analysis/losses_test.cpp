@@ -9,6 +9,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "analysis/html.hpp"
 #include "analysis/input.hpp"
 #include "analysis/matcher.hpp"
 #include "analysis/rpt.hpp"
@@ -214,8 +215,8 @@ TEST(Losses, ClassFourStartsWaitingAtALossAreCut) {
     s.data = d;
     return s;
   };
-  r.feed({ev(100, 27, 7), loss(150, kFlagOverwritten, 8), ev(200, 36, 8), ev(300, 36, 8), ev(400, 27, 7),
-          ev(450, 36, 8)});
+  r.feed(
+      {ev(100, 27, 7), loss(150, kFlagOverwritten, 8), ev(200, 36, 8), ev(300, 36, 8), ev(400, 27, 7), ev(450, 36, 8)});
   r.m.finish();
   const Stats& all = r.m.stats(0, 0, Matcher::kAll);
   EXPECT_EQ(all.cut, 2u);  // the start waiting at the loss; the end at 300 with nothing waiting
@@ -300,6 +301,12 @@ TEST(Losses, RptShowsTheCutColumnOnlyWhenSamplesWereLost) {
   EXPECT_TRUE(saw_a);
   const std::string wide = render_text(r, TextOptions{false, false, true});
   EXPECT_NE(wide.find("1*"), std::string::npos) << wide;
+  // The HTML table: the column only for the recording that lost samples, its cells with the mark.
+  EXPECT_EQ(render_html(clean, nullptr).find(">cut</th>"), std::string::npos);
+  const std::string page = render_html(r, nullptr);
+  EXPECT_NE(page.find(">cut</th>"), std::string::npos);
+  EXPECT_NE(page.find(">1*</td>"), std::string::npos);
+  EXPECT_NE(page.find("cut by losses"), std::string::npos);
   ASSERT_EQ(r.threads.size(), 1u);
   EXPECT_EQ(r.threads[0].in_scopes, 20u);  // the two timed A's; never the cut A or B
   EXPECT_EQ(r.threads[0].top_total, 20u);
@@ -333,6 +340,22 @@ TEST(Losses, PerfettoEndsOpenSlicesAtTheLoss) {
   }
   EXPECT_EQ(cut, 2u);
   EXPECT_EQ(timed, 2u);
+}
+
+// D26: OTF2 leaves the regions open at the loss there (Leave at the loss sample): the two timed A's are
+// left as they end, the cut A and B at the loss, none at the end; the late end of B is left out.
+TEST(Losses, Otf2LeavesOpenRegionsAtTheLoss) {
+  if (!exports::otf2_built_in()) GTEST_SKIP() << exports::otf2_not_built_in();
+  const auto dir = testing::temp_dir("loss-otf2");
+  const std::string path = lossy_file(dir, true);
+  Merged in = open_inputs({path}, {});
+  Timeline tl(in);
+  const auto out = dir / "l.otf2";
+  std::filesystem::create_directories(out);
+  const exports::ExportStats st = exports::export_otf2(tl, out.string());
+  EXPECT_EQ(st.cut_by_loss, 2u);
+  EXPECT_EQ(st.slices, 2u);
+  EXPECT_EQ(st.closed_at_end, 0u);
 }
 
 }  // namespace

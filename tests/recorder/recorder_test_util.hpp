@@ -53,8 +53,8 @@ inline board::CreateOptions board_options(board::BufferMode mode, std::uint64_t 
 // Trace records a board's pool holds: what one thread alone may fill (no static split).
 inline std::uint64_t pool_slots(const board::BoardHeader& h) { return std::uint64_t{h.block_count} * (h.block_bytes / board::kSlot); }
 
-// Every record on a board now, in lane order.
-inline std::vector<Sample> samples_of(recorder::BoardReader& r) {
+// Every record on a board now, in lane order (a snapshot; in pieces of `piece_bytes` when not 0, E348).
+inline std::vector<Sample> samples_of(recorder::BoardReader& r, std::uint64_t piece_bytes = 0) {
   std::vector<Sample> out;
   r.snapshot([&](const recorder::LaneView&, std::span<const std::uint8_t> recs, std::uint64_t) {
     for (std::size_t off = 0; off < recs.size();) {
@@ -63,7 +63,7 @@ inline std::vector<Sample> samples_of(recorder::BoardReader& r) {
       out.push_back(s);
       off += record::size_at(recs.data() + off);
     }
-  });
+  }, piece_bytes);
   return out;
 }
 
