@@ -237,6 +237,21 @@ void BoardReader::drop_now() {
   if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
+namespace {
+// Makes `buf` hold at least `need` bytes, keeping its first `used`: it grows to a power of two
+// (LaneMerge::spare), what it holds copied once.
+void grow(Bytes& buf, std::size_t used, std::size_t need) {
+  if (buf.capacity() < need) {
+    Bytes bigger;
+    bigger.reserve(std::bit_ceil(need));
+    bigger.resize(used);
+    if (used) std::memcpy(bigger.data(), buf.data(), used);
+    buf.swap(bigger);
+  }
+  if (buf.size() < need) buf.resize(std::max(need, std::min(2 * buf.size(), buf.capacity())));
+}
+}  // namespace
+
 BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint64_t rr, const LaneView& v,
                                     const Sink& sink, bool defer) {
   const LaneHeader* L = map_.lane(i);
@@ -341,14 +356,7 @@ BoardReader::Pass BoardReader::pass(std::uint32_t i, std::uint64_t r, std::uint6
         flushed = segs.size();
         if (p.corrupt) break;
       }
-      if (buf.capacity() < used_ + n) {  // grows to a power of two (LaneMerge::spare), what it holds copied once
-        Bytes bigger;
-        bigger.reserve(std::bit_ceil(used_ + n));
-        bigger.resize(used_);
-        if (used_) std::memcpy(bigger.data(), buf.data(), used_);
-        buf.swap(bigger);
-      }
-      if (buf.size() < used_ + n) buf.resize(std::max(used_ + n, std::min(2 * buf.size(), buf.capacity())));
+      grow(buf, used_, used_ + n);
       std::memcpy(buf.data() + used_, map_.block_data(x) + (a - s) * kSlot, n);
       segs.push_back({a, e, used_, x});
       used_ += n;
