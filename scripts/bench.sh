@@ -11,7 +11,11 @@ for b in "$build"/bench/kron_bench_*; do
   name=$(basename "$b")
   echo "== $name"
   rm -f "$build/$name.gbench.json"
-  "$b" --benchmark_out="$build/$name.gbench.json" --benchmark_out_format=json
+  case "$name" in
+    # Not a Google Benchmark program: its own arguments (the rank counts of docs/performance.md).
+    kron_bench_merge_scale) "$b" 256 1024 4096 ;;
+    *) "$b" --benchmark_out="$build/$name.gbench.json" --benchmark_out_format=json ;;
+  esac
   # Google Benchmark programs write their results there; the others (kron_bench_export, ...) only their
   # own BUILD/bench-NAME.json, merged below.
   [ -f "$build/$name.gbench.json" ] && results+=("$build/$name.gbench.json")
